@@ -1,0 +1,31 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+// liboutlive.so exports only the C API: everything else (the Swift runtime linked
+// statically, OutliveCore's symbols, the C shims) stays local through this script.
+let exportMap = Context.packageDirectory + "/Sources/Outlive/exports.map"
+
+let package = Package(
+    name: "outlive",
+    products: [
+        .library(name: "outlive", type: .dynamic, targets: ["Outlive"]),
+    ],
+    targets: [
+        // Shims over libc, SQLite, libffi and dlfcn, prefixed outlive_sys_*.
+        .target(
+            name: "COutliveSystem",
+            linkerSettings: [.linkedLibrary("sqlite3"), .linkedLibrary("ffi"), .linkedLibrary("dl"), .linkedLibrary("pthread")]
+        ),
+        // include/outlive.h as a module, so that every export is checked against it.
+        .systemLibrary(name: "COutliveAPI", path: "Sources/COutliveAPI"),
+        .target(name: "OutliveCore", dependencies: ["COutliveSystem"]),
+        .target(
+            name: "Outlive",
+            dependencies: ["OutliveCore", "COutliveAPI", "COutliveSystem"],
+            linkerSettings: [.unsafeFlags(["-Xlinker", "--version-script=\(exportMap)",
+                                           "-Xlinker", "-soname=liboutlive.so.0"])]
+        ),
+        .testTarget(name: "OutliveCoreTests", dependencies: ["OutliveCore"]),
+    ],
+    swiftLanguageModes: [.v5]
+)

@@ -1,0 +1,60 @@
+/* C shims for OutliveCore: system headers Swift's Glibc module does not cover
+ * well, and the few helpers that are simpler in C (thread-local storage,
+ * variadic-free wrappers). Every symbol is prefixed COutlive_ and stays local
+ * to liboutlive.so (see Sources/Outlive/exports.map). */
+#ifndef COUTLIVE_SYSTEM_H
+#define COUTLIVE_SYSTEM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/file.h>
+#include <sys/inotify.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <sqlite3.h>
+#include <ffi.h>
+
+/* The calling thread's message for its last failing call; never NULL. */
+const char *COutlive_last_error(void);
+/* Copies message (truncated to the buffer on a UTF-8 boundary). */
+void COutlive_set_last_error(const char *message);
+
+/* errno as an lvalue-free read, and a reset. */
+int  COutlive_errno(void);
+void COutlive_set_errno(int value);
+
+/* open(2) with a mode, which Swift cannot call as a variadic. */
+int COutlive_open(const char *path, int flags, mode_t mode);
+
+/* SQLITE_TRANSIENT / SQLITE_STATIC are macros of function-pointer casts. */
+int COutlive_sqlite3_bind_blob_transient(sqlite3_stmt *statement, int index, const void *bytes, int size);
+int COutlive_sqlite3_bind_text_transient(sqlite3_stmt *statement, int index, const char *text, int size);
+int COutlive_sqlite3_bind_blob_static(sqlite3_stmt *statement, int index, const void *bytes, int size);
+
+/* Fork safety. A forked child must neither use its parent's store handles nor
+ * keep their liveness locks open (they would make a dead parent look alive).
+ * Lock fds registered here are closed in the child right after fork(2), and the
+ * fork generation, which handles compare with the one they were opened in, is
+ * incremented there. */
+void     COutlive_register_lock_fd(int fd);
+void     COutlive_unregister_lock_fd(int fd);
+uint64_t COutlive_fork_generation(void);
+
+/* A per-thread marker of the transaction the thread is inside, so that a store
+ * entered again from its own transaction callback fails instead of deadlocking. */
+void *COutlive_current_transaction(void);
+void  COutlive_set_current_transaction(void *owner);
+
+#endif

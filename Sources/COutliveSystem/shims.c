@@ -1,0 +1,78 @@
+#include "COutliveSystem.h"
+#include <string.h>
+#include <stdarg.h>
+
+#define COUTLIVE_ERROR_CAPACITY 1024
+static _Thread_local char error_buffer[COUTLIVE_ERROR_CAPACITY];
+static _Thread_local bool error_set;
+
+const char *COutlive_last_error(void) {
+    return error_set ? error_buffer : "no error";
+}
+
+void COutlive_set_last_error(const char *message) {
+    if (message == NULL) { error_set = false; return; }
+    size_t length = strlen(message);
+    if (length >= COUTLIVE_ERROR_CAPACITY) {
+        length = COUTLIVE_ERROR_CAPACITY - 1;
+        /* Never cut a UTF-8 sequence in half: step back over continuation bytes. */
+        while (length > 0 && ((unsigned char)message[length] & 0xC0) == 0x80) length--;
+    }
+    memcpy(error_buffer, message, length);
+    error_buffer[length] = '\0';
+    error_set = true;
+}
+
+int COutlive_errno(void) { return errno; }
+void COutlive_set_errno(int value) { errno = value; }
+
+int COutlive_open(const char *path, int flags, mode_t mode) { return open(path, flags, mode); }
+
+int COutlive_sqlite3_bind_blob_transient(sqlite3_stmt *statement, int index, const void *bytes, int size) {
+    return sqlite3_bind_blob(statement, index, bytes, size, SQLITE_TRANSIENT);
+}
+int COutlive_sqlite3_bind_text_transient(sqlite3_stmt *statement, int index, const char *text, int size) {
+    return sqlite3_bind_text(statement, index, text, size, SQLITE_TRANSIENT);
+}
+int COutlive_sqlite3_bind_blob_static(sqlite3_stmt *statement, int index, const void *bytes, int size) {
+    return sqlite3_bind_blob(statement, index, bytes, size, SQLITE_STATIC);
+}
+
+#define COUTLIVE_MAX_LOCK_FDS 256
+static pthread_mutex_t lock_fds_mutex = PTHREAD_MUTEX_INITIALIZER;
+static int lock_fds[COUTLIVE_MAX_LOCK_FDS];
+static size_t lock_fd_count;
+static uint64_t fork_generation;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+static void prepare_fork(void) { pthread_mutex_lock(&lock_fds_mutex); }
+static void parent_after_fork(void) { pthread_mutex_unlock(&lock_fds_mutex); }
+static void child_after_fork(void) {
+    for (size_t i = 0; i < lock_fd_count; i++) close(lock_fds[i]);
+    lock_fd_count = 0;
+    __atomic_add_fetch(&fork_generation, 1, __ATOMIC_SEQ_CST);
+    pthread_mutex_unlock(&lock_fds_mutex);
+}
+static void install_atfork(void) { pthread_atfork(prepare_fork, parent_after_fork, child_after_fork); }
+
+void COutlive_register_lock_fd(int fd) {
+    pthread_once(&atfork_once, install_atfork);
+    pthread_mutex_lock(&lock_fds_mutex);
+    /* Past the capacity a child keeps that fd: it only delays the parent's death being seen. */
+    if (lock_fd_count < COUTLIVE_MAX_LOCK_FDS) lock_fds[lock_fd_count++] = fd;
+    pthread_mutex_unlock(&lock_fds_mutex);
+}
+
+void COutlive_unregister_lock_fd(int fd) {
+    pthread_mutex_lock(&lock_fds_mutex);
+    for (size_t i = 0; i < lock_fd_count; i++) {
+        if (lock_fds[i] == fd) { lock_fds[i] = lock_fds[--lock_fd_count]; break; }
+    }
+    pthread_mutex_unlock(&lock_fds_mutex);
+}
+
+uint64_t COutlive_fork_generation(void) { return __atomic_load_n(&fork_generation, __ATOMIC_SEQ_CST); }
+
+static _Thread_local void *current_transaction;
+void *COutlive_current_transaction(void) { return current_transaction; }
+void COutlive_set_current_transaction(void *owner) { current_transaction = owner; }

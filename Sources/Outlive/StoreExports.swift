@@ -1,0 +1,57 @@
+import COutliveAPI
+import OutliveCore
+
+@c @implementation
+public func outlive_store_open(_ directory: UnsafePointer<CChar>?, _ process_name: UnsafePointer<CChar>?,
+                               _ loop: OpaquePointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> outlive_status {
+    outlive_store_open_with_options(directory, process_name, loop, nil, out)
+}
+
+@c @implementation
+public func outlive_store_open_with_options(_ directory: UnsafePointer<CChar>?, _ process_name: UnsafePointer<CChar>?,
+                                            _ loop: OpaquePointer?, _ options: UnsafePointer<outlive_store_options>?,
+                                            _ out: UnsafeMutablePointer<OpaquePointer?>?) -> outlive_status {
+    guarded {
+        let path = try string(directory, "directory", maxBytes: 4_096)
+        let name = try string(process_name, "process_name", maxBytes: 4_096)
+        let out = try required(out, "out")
+        var settings = StoreOptions()
+        if let options {
+            let given = options.pointee
+            guard given.version == OUTLIVE_STORE_OPTIONS_VERSION else {
+                throw OutliveError.invalidArgument("options.version is \(given.version); this library knows version \(OUTLIVE_STORE_OPTIONS_VERSION)")
+            }
+            guard let durability = Durability(rawValue: Int32(given.durability.rawValue)) else {
+                throw OutliveError.invalidArgument("options.durability \(given.durability.rawValue) is not an outlive_durability")
+            }
+            guard given.busy_timeout_ms >= 0 else { throw OutliveError.invalidArgument("options.busy_timeout_ms is negative") }
+            settings.durability = durability
+            settings.busyTimeoutMilliseconds = given.busy_timeout_ms
+        }
+        let core = try OutliveStore(path: path, processName: name, loop: borrowIfPresent(loop, Loop.self), options: settings)
+        out.pointee = retain(StoreHandle(core))
+    }
+}
+
+@c @implementation
+public func outlive_store_close(_ store: OpaquePointer?) {
+    guard let handle = borrowIfPresent(store, StoreHandle.self) else { return }
+    handle.core.close()
+    release(store, StoreHandle.self)
+}
+
+@c @implementation
+public func outlive_store_run_id(_ store: OpaquePointer?) -> UnsafePointer<CChar>? {
+    borrowIfPresent(store, StoreHandle.self).map { UnsafePointer($0.runID) }
+}
+
+@c @implementation
+public func outlive_store_process_name(_ store: OpaquePointer?) -> UnsafePointer<CChar>? {
+    borrowIfPresent(store, StoreHandle.self).map { UnsafePointer($0.processName) }
+}
+
+@c @implementation
+public func outlive_store_loop(_ store: OpaquePointer?) -> OpaquePointer? {
+    guard let handle = borrowIfPresent(store, StoreHandle.self) else { return nil }
+    return OpaquePointer(Unmanaged.passUnretained(handle.core.loop).toOpaque())
+}

@@ -1,0 +1,172 @@
+/// Durable key-value pairs shared by every process of a store: atomic
+/// read-modify-write (`update` runs its modifier inside BEGIN IMMEDIATE, so no
+/// other writer of any process interleaves) and observers by key prefix that see
+/// changes of any process, delivered on the loop.
+///
+/// Observers are told the value a key has when they are called: several quick
+/// changes of one key may reach them as one call with the latest value (NULL
+/// bytes for a deleted key).
+public final class KeyValueStore {
+    public static let schema = SchemaComponent(name: "kv", migrations: [
+        "CREATE TABLE outlive_kv(key TEXT PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID",
+    ])
+    public static let topic = "kv"
+    public static let maxKeySize = 1_024
+    public static let maxValueSize = 64 << 20
+
+    public typealias Observer = (_ key: String, _ value: [UInt8]?) -> Void
+
+    private let store: Store
+    private let lock = Lock()
+    private var observers: [UInt64: (prefix: String, observer: Observer)] = [:]
+    private var nextToken: UInt64 = 1
+    private var subscription: UInt64?
+
+    public init(store: Store) {
+        self.store = store
+    }
+
+    public static func validate(key: String) throws {
+        guard !key.isEmpty else { throw OutliveError.invalidArgument("the key is empty") }
+        guard key.utf8.count <= maxKeySize else {
+            throw OutliveError.invalidArgument("the key is \(key.utf8.count) bytes long; keys are at most \(maxKeySize) bytes")
+        }
+    }
+
+    public static func validate(valueSize: Int) throws {
+        guard valueSize <= maxValueSize else {
+            throw OutliveError.invalidArgument("the value is \(valueSize) bytes long; values are at most \(maxValueSize) bytes")
+        }
+    }
+
+    public func set(_ key: String, _ value: [UInt8]) throws {
+        try KeyValueStore.validate(key: key)
+        try KeyValueStore.validate(valueSize: value.count)
+        try store.checkUsable()
+        try store.database.write { transaction in
+            try transaction.execute("INSERT INTO outlive_kv(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                                    [.text(key), .blob(value)])
+            try transaction.recordChange(topic: KeyValueStore.topic, key: key)
+        }
+    }
+
+    public func get(_ key: String) throws -> [UInt8] {
+        try KeyValueStore.validate(key: key)
+        try store.checkUsable()
+        guard let value = try store.database.read({ try KeyValueStore.read(key, in: $0) }) else {
+            throw OutliveError.notFound("no value for key \"\(key)\"")
+        }
+        return value
+    }
+
+    public func delete(_ key: String) throws {
+        try KeyValueStore.validate(key: key)
+        try store.checkUsable()
+        try store.database.write { transaction in
+            try transaction.execute("DELETE FROM outlive_kv WHERE key = ?", [.text(key)])
+            guard transaction.changedRows == 1 else { throw OutliveError.notFound("no value for key \"\(key)\"") }
+            try transaction.recordChange(topic: KeyValueStore.topic, key: key)
+        }
+    }
+
+    /// What a modifier decided.
+    public enum Update {
+        case unchanged
+        case set([UInt8])
+        case delete
+    }
+
+    /// Reads the value and writes what `modifier` decides, atomically across
+    /// processes. The modifier is called exactly once; if it throws, nothing changes.
+    public func update(_ key: String, _ modifier: ([UInt8]?) throws -> Update) throws {
+        try KeyValueStore.validate(key: key)
+        try store.checkUsable()
+        try store.database.write { transaction in
+            let current = try KeyValueStore.read(key, in: transaction)
+            switch try modifier(current) {
+            case .unchanged:
+                return
+            case .set(let value):
+                try KeyValueStore.validate(valueSize: value.count)
+                try transaction.execute("INSERT INTO outlive_kv(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                                        [.text(key), .blob(value)])
+            case .delete:
+                guard current != nil else { return }
+                try transaction.execute("DELETE FROM outlive_kv WHERE key = ?", [.text(key)])
+            }
+            try transaction.recordChange(topic: KeyValueStore.topic, key: key)
+        }
+    }
+
+    static func read(_ key: String, in transaction: StoreTransaction) throws -> [UInt8]? {
+        var value: [UInt8]?
+        try transaction.query("SELECT value FROM outlive_kv WHERE key = ?", [.text(key)]) { value = $0.blob(0) ?? [] }
+        return value
+    }
+
+    /// Keys in order, starting after `after`, at most `limit`, under `prefix`.
+    public func keys(prefix: String, after: String? = nil, limit: Int = 1_000) throws -> [String] {
+        try store.checkUsable()
+        var keys: [String] = []
+        try store.database.read { transaction in
+            try transaction.query("SELECT key FROM outlive_kv WHERE key >= ? AND key > ? ORDER BY key LIMIT ?",
+                                  [.text(prefix), .text(after ?? ""), .integer(Int64(limit))]) { row in
+                if let key = row.text(0) { keys.append(key) }
+            }
+        }
+        // The SQL range starts at the prefix; keep only keys that really have it.
+        if let end = keys.firstIndex(where: { !$0.hasPrefix(prefix) }) { keys.removeSubrange(end...) }
+        return keys
+    }
+
+    // MARK: - Observers
+
+    public func observe(prefix: String, _ observer: @escaping Observer) throws -> UInt64 {
+        guard prefix.utf8.count <= KeyValueStore.maxKeySize else {
+            throw OutliveError.invalidArgument("the key prefix is longer than \(KeyValueStore.maxKeySize) bytes")
+        }
+        try store.checkUsable()
+        if lock.withLock({ subscription == nil }) {
+            let token = try store.subscribe(topic: KeyValueStore.topic) { [weak self] batch in self?.deliver(batch) }
+            lock.withLock { if subscription == nil { subscription = token } else { store.unsubscribe(token) } }
+        }
+        return lock.withLock {
+            let token = nextToken
+            nextToken += 1
+            observers[token] = (prefix, observer)
+            return token
+        }
+    }
+
+    public func unobserve(_ token: UInt64) throws {
+        try lock.withLock {
+            guard observers.removeValue(forKey: token) != nil else {
+                throw OutliveError.notFound("no observer with token \(token)")
+            }
+        }
+    }
+
+    private func deliver(_ batch: ChangeBatch) {
+        let current = lock.withLock { observers }
+        guard !current.isEmpty else { return }
+        var keys: [String] = []
+        var seen = Set<String>()
+        for key in batch.keys.reversed() where seen.insert(key).inserted { keys.append(key) }
+        keys.reverse()
+        if batch.resync {
+            for (_, entry) in current {
+                for key in (try? self.keys(prefix: entry.prefix, limit: Int.max)) ?? [] where seen.insert(key).inserted { keys.append(key) }
+            }
+        }
+        for key in keys {
+            let interested = current.sorted { $0.key < $1.key }.filter { key.hasPrefix($0.value.prefix) }
+            guard !interested.isEmpty else { continue }
+            // A still-registered observer only: one removed by an earlier call is skipped.
+            let value: [UInt8]?
+            do { value = try store.database.read { try KeyValueStore.read(key, in: $0) } } catch { continue }
+            for (token, entry) in interested where lock.withLock({ observers[token] != nil }) {
+                entry.observer(key, value)
+            }
+        }
+    }
+}

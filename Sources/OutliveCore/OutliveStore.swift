@@ -1,0 +1,33 @@
+/// A store handle with its systems attached: what `outlive_store` is. The
+/// Store layer knows nothing of the systems; this is where they are composed,
+/// their schemas migrated together and their end-of-run hooks registered
+/// before the runs that died while nobody watched are reaped.
+public final class OutliveStore {
+    public let store: Store
+    public let kv: KeyValueStore
+    /// A loop the handle made itself, when the caller gave none.
+    public let ownsLoop: Bool
+
+    public static var components: [SchemaComponent] {
+        [KeyValueStore.schema]
+    }
+
+    public init(path: String, processName: String, loop: Loop?, options: StoreOptions = StoreOptions()) throws {
+        let theLoop = try loop ?? Loop()
+        ownsLoop = loop == nil
+        store = try Store(path: path, processName: processName, loop: theLoop, options: options, components: OutliveStore.components)
+        kv = KeyValueStore(store: store)
+        do {
+            try store.reapEndedRuns()
+        } catch {
+            store.close()
+            throw error
+        }
+    }
+
+    public var loop: Loop { store.loop }
+
+    public func close() {
+        store.close()
+    }
+}

@@ -1,0 +1,108 @@
+import COutliveSystem
+
+/// How a commit reaches the disk. `full` (the default): every acknowledged
+/// change survives power loss. `normal`: survives a crash of the process, and
+/// may lose the last transactions on power loss, for several times the speed.
+public enum Durability: Int32 {
+    case full = 1
+    case normal = 2
+}
+
+/// The SQLite store: one connection per open store handle, WAL mode, writers
+/// serialised by BEGIN IMMEDIATE across processes and by a mutex in-process.
+final class SQLiteBackend: StoreBackend {
+    private let connection: SQLiteConnection
+    private let lock = Lock()
+    /// Called after a commit that recorded changes, with the newest sequence.
+    var onChangesCommitted: ((Int64) -> Void)?
+
+    static let feedRetention: Int64 = 65_536
+    static let pruneEvery: Int64 = 4_096
+
+    init(path: String, durability: Durability, busyTimeoutMilliseconds: Int32) throws {
+        connection = try SQLiteConnection(path: path, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX)
+        sqlite3_busy_timeout(connection.handle, busyTimeoutMilliseconds)
+        var mode = ""
+        try connection.run("PRAGMA journal_mode=WAL", []) { mode = $0.text(0) ?? "" }
+        guard mode.lowercased() == "wal" else { throw OutliveError(.io, "database \(path) cannot use WAL mode (journal mode is \(mode))") }
+        try connection.exec("PRAGMA synchronous=\(durability == .full ? "FULL" : "NORMAL"); PRAGMA foreign_keys=ON")
+    }
+
+    private final class Transaction: StoreTransaction {
+        let connection: SQLiteConnection
+        var newestSequence: Int64?
+        var commitActions: [() -> Void] = []
+
+        init(connection: SQLiteConnection) { self.connection = connection }
+
+        func execute(_ sql: String, _ arguments: [SQLValue], row: ((SQLRow) throws -> Void)?) throws {
+            try connection.run(sql, arguments, row: row)
+        }
+
+        var changedRows: Int { connection.changes }
+
+        func recordChange(topic: String, key: String) throws {
+            try connection.run("INSERT INTO outlive_feed(topic, key) VALUES (?, ?)", [.text(topic), .text(key)])
+            let sequence = connection.lastInsertRowID
+            newestSequence = sequence
+            if sequence % SQLiteBackend.pruneEvery == 0 {
+                try connection.run("DELETE FROM outlive_feed WHERE seq <= ?", [.integer(sequence - SQLiteBackend.feedRetention)])
+            }
+        }
+
+        func afterCommit(_ body: @escaping () -> Void) { commitActions.append(body) }
+    }
+
+    private func enter() throws {
+        let marker = Unmanaged.passUnretained(self).toOpaque()
+        if COutlive_current_transaction() == marker {
+            throw OutliveError.state("the store was used from inside its own transaction (a kv_update modifier or another callback that runs in a transaction); use the value passed to the callback instead")
+        }
+    }
+
+    private func transaction<T>(begin: String, _ body: (StoreTransaction) throws -> T) throws -> (T, Transaction) {
+        try enter()
+        return try lock.withLock {
+            let marker = Unmanaged.passUnretained(self).toOpaque()
+            COutlive_set_current_transaction(marker)
+            defer { COutlive_set_current_transaction(nil) }
+            let transaction = Transaction(connection: connection)
+            try connection.exec(begin)
+            do {
+                let result = try body(transaction)
+                try connection.exec("COMMIT")
+                return (result, transaction)
+            } catch {
+                try? connection.exec("ROLLBACK")
+                throw error
+            }
+        }
+    }
+
+    func write<T>(_ body: (StoreTransaction) throws -> T) throws -> T {
+        let (result, transaction) = try self.transaction(begin: "BEGIN IMMEDIATE", body)
+        if let sequence = transaction.newestSequence { onChangesCommitted?(sequence) }
+        for action in transaction.commitActions { action() }
+        return result
+    }
+
+    func read<T>(_ body: (StoreTransaction) throws -> T) throws -> T {
+        try transaction(begin: "BEGIN", body).0
+    }
+
+    func changes(after sequence: Int64, limit: Int) throws -> (changes: [Change], oldestKept: Int64?) {
+        try read { transaction in
+            var changes: [Change] = []
+            try transaction.query("SELECT seq, topic, key FROM outlive_feed WHERE seq > ? ORDER BY seq LIMIT ?",
+                                  [.integer(sequence), .integer(Int64(limit))]) {
+                changes.append(Change(sequence: $0.integer(0), topic: $0.text(1) ?? "", key: $0.text(2) ?? ""))
+            }
+            let oldest = try transaction.integer("SELECT min(seq) FROM outlive_feed")
+            return (changes, oldest)
+        }
+    }
+
+    func latestSequence() throws -> Int64 {
+        try read { try $0.integer("SELECT max(seq) FROM outlive_feed") ?? 0 }
+    }
+}

@@ -1,0 +1,60 @@
+/// The stored format. `PRAGMA application_id` marks an Outlive database;
+/// `PRAGMA user_version` is the format version, raised only by an incompatible
+/// change; each system keeps its own list of forward migrations in the
+/// `outlive_schema` table, so systems evolve independently. A store whose format
+/// or any component is newer than this library is refused with `.version`.
+public struct SchemaComponent {
+    public let name: String
+    /// Migration i takes the component from version i to i + 1.
+    public let migrations: [String]
+
+    public init(name: String, migrations: [String]) {
+        self.name = name
+        self.migrations = migrations
+    }
+}
+
+enum Schema {
+    static let applicationID: Int64 = 0x4F55_544C  // "OUTL"
+    static let formatVersion: Int64 = 1
+
+    static let store = SchemaComponent(name: "store", migrations: [
+        """
+        CREATE TABLE outlive_feed(seq INTEGER PRIMARY KEY AUTOINCREMENT, topic TEXT NOT NULL, key TEXT NOT NULL);
+        CREATE TABLE outlive_runs(run_id TEXT PRIMARY KEY, process TEXT NOT NULL, pid INTEGER NOT NULL, started REAL NOT NULL);
+        """,
+    ])
+
+    static func migrate(_ backend: StoreBackend, components: [SchemaComponent]) throws {
+        try backend.write { transaction in
+            let application = try transaction.integer("PRAGMA application_id") ?? 0
+            let format = try transaction.integer("PRAGMA user_version") ?? 0
+            if application != 0 && application != applicationID {
+                throw OutliveError.corrupt("the database is not an Outlive store (application_id \(application))")
+            }
+            if format > formatVersion {
+                throw OutliveError(.version, "the store was written in format \(format) by a newer Outlive; this library reads format \(formatVersion)")
+            }
+            if application == 0 {
+                let tables = try transaction.integer("SELECT count(*) FROM sqlite_master") ?? 0
+                if tables > 0 { throw OutliveError.corrupt("the database holds tables but is not an Outlive store") }
+                try transaction.execute("PRAGMA application_id = \(applicationID)")
+                try transaction.execute("PRAGMA user_version = \(formatVersion)")
+            }
+            try transaction.execute("CREATE TABLE IF NOT EXISTS outlive_schema(component TEXT PRIMARY KEY, version INTEGER NOT NULL)")
+            for component in components {
+                let current = try transaction.integer("SELECT version FROM outlive_schema WHERE component = ?", [.text(component.name)]) ?? 0
+                if current > Int64(component.migrations.count) {
+                    throw OutliveError(.version, "the store's \(component.name) tables are at version \(current), written by a newer Outlive; this library knows version \(component.migrations.count)")
+                }
+                for step in Int(current)..<component.migrations.count {
+                    for statement in component.migrations[step].split(separator: ";") where !statement.allSatisfy(\.isWhitespace) {
+                        try transaction.execute(String(statement))
+                    }
+                }
+                try transaction.execute("INSERT INTO outlive_schema(component, version) VALUES (?, ?) ON CONFLICT(component) DO UPDATE SET version = excluded.version",
+                                        [.text(component.name), .integer(Int64(component.migrations.count))])
+            }
+        }
+    }
+}

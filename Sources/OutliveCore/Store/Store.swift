@@ -1,0 +1,223 @@
+import COutliveSystem
+
+/// Options of an open store handle.
+public struct StoreOptions {
+    public var durability: Durability = .full
+    /// How long a writer waits for another process's transaction before `.busy`.
+    public var busyTimeoutMilliseconds: Int32 = 10_000
+    public init() {}
+}
+
+/// A run that ended: closed, or died (any signal, `kill -9` included).
+public struct EndedRun {
+    public let runID: String
+    public let processName: String
+    public let died: Bool
+}
+
+/// Feed entries of one topic handed to its subscribers. `resync` means that
+/// entries were pruned before this process read them: state must be reread.
+public struct ChangeBatch {
+    public let keys: [String]
+    public let resync: Bool
+}
+
+/// One open handle on a store directory: the database, this run's identity and
+/// liveness lock, and the change feed delivered on the loop. The systems above
+/// (key-value, signals, tasks, messages) hold a Store and subscribe to topics.
+public final class Store {
+    public let path: String
+    public let processName: String
+    public let runID: String
+    public let loop: Loop
+    public var database: StoreBackend { backend }
+
+    private let directory: StoreDirectory
+    private let backend: SQLiteBackend
+    private let liveness: LivenessLock
+    private let watch: ChangeWatch
+    private let doorbell: Doorbell
+    private let forkGeneration: UInt64
+
+    private let lock = Lock()
+    // Guarded by `lock`.
+    private var closed = false
+    private var feedCursor: Int64?
+    private var subscribers: [String: [UInt64: (ChangeBatch) -> Void]] = [:]
+    private var nextSubscription: UInt64 = 1
+    private var endHooks: [(StoreTransaction, EndedRun) throws -> Void] = []
+
+    public static let maxProcessNameLength = 255
+
+    public init(path: String, processName: String, loop: Loop, options: StoreOptions = StoreOptions(),
+                components: [SchemaComponent]) throws {
+        try Store.validate(processName: processName)
+        forkGeneration = COutlive_fork_generation()
+        self.path = path
+        self.processName = processName
+        self.loop = loop
+        directory = try StoreDirectory.open(path)
+        try directory.prepareDatabase()
+        backend = try SQLiteBackend(path: directory.databasePath, durability: options.durability,
+                                    busyTimeoutMilliseconds: options.busyTimeoutMilliseconds)
+        try Schema.migrate(backend, components: [Schema.store] + components)
+        runID = Identifier.make()
+        liveness = try LivenessLock(directory: directory, run: runID)
+        do {
+            watch = try ChangeWatch(directory: directory)
+            doorbell = Doorbell(directory: directory)
+            let run = runID, name = processName, pid = Int64(getpid())
+            try backend.write {
+                try $0.execute("INSERT INTO outlive_runs(run_id, process, pid, started) VALUES (?, ?, ?, ?)",
+                               [.text(run), .text(name), .integer(pid), .double(Clock.wall())])
+            }
+        } catch {
+            liveness.release()
+            throw error
+        }
+        backend.onChangesCommitted = { [doorbell] sequence in doorbell.ring(sequence: sequence) }
+        try loop.addSource(watch.fd) { [weak self] in self?.wake() }
+    }
+
+    deinit {
+        if !closed { close() }
+    }
+
+    static func validate(processName: String) throws {
+        guard !processName.isEmpty else { throw OutliveError.invalidArgument("the process name is empty") }
+        guard processName.utf8.count <= maxProcessNameLength else {
+            throw OutliveError.invalidArgument("the process name is longer than \(maxProcessNameLength) bytes")
+        }
+        guard !processName.contains(":"), !processName.contains("/"), !processName.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
+            throw OutliveError.invalidArgument("the process name \"\(processName)\" contains ':', '/' or a control character")
+        }
+    }
+
+    /// Throws `.state` when the handle was closed or is used in a forked child.
+    public func checkUsable() throws {
+        if COutlive_fork_generation() != forkGeneration {
+            throw OutliveError.state("this store handle was opened before fork(); a child process must open the store itself")
+        }
+        if lock.withLock({ closed }) { throw OutliveError.state("the store handle is closed") }
+    }
+
+    /// Registers what a system must do when a run ends (closed or dead), inside
+    /// the transaction that removes the run. Register before `reapEndedRuns()`.
+    public func onRunEnded(_ hook: @escaping (StoreTransaction, EndedRun) throws -> Void) {
+        lock.withLock { endHooks.append(hook) }
+    }
+
+    /// Called for feed entries of `topic` committed by any process after the
+    /// subscription, on the loop thread. Returns a token for `unsubscribe`.
+    public func subscribe(topic: String, _ handler: @escaping (ChangeBatch) -> Void) throws -> UInt64 {
+        let latest = try lock.withLock({ feedCursor }) == nil ? backend.latestSequence() : nil
+        return lock.withLock {
+            if feedCursor == nil, let latest { feedCursor = latest }
+            let token = nextSubscription
+            nextSubscription += 1
+            subscribers[topic, default: [:]][token] = handler
+            return token
+        }
+    }
+
+    public func unsubscribe(_ token: UInt64) {
+        lock.withLock {
+            for topic in subscribers.keys { subscribers[topic]?.removeValue(forKey: token) }
+        }
+    }
+
+    /// Whether a run still holds its liveness lock.
+    public func isAlive(run: String) -> Bool {
+        if run == runID { return true }
+        guard Identifier.isValid(run) else { return false }
+        return LivenessLock.isAlive(path: directory.lockPath(run: run))
+    }
+
+    /// Removes every registered run that is no longer alive, running the end
+    /// hooks for each in the same transaction. Called at open and whenever a
+    /// lock file is closed for the last time.
+    public func reapEndedRuns(candidates: [String]? = nil) throws {
+        var runs: [(String, String)] = []
+        try backend.read { transaction in
+            try transaction.query("SELECT run_id, process FROM outlive_runs") { row in
+                runs.append((row.text(0) ?? "", row.text(1) ?? ""))
+            }
+        }
+        if let candidates { runs = runs.filter { candidates.contains($0.0) } }
+        for (run, name) in runs where !isAlive(run: run) {
+            try end(EndedRun(runID: run, processName: name, died: true))
+            unlink(directory.lockPath(run: run))
+        }
+    }
+
+    private func end(_ run: EndedRun) throws {
+        let hooks = lock.withLock { endHooks }
+        try backend.write { transaction in
+            try transaction.execute("DELETE FROM outlive_runs WHERE run_id = ?", [.text(run.runID)])
+            guard transaction.changedRows == 1 else { return }  // another process ended it first
+            for hook in hooks { try hook(transaction, run) }
+        }
+    }
+
+    /// Live runs (run id, process name) as registered now.
+    public func liveRuns() throws -> [(runID: String, processName: String)] {
+        var runs: [(String, String)] = []
+        try backend.read { transaction in
+            try transaction.query("SELECT run_id, process FROM outlive_runs ORDER BY started") { row in
+                runs.append((row.text(0) ?? "", row.text(1) ?? ""))
+            }
+        }
+        return runs.filter { isAlive(run: $0.0) }
+    }
+
+    /// Ends this run (its end hooks run) and releases everything. In a forked
+    /// child it only lets go of memory: the parent's files are not touched.
+    public func close() {
+        let already = lock.withLock { () -> Bool in
+            defer { closed = true }
+            return closed
+        }
+        guard !already else { return }
+        loop.removeSource(watch.fd)
+        guard COutlive_fork_generation() == forkGeneration else { return }
+        try? end(EndedRun(runID: runID, processName: processName, died: false))
+        liveness.release()
+    }
+
+    // MARK: - Wake-ups
+
+    private func wake() {
+        let events = watch.read()
+        if !events.closedRuns.isEmpty {
+            try? reapEndedRuns(candidates: events.closedRuns)
+        }
+        readFeed()
+    }
+
+    /// Reads the feed from this process's cursor and hands each topic's entries
+    /// to its subscribers. Costs in proportion to what changed.
+    public func readFeed() {
+        guard let start = lock.withLock({ feedCursor }) else { return }
+        var cursor = start
+        var byTopic: [String: [String]] = [:]
+        var resync = false
+        while true {
+            guard let (changes, oldest) = try? backend.changes(after: cursor, limit: 1_000) else { break }
+            if let oldest, oldest > cursor + 1 { resync = true }
+            for change in changes { byTopic[change.topic, default: []].append(change.key) }
+            guard let last = changes.last else { break }
+            cursor = last.sequence
+            if changes.count < 1_000 { break }
+        }
+        let handlers = lock.withLock { () -> [String: [(ChangeBatch) -> Void]] in
+            feedCursor = max(feedCursor ?? cursor, cursor)
+            return subscribers.mapValues { Array($0.values) }
+        }
+        for (topic, keys) in byTopic {
+            for handler in handlers[topic] ?? [] { handler(ChangeBatch(keys: keys, resync: resync)) }
+        }
+        if resync && byTopic.isEmpty {
+            for (_, list) in handlers { for handler in list { handler(ChangeBatch(keys: [], resync: true)) } }
+        }
+    }
+}

@@ -1,0 +1,51 @@
+/// What the systems need from storage, kept small so that a second backend
+/// (PostgreSQL, for users who outgrow one machine) can follow SQLite. SQL is the
+/// common language: systems write portable SQL (no SQLite-only syntax beyond
+/// `INSERT ... ON CONFLICT`, which PostgreSQL shares).
+public protocol StoreTransaction: AnyObject {
+    /// Runs a statement; `row` is called for each result row.
+    func execute(_ sql: String, _ arguments: [SQLValue], row: ((SQLRow) throws -> Void)?) throws
+    /// Rows changed by the last statement.
+    var changedRows: Int { get }
+    /// Appends an entry to the change feed; watchers are woken after commit.
+    func recordChange(topic: String, key: String) throws
+    /// Runs `body` once the transaction has committed (on the committing thread).
+    func afterCommit(_ body: @escaping () -> Void)
+}
+
+extension StoreTransaction {
+    public func execute(_ sql: String, _ arguments: [SQLValue] = []) throws {
+        try execute(sql, arguments, row: nil)
+    }
+
+    public func query(_ sql: String, _ arguments: [SQLValue] = [], _ row: (SQLRow) throws -> Void) throws {
+        try withoutActuallyEscaping(row) { try execute(sql, arguments, row: $0) }
+    }
+
+    /// The first column of the first row, as an integer.
+    public func integer(_ sql: String, _ arguments: [SQLValue] = []) throws -> Int64? {
+        var value: Int64?
+        try query(sql, arguments) { if value == nil && !$0.isNull(0) { value = $0.integer(0) } }
+        return value
+    }
+}
+
+/// One entry of the change feed.
+public struct Change: Equatable {
+    public let sequence: Int64
+    public let topic: String
+    public let key: String
+}
+
+public protocol StoreBackend: AnyObject {
+    /// A write transaction (SQLite: BEGIN IMMEDIATE): serialised with every
+    /// other writer of every process; all or nothing.
+    func write<T>(_ body: (StoreTransaction) throws -> T) throws -> T
+    /// A consistent read.
+    func read<T>(_ body: (StoreTransaction) throws -> T) throws -> T
+    /// Feed entries after `sequence`, oldest first, at most `limit`, and the
+    /// oldest sequence still kept (older entries were pruned).
+    func changes(after sequence: Int64, limit: Int) throws -> (changes: [Change], oldestKept: Int64?)
+    /// The newest feed sequence (0 when empty).
+    func latestSequence() throws -> Int64
+}

@@ -1,0 +1,41 @@
+import COutliveSystem
+
+/// Random (version 4) UUIDs in their 36-character text form: run ids, signal ids,
+/// message and task ids. Read from getrandom(2); no Foundation in the core.
+public enum Identifier {
+    public static let textLength = 36
+
+    public static func make() -> String {
+        var bytes = [UInt8](repeating: 0, count: 16)
+        var filled = 0
+        while filled < 16 {
+            let got = bytes.withUnsafeMutableBytes { getrandom($0.baseAddress! + filled, 16 - filled, 0) }
+            if got > 0 { filled += got }
+        }
+        bytes[6] = (bytes[6] & 0x0F) | 0x40
+        bytes[8] = (bytes[8] & 0x3F) | 0x80
+        let hex: [Character] = Array("0123456789abcdef")
+        var text = ""
+        text.reserveCapacity(36)
+        for (index, byte) in bytes.enumerated() {
+            if index == 4 || index == 6 || index == 8 || index == 10 { text.append("-") }
+            text.append(hex[Int(byte >> 4)])
+            text.append(hex[Int(byte & 0x0F)])
+        }
+        return text
+    }
+
+    /// True for 8-4-4-4-12 hexadecimal text (either case).
+    public static func isValid(_ text: String) -> Bool {
+        let utf8 = Array(text.utf8)
+        guard utf8.count == 36 else { return false }
+        for (index, byte) in utf8.enumerated() {
+            if index == 8 || index == 13 || index == 18 || index == 23 {
+                if byte != UInt8(ascii: "-") { return false }
+            } else if !((byte >= 48 && byte <= 57) || (byte >= 97 && byte <= 102) || (byte >= 65 && byte <= 70)) {
+                return false
+            }
+        }
+        return true
+    }
+}

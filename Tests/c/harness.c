@@ -1,0 +1,69 @@
+#define _GNU_SOURCE
+#include "harness.h"
+#include <dirent.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int harness_failed_current;
+char harness_message[1024];
+
+int harness_run(const struct harness_test *tests, size_t count, int argc, char **argv) {
+    int failed = 0;
+    const char *only = argc > 1 ? argv[1] : NULL;
+    for (size_t i = 0; i < count; i++) {
+        if (only && strcmp(only, tests[i].name) != 0) continue;
+        harness_failed_current = 0;
+        harness_message[0] = '\0';
+        tests[i].fn();
+        if (harness_failed_current) {
+            printf("FAIL %s: %s\n", tests[i].name, harness_message);
+            failed++;
+        } else {
+            printf("PASS %s\n", tests[i].name);
+        }
+        fflush(stdout);
+    }
+    return failed ? 1 : 0;
+}
+
+const char *harness_temp_dir(void) {
+    static char path[PATH_MAX];
+    const char *base = getenv("TMPDIR");
+    if (!base || !*base) base = "/tmp";
+    snprintf(path, sizeof path, "%s/outlive-test-XXXXXX", base);
+    if (!mkdtemp(path)) { perror("mkdtemp"); exit(2); }
+    return path;
+}
+
+void harness_remove_tree(const char *path) {
+    DIR *dir = opendir(path);
+    if (dir) {
+        struct dirent *entry;
+        while ((entry = readdir(dir))) {
+            if (!strcmp(entry->d_name, ".") || !strcmp(entry->d_name, "..")) continue;
+            char child[PATH_MAX];
+            snprintf(child, sizeof child, "%s/%s", path, entry->d_name);
+            struct stat info;
+            if (lstat(child, &info) == 0 && S_ISDIR(info.st_mode)) {
+                chmod(child, 0700);
+                harness_remove_tree(child);
+            } else {
+                unlink(child);
+            }
+        }
+        closedir(dir);
+    }
+    rmdir(path);
+    unlink(path);
+}
+
+const char *harness_bin_dir(void) {
+    static char dir[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", dir, sizeof dir - 1);
+    if (n <= 0) return ".";
+    dir[n] = '\0';
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = '\0';
+    return dir;
+}

@@ -1,0 +1,52 @@
+/* A small test harness for the C suites: each test is a function; the runner
+ * prints one line per test ("PASS name" / "FAIL name: why") that
+ * scripts/run_tests.py counts, and exits non-zero if any failed. */
+#ifndef OUTLIVE_TEST_HARNESS_H
+#define OUTLIVE_TEST_HARNESS_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "outlive.h"
+
+typedef void (*harness_test_fn)(void);
+struct harness_test { const char *name; harness_test_fn fn; };
+
+extern int harness_failed_current;
+extern char harness_message[1024];
+
+#define CHECK(expr) do { if (!(expr)) { \
+        snprintf(harness_message, sizeof harness_message, "%s:%d: CHECK(%s) failed", __FILE__, __LINE__, #expr); \
+        harness_failed_current = 1; return; } } while (0)
+
+#define CHECK_MSG(expr, ...) do { if (!(expr)) { \
+        int harness_n = snprintf(harness_message, sizeof harness_message, "%s:%d: ", __FILE__, __LINE__); \
+        snprintf(harness_message + harness_n, sizeof harness_message - (size_t)harness_n, __VA_ARGS__); \
+        harness_failed_current = 1; return; } } while (0)
+
+/* Checks a status, printing the library's last error when it differs. */
+#define CHECK_STATUS(call, expected) do { outlive_status harness_s = (call); if (harness_s != (expected)) { \
+        snprintf(harness_message, sizeof harness_message, "%s:%d: %s returned %s (expected %s): %s", __FILE__, __LINE__, \
+                 #call, outlive_status_name(harness_s), outlive_status_name(expected), outlive_last_error()); \
+        harness_failed_current = 1; return; } } while (0)
+
+#define CHECK_OK(call) CHECK_STATUS(call, OUTLIVE_OK)
+
+int harness_run(const struct harness_test *tests, size_t count, int argc, char **argv);
+
+/* A fresh empty directory under $TMPDIR (or /tmp) for one test; the path is
+ * static storage overwritten by the next call. */
+const char *harness_temp_dir(void);
+/* rm -rf of a test directory. */
+void harness_remove_tree(const char *path);
+/* The directory of the running test binary (to find helper programs). */
+const char *harness_bin_dir(void);
+
+#define HARNESS_MAIN(...) \
+    int main(int argc, char **argv) { \
+        static const struct harness_test tests[] = { __VA_ARGS__ }; \
+        return harness_run(tests, sizeof tests / sizeof tests[0], argc, argv); \
+    }
+#define T(fn) { #fn, fn }
+
+#endif
