@@ -22,6 +22,7 @@ let package = Package(
         .target(
             name: "Outlive",
             dependencies: ["OutliveCore", "COutliveAPI", "COutliveSystem"],
+            exclude: ["exports.map"],
             linkerSettings: [.unsafeFlags(["-Xlinker", "--version-script=\(exportMap)",
                                            "-Xlinker", "-soname=liboutlive.so.0"])]
         ),

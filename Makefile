@@ -1,0 +1,69 @@
+# Outlive — build, test, install. `make` builds build/liboutlive.so;
+# `make test` runs every suite and ends with "N passed, N failed".
+
+SWIFT        ?= swift
+CC           ?= cc
+PYTHON       ?= python3
+PREFIX       ?= /usr/local
+VERSION      := $(shell cat VERSION)
+OUT          := build
+LIB          := $(OUT)/liboutlive.so
+TESTBIN      := $(OUT)/tests
+SWIFT_FLAGS  := -c release -Xswiftc -static-stdlib
+
+CFLAGS_TEST  := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O1 -Iinclude -ITests/c
+LDFLAGS_TEST := -L$(OUT) -loutlive -Wl,-rpath,$(abspath $(OUT)) -rdynamic -lsqlite3 -lpthread -ldl
+
+C_TESTS      := $(patsubst Tests/c/%.c,$(TESTBIN)/%,$(wildcard Tests/c/test_*.c))
+C_PROGRAMS   := $(patsubst Tests/c/programs/%.c,$(TESTBIN)/%,$(wildcard Tests/c/programs/*.c))
+C_LIBRARIES  := $(patsubst Tests/c/libraries/%.c,$(TESTBIN)/lib%.so,$(wildcard Tests/c/libraries/*.c))
+
+.PHONY: all lib test test-c test-swift test-python c-tests demo bench install wheel fuzz clean
+
+all: lib
+
+# SwiftPM decides what is out of date; this rule always asks it.
+lib:
+	$(SWIFT) build $(SWIFT_FLAGS) --product outlive
+	@mkdir -p $(OUT)
+	@cp -p .build/release/liboutlive.so $(LIB).tmp && mv $(LIB).tmp $(LIB)
+	@ln -sf liboutlive.so $(OUT)/liboutlive.so.0
+
+$(LIB): lib
+
+$(TESTBIN)/test_%: Tests/c/test_%.c Tests/c/harness.c Tests/c/harness.h include/outlive.h $(LIB)
+	@mkdir -p $(TESTBIN)
+	$(CC) $(CFLAGS_TEST) -o $@ $< Tests/c/harness.c $(LDFLAGS_TEST)
+
+$(TESTBIN)/%: Tests/c/programs/%.c Tests/c/harness.h include/outlive.h $(LIB)
+	@mkdir -p $(TESTBIN)
+	$(CC) $(CFLAGS_TEST) -o $@ $< $(LDFLAGS_TEST)
+
+$(TESTBIN)/lib%.so: Tests/c/libraries/%.c include/outlive.h
+	@mkdir -p $(TESTBIN)
+	$(CC) $(CFLAGS_TEST) -fPIC -shared -o $@ $<
+
+c-tests: lib $(C_TESTS) $(C_PROGRAMS) $(C_LIBRARIES)
+
+test: lib c-tests
+	$(PYTHON) scripts/run_tests.py
+
+test-c: lib c-tests
+	$(PYTHON) scripts/run_tests.py --only c
+
+test-swift:
+	$(PYTHON) scripts/run_tests.py --only swift
+
+test-python: lib
+	$(PYTHON) scripts/run_tests.py --only python
+
+install: lib
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 0755 $(LIB) $(DESTDIR)$(PREFIX)/lib/liboutlive.so.$(VERSION)
+	ln -sf liboutlive.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/liboutlive.so.0
+	ln -sf liboutlive.so.0 $(DESTDIR)$(PREFIX)/lib/liboutlive.so
+	install -m 0644 include/outlive.h $(DESTDIR)$(PREFIX)/include/outlive.h
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' outlive.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/outlive.pc
+
+clean:
+	rm -rf $(OUT) .build

@@ -1,0 +1,21 @@
+import XCTest
+@testable import OutliveCore
+
+final class IdentifierTests: XCTestCase {
+    func testMadeIdentifiersAreValidVersion4AndDistinct() {
+        var seen = Set<String>()
+        for _ in 0..<1_000 {
+            let id = Identifier.make()
+            XCTAssertTrue(Identifier.isValid(id), id)
+            XCTAssertEqual(Array(id.utf8)[14], UInt8(ascii: "4"))
+            XCTAssertTrue(seen.insert(id).inserted)
+        }
+    }
+
+    func testMalformedIdentifiersAreRejected() {
+        XCTAssertFalse(Identifier.isValid(""))
+        XCTAssertFalse(Identifier.isValid("not-a-uuid"))
+        XCTAssertFalse(Identifier.isValid("123e4567-e89b-12d3-a456-42661417400g"))
+        XCTAssertFalse(Identifier.isValid("123e4567e89b-12d3-a456-4266141740000"))
+    }
+}

@@ -1,0 +1,301 @@
+/* The key-value API from C: values, atomic updates, and bad input that must
+ * get a precise status and leave the store as it was. */
+#include "harness.h"
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static outlive_store *open_store(const char *dir) {
+    outlive_store *store = NULL;
+    if (outlive_store_open(dir, "app", NULL, &store) != OUTLIVE_OK) {
+        fprintf(stderr, "open %s: %s\n", dir, outlive_last_error());
+        return NULL;
+    }
+    return store;
+}
+
+static void test_set_get_delete_round_trip(void) {
+    const char *dir = harness_temp_dir();
+    outlive_store *store = open_store(dir);
+    CHECK(store);
+    CHECK_OK(outlive_kv_set(store, "greeting", "hello", 5));
+    void *bytes = NULL;
+    size_t size = 0;
+    CHECK_OK(outlive_kv_get(store, "greeting", &bytes, &size));
+    CHECK(size == 5 && memcmp(bytes, "hello", 5) == 0);
+    outlive_free(bytes);
+    CHECK_OK(outlive_kv_set(store, "greeting", "bye", 3));
+    CHECK_OK(outlive_kv_get(store, "greeting", &bytes, &size));
+    CHECK(size == 3 && memcmp(bytes, "bye", 3) == 0);
+    outlive_free(bytes);
+    CHECK_OK(outlive_kv_delete(store, "greeting"));
+    CHECK_STATUS(outlive_kv_get(store, "greeting", &bytes, &size), OUTLIVE_E_NOT_FOUND);
+    CHECK_STATUS(outlive_kv_delete(store, "greeting"), OUTLIVE_E_NOT_FOUND);
+    outlive_store_close(store);
+    harness_remove_tree(dir);
+}
+
+static void test_empty_value_is_present_and_not_null(void) {
+    const char *dir = harness_temp_dir();
+    outlive_store *store = open_store(dir);
+    CHECK(store);
+    CHECK_OK(outlive_kv_set(store, "empty", NULL, 0));
+    void *bytes = NULL;
+    size_t size = 99;
+    CHECK_OK(outlive_kv_get(store, "empty", &bytes, &size));
+    CHECK(bytes != NULL && size == 0);
+    outlive_free(bytes);
+    outlive_store_close(store);
+    harness_remove_tree(dir);
+}
+
+static void test_values_survive_reopen(void) {
+    const char *dir = harness_temp_dir();
+    outlive_store *store = open_store(dir);
+    CHECK(store);
+    unsigned char blob[256];
+    for (int i = 0; i < 256; i++) blob[i] = (unsigned char)i;
+    CHECK_OK(outlive_kv_set(store, "blob", blob, sizeof blob));
+    outlive_store_close(store);
+    store = open_store(dir);
+    CHECK(store);
+    void *bytes = NULL;
+    size_t size = 0;
+    CHECK_OK(outlive_kv_get(store, "blob", &bytes, &size));
+    CHECK(size == 256 && memcmp(bytes, blob, 256) == 0);
+    outlive_free(bytes);
+    outlive_store_close(store);
+    harness_remove_tree(dir);
+}
+
+static outlive_status increment(outlive_kv_value *value, void *context) {
+    (void)context;
+    size_t size = 0;
+    const void *bytes = outlive_kv_value_bytes(value, &size);
+    long n = 0;
+    if (bytes) {
+        char text[32] = {0};
+        memcpy(text, bytes, size < 31 ? size : 31);
+        n = atol(text);
+    }
+    char text[32];
+    int length = snprintf(text, sizeof text, "%ld", n + 1);
+    return outlive_kv_value_set(value, text, (size_t)length);
+}
+
+static outlive_status refuse(outlive_kv_value *value, void *context) {
+    (void)context;
+    outlive_kv_value_set(value, "changed", 7);
+    return OUTLIVE_E_BUSY;
+}
+
+static outlive_status reenter(outlive_kv_value *value, void *context) {
+    (void)value;
+    return outlive_kv_set((outlive_store *)context, "other", "x", 1);
+}
+
+static outlive_status remove_value(outlive_kv_value *value, void *context) {
+    (void)context;
+    return outlive_kv_value_delete(value);
+}
+
+static void test_update_reads_modifies_and_writes(void) {
+    const char *dir = harness_temp_dir();
+    outlive_store *store = open_store(dir);
+    CHECK(store);
+    for (int i = 0; i < 10; i++) CHECK_OK(outlive_kv_update(store, "counter", increment, NULL));
+    void *bytes = NULL;
+    size_t size = 0;
+    CHECK_OK(outlive_kv_get(store, "counter", &bytes, &size));
+    CHECK(size == 2 && memcmp(bytes, "10", 2) == 0);
+    outlive_free(bytes);
+    CHECK_OK(outlive_kv_update(store, "counter", remove_value, NULL));
+    CHECK_STATUS(outlive_kv_get(store, "counter", &bytes, &size), OUTLIVE_E_NOT_FOUND);
+    outlive_store_close(store);
+    harness_remove_tree(dir);
+}
+
+static void test_update_failing_modifier_changes_nothing(void) {
+    const char *dir = harness_temp_dir();
+    outlive_store *store = open_store(dir);
+    CHECK(store);
+    CHECK_OK(outlive_kv_set(store, "k", "v", 1));
+    CHECK_STATUS(outlive_kv_update(store, "k", refuse, NULL), OUTLIVE_E_BUSY);
+    CHECK(strstr(outlive_last_error(), "modifier") != NULL);
+    void *bytes = NULL;
+    size_t size = 0;
+    CHECK_OK(outlive_kv_get(store, "k", &bytes, &size));
+    CHECK(size == 1 && memcmp(bytes, "v", 1) == 0);
+    outlive_free(bytes);
+    /* A modifier that calls the store again fails instead of deadlocking. */
+    CHECK_STATUS(outlive_kv_update(store, "k", reenter, store), OUTLIVE_E_STATE);
+    CHECK_STATUS(outlive_kv_get(store, "other", &bytes, &size), OUTLIVE_E_NOT_FOUND);
+    outlive_store_close(store);
+    harness_remove_tree(dir);
+}
+
+static void test_bad_arguments_get_precise_statuses(void) {
+    const char *dir = harness_temp_dir();
+    outlive_store *store = open_store(dir);
+    CHECK(store);
+    void *bytes = NULL;
+    size_t size = 0;
+    CHECK_STATUS(outlive_kv_set(NULL, "k", "v", 1), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK(strstr(outlive_last_error(), "store is NULL") != NULL);
+    CHECK_STATUS(outlive_kv_set(store, NULL, "v", 1), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_kv_set(store, "k", NULL, 1), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_kv_set(store, "", "v", 1), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK(strstr(outlive_last_error(), "empty") != NULL);
+    CHECK_STATUS(outlive_kv_set(store, "bad\xff\xfe", "v", 1), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK(strstr(outlive_last_error(), "UTF-8") != NULL);
+    char *huge = malloc(1 << 20 | 1);
+    memset(huge, 'k', 1 << 20);
+    huge[1 << 20] = '\0';
+    CHECK_STATUS(outlive_kv_set(store, huge, "v", 1), OUTLIVE_E_INVALID_ARGUMENT);
+    free(huge);
+    CHECK_STATUS(outlive_kv_get(store, "k", NULL, &size), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_kv_get(store, "k", &bytes, NULL), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_kv_update(store, "k", NULL, NULL), OUTLIVE_E_INVALID_ARGUMENT);
+    uint64_t token;
+    CHECK_STATUS(outlive_kv_observe(store, "p", NULL, NULL, &token), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_kv_unobserve(store, 12345), OUTLIVE_E_NOT_FOUND);
+    /* Nothing of the above was stored. */
+    CHECK_STATUS(outlive_kv_get(store, "k", &bytes, &size), OUTLIVE_E_NOT_FOUND);
+    outlive_store_close(store);
+    harness_remove_tree(dir);
+}
+
+static void test_open_refuses_bad_places(void) {
+    outlive_store *store = NULL;
+    CHECK_STATUS(outlive_store_open(NULL, "app", NULL, &store), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_store_open("/tmp/x", NULL, NULL, &store), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_store_open("/tmp/x", "app", NULL, NULL), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_store_open("", "app", NULL, &store), OUTLIVE_E_INVALID_ARGUMENT);
+    const char *base = harness_temp_dir();
+    char path[4096];
+    CHECK_STATUS(outlive_store_open(base, "a:b", NULL, &store), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_store_open(base, "", NULL, &store), OUTLIVE_E_INVALID_ARGUMENT);
+    /* A directory that cannot be created: its parent does not exist. */
+    snprintf(path, sizeof path, "%s/missing/store", base);
+    CHECK_STATUS(outlive_store_open(path, "app", NULL, &store), OUTLIVE_E_IO);
+    CHECK(strstr(outlive_last_error(), "missing") != NULL);
+    /* A file where the directory should be. */
+    snprintf(path, sizeof path, "%s/file", base);
+    FILE *file = fopen(path, "w");
+    CHECK(file);
+    fclose(file);
+    CHECK_STATUS(outlive_store_open(path, "app", NULL, &store), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK(strstr(outlive_last_error(), "not a directory") != NULL);
+    /* A read-only directory (refused by its mode, for root too). */
+    snprintf(path, sizeof path, "%s/readonly", base);
+    CHECK(mkdir(path, 0500) == 0);
+    CHECK_STATUS(outlive_store_open(path, "app", NULL, &store), OUTLIVE_E_IO);
+    CHECK(strstr(outlive_last_error(), "read-only") != NULL);
+    /* Writable by others. */
+    snprintf(path, sizeof path, "%s/shared", base);
+    CHECK(mkdir(path, 0700) == 0 && chmod(path, 0777) == 0);
+    CHECK_STATUS(outlive_store_open(path, "app", NULL, &store), OUTLIVE_E_PERMISSION);
+    CHECK(strstr(outlive_last_error(), "mode") != NULL);
+    /* A symbolic link as the store. */
+    char link[4096];
+    snprintf(path, sizeof path, "%s/real", base);
+    snprintf(link, sizeof link, "%s/link", base);
+    CHECK(mkdir(path, 0700) == 0 && symlink(path, link) == 0);
+    CHECK_STATUS(outlive_store_open(link, "app", NULL, &store), OUTLIVE_E_PERMISSION);
+    CHECK(store == NULL);
+    harness_remove_tree(base);
+}
+
+static void test_created_store_has_private_modes(void) {
+    const char *base = harness_temp_dir();
+    char dir[4096], file[4200];
+    snprintf(dir, sizeof dir, "%s/store", base);
+    mode_t old = umask(0);
+    outlive_store *store = open_store(dir);
+    umask(old);
+    CHECK(store);
+    CHECK_OK(outlive_kv_set(store, "k", "v", 1));
+    struct stat info;
+    CHECK(stat(dir, &info) == 0 && (info.st_mode & 0777) == 0700);
+    const char *files[] = {"outlive.db", "outlive.db-wal", "doorbell"};
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(file, sizeof file, "%s/%s", dir, files[i]);
+        CHECK_MSG(stat(file, &info) == 0 && (info.st_mode & 0777) == 0600, "%s has mode %o", files[i], info.st_mode & 0777);
+    }
+    outlive_store_close(store);
+    harness_remove_tree(base);
+}
+
+static void test_corrupted_database_is_refused(void) {
+    const char *dir = harness_temp_dir();
+    char path[4200];
+    snprintf(path, sizeof path, "%s/outlive.db", dir);
+    int fd = open(path, O_WRONLY | O_CREAT, 0600);
+    CHECK(fd >= 0);
+    char garbage[8192];
+    for (size_t i = 0; i < sizeof garbage; i++) garbage[i] = (char)(i * 7 + 3);
+    CHECK(write(fd, garbage, sizeof garbage) == (ssize_t)sizeof garbage);
+    close(fd);
+    outlive_store *store = NULL;
+    CHECK_STATUS(outlive_store_open(dir, "app", NULL, &store), OUTLIVE_E_CORRUPT);
+    CHECK(store == NULL);
+    harness_remove_tree(dir);
+}
+
+static void test_newer_format_is_refused(void) {
+    const char *dir = harness_temp_dir();
+    outlive_store *store = open_store(dir);
+    CHECK(store);
+    outlive_store_close(store);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/outlive.db", dir);
+    sqlite3 *db = NULL;
+    CHECK(sqlite3_open(path, &db) == SQLITE_OK);
+    CHECK(sqlite3_exec(db, "PRAGMA user_version = 99", NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(db);
+    CHECK_STATUS(outlive_store_open(dir, "app", NULL, &store), OUTLIVE_E_VERSION);
+    CHECK(strstr(outlive_last_error(), "newer") != NULL);
+    harness_remove_tree(dir);
+}
+
+static void test_foreign_database_is_refused(void) {
+    const char *dir = harness_temp_dir();
+    char path[4200];
+    snprintf(path, sizeof path, "%s/outlive.db", dir);
+    sqlite3 *db = NULL;
+    CHECK(sqlite3_open(path, &db) == SQLITE_OK);
+    CHECK(sqlite3_exec(db, "CREATE TABLE people(name TEXT)", NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(db);
+    chmod(path, 0600);
+    outlive_store *store = NULL;
+    CHECK_STATUS(outlive_store_open(dir, "app", NULL, &store), OUTLIVE_E_CORRUPT);
+    CHECK(strstr(outlive_last_error(), "not an Outlive store") != NULL);
+    harness_remove_tree(dir);
+}
+
+static void test_status_names_and_version(void) {
+    CHECK(strcmp(outlive_status_name(OUTLIVE_OK), "OUTLIVE_OK") == 0);
+    CHECK(strcmp(outlive_status_name(OUTLIVE_E_NO_MEMORY), "OUTLIVE_E_NO_MEMORY") == 0);
+    CHECK(strcmp(outlive_status_name((outlive_status)999), "OUTLIVE_E_UNKNOWN") == 0);
+    CHECK(outlive_version_number() == OUTLIVE_VERSION_NUMBER);
+    char expected[32];
+    snprintf(expected, sizeof expected, "%d.%d.%d", OUTLIVE_VERSION_MAJOR, OUTLIVE_VERSION_MINOR, OUTLIVE_VERSION_PATCH);
+    CHECK(strcmp(outlive_version(), expected) == 0);
+    CHECK(outlive_last_error() != NULL);
+}
+
+HARNESS_MAIN(
+    T(test_set_get_delete_round_trip),
+    T(test_empty_value_is_present_and_not_null),
+    T(test_values_survive_reopen),
+    T(test_update_reads_modifies_and_writes),
+    T(test_update_failing_modifier_changes_nothing),
+    T(test_bad_arguments_get_precise_statuses),
+    T(test_open_refuses_bad_places),
+    T(test_created_store_has_private_modes),
+    T(test_corrupted_database_is_refused),
+    T(test_newer_format_is_refused),
+    T(test_foreign_database_is_refused),
+    T(test_status_names_and_version),
+)

@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""Runs every test suite of Outlive and ends with one line: "N passed, N failed".
+
+Suites: the C programs in build/tests (each prints PASS/FAIL lines), the Swift
+unit tests (swift test), and pytest over Tests/api (header, symbols, versions)
+and bindings/python/tests (the Python package). Exits 1 if anything failed.
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD = os.path.join(ROOT, "build")
+
+
+def run_c(timeout):
+    passed = failed = 0
+    tests_dir = os.path.join(BUILD, "tests")
+    binaries = sorted(
+        name for name in os.listdir(tests_dir)
+        if name.startswith("test_") and os.access(os.path.join(tests_dir, name), os.X_OK)
+    ) if os.path.isdir(tests_dir) else []
+    for name in binaries:
+        start = time.time()
+        try:
+            result = subprocess.run([os.path.join(tests_dir, name)], cwd=ROOT, capture_output=True,
+                                    text=True, timeout=timeout)
+            output, code = result.stdout + result.stderr, result.returncode
+        except subprocess.TimeoutExpired as error:
+            output = (error.stdout or b"").decode(errors="replace") if isinstance(error.stdout, bytes) else (error.stdout or "")
+            code = "timeout"
+        p = len(re.findall(r"^PASS ", output, re.M))
+        f = len(re.findall(r"^FAIL ", output, re.M))
+        if code != 0 and f == 0:
+            f = 1  # a crash or time-out is a failure even without a FAIL line
+            output += f"\n{name} exited with {code}\n"
+        passed, failed = passed + p, failed + f
+        status = "ok" if f == 0 else "FAILED"
+        print(f"  c/{name}: {p} passed, {f} failed ({time.time() - start:.1f}s) {status}")
+        if f:
+            for line in output.splitlines():
+                if line.startswith("FAIL") or "exited with" in line or "error" in line.lower():
+                    print("    " + line)
+    return passed, failed
+
+
+def run_swift(timeout):
+    try:
+        result = subprocess.run(["swift", "test"], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        print("  swift: timed out")
+        return 0, 1
+    output = result.stdout + result.stderr
+    # XCTest: "Executed 12 tests, with 0 failures"; take the last (the total).
+    totals = re.findall(r"Executed (\d+) tests?, with (\d+) failures?", output)
+    if not totals:
+        print(output[-3000:])
+        print("  swift: no test summary (build failure?)")
+        return 0, 1
+    executed, failures = map(int, totals[-1])
+    if result.returncode != 0 and failures == 0:
+        failures = 1
+    for line in output.splitlines():
+        if "error:" in line or " failed (" in line:
+            print("    " + line)
+    print(f"  swift: {executed - failures} passed, {failures} failed")
+    return executed - failures, failures
+
+
+def run_pytest(label, paths, timeout):
+    paths = [p for p in paths if os.path.isdir(os.path.join(ROOT, p))]
+    if not paths:
+        return 0, 0
+    report = os.path.join(BUILD, f"pytest-{label}.xml")
+    env = dict(os.environ)
+    env.setdefault("OUTLIVE_LIBRARY", os.path.join(BUILD, "liboutlive.so"))
+    env["PYTHONPATH"] = os.path.join(ROOT, "bindings", "python") + os.pathsep + env.get("PYTHONPATH", "")
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={report}", *paths]
+    try:
+        result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=env)
+    except subprocess.TimeoutExpired:
+        print(f"  {label}: timed out")
+        return 0, 1
+    if not os.path.exists(report):
+        print(result.stdout[-3000:] + result.stderr[-3000:])
+        return 0, 1
+    suite = ET.parse(report).getroot()
+    suite = suite if suite.tag == "testsuite" else suite.find("testsuite")
+    tests, failures = int(suite.get("tests")), int(suite.get("failures")) + int(suite.get("errors"))
+    skipped = int(suite.get("skipped", 0))
+    if failures:
+        print("\n".join(result.stdout.splitlines()[-60:]))
+    os.remove(report)
+    print(f"  {label}: {tests - failures - skipped} passed, {failures} failed, {skipped} skipped")
+    return tests - failures - skipped, failures
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--only", choices=["c", "swift", "python"])
+    args = parser.parse_args()
+    total_passed = total_failed = 0
+    suites = [
+        ("c", lambda: run_c(timeout=600)),
+        ("swift", lambda: run_swift(timeout=1800)),
+        ("python", lambda: run_pytest("python", ["Tests/api", "bindings/python/tests"], timeout=1200)),
+    ]
+    for name, suite in suites:
+        if args.only and args.only != name:
+            continue
+        print(f"[{name}]", flush=True)
+        p, f = suite()
+        total_passed += p
+        total_failed += f
+    print(f"{total_passed} passed, {total_failed} failed")
+    return 1 if total_failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
