@@ -295,6 +295,16 @@ OUTLIVE_API outlive_status outlive_kv_observe_with_release(outlive_store *store,
  * observer with that token. */
 OUTLIVE_API outlive_status outlive_kv_unobserve(outlive_store *store, uint64_t token);
 
+/* The first key under key_prefix that sorts (bytewise) after `after` (NULL or
+ * "": from the start). *out_key receives a copy to free with outlive_free.
+ * OUTLIVE_E_NOT_FOUND: no more keys. Iterates in O(log n) per key; keys
+ * changed meanwhile may or may not be seen. */
+OUTLIVE_API outlive_status outlive_kv_next_key(outlive_store *store, const char *key_prefix, const char *after,
+                                               char **out_key);
+
+/* How many keys start with key_prefix ("" counts all). */
+OUTLIVE_API outlive_status outlive_kv_count(outlive_store *store, const char *key_prefix, size_t *out_count);
+
 /* ── handlers ───────────────────────────────────────────────────────────── */
 
 /* ── tasks ──────────────────────────────────────────────────────────────── */

@@ -115,8 +115,18 @@ public final class KeyValueStore {
             }
         }
         // The SQL range starts at the prefix; keep only keys that really have it.
-        if let end = keys.firstIndex(where: { !$0.hasPrefix(prefix) }) { keys.removeSubrange(end...) }
+        if let end = keys.firstIndex(where: { !$0.utf8.starts(with: prefix.utf8) }) { keys.removeSubrange(end...) }
         return keys
+    }
+
+    /// How many keys have `prefix`.
+    public func count(prefix: String) throws -> Int {
+        try store.checkUsable()
+        return try store.database.read { transaction in
+            // substr compares bytes of the prefix exactly, whatever the collation.
+            Int(try transaction.integer("SELECT count(*) FROM outlive_kv WHERE key >= ? AND substr(key, 1, length(?)) = ?",
+                                        [.text(prefix), .text(prefix), .text(prefix)]) ?? 0)
+        }
     }
 
     // MARK: - Observers
@@ -159,7 +169,7 @@ public final class KeyValueStore {
             }
         }
         for key in keys {
-            let interested = current.sorted { $0.key < $1.key }.filter { key.hasPrefix($0.value.prefix) }
+            let interested = current.sorted { $0.key < $1.key }.filter { key.utf8.starts(with: $0.value.prefix.utf8) }
             guard !interested.isEmpty else { continue }
             // A still-registered observer only: one removed by an earlier call is skipped.
             let value: [UInt8]?
