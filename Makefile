@@ -18,9 +18,9 @@ C_TESTS      := $(patsubst Tests/c/%.c,$(TESTBIN)/%,$(wildcard Tests/c/test_*.c)
 C_PROGRAMS   := $(patsubst Tests/c/programs/%.c,$(TESTBIN)/%,$(wildcard Tests/c/programs/*.c))
 C_LIBRARIES  := $(patsubst Tests/c/libraries/%.c,$(TESTBIN)/lib%.so,$(wildcard Tests/c/libraries/*.c))
 
-.PHONY: deps all lib test test-c test-swift test-python c-tests demo bench install wheel fuzz clean
+.PHONY: deps all lib cli test test-c test-swift test-python c-tests demo bench install wheel fuzz clean
 
-all: lib
+all: lib cli
 
 # SwiftPM decides what is out of date; this rule always asks it.
 lib: deps
@@ -30,6 +30,12 @@ lib: deps
 	@ln -sf liboutlive.so $(OUT)/liboutlive.so.0
 
 $(LIB): lib
+
+# The `outlive` command (the SwiftPM product is outlive-cli: one name per product).
+cli: deps
+	$(SWIFT) build $(SWIFT_FLAGS) --product outlive-cli
+	@mkdir -p $(OUT)
+	@cp -p .build/release/outlive-cli $(OUT)/outlive.tmp && mv $(OUT)/outlive.tmp $(OUT)/outlive
 
 $(TESTBIN)/test_%: Tests/c/test_%.c Tests/c/harness.c Tests/c/harness.h include/outlive.h $(LIB)
 	@mkdir -p $(TESTBIN)
@@ -45,7 +51,7 @@ $(TESTBIN)/lib%.so: Tests/c/libraries/%.c include/outlive.h
 
 c-tests: lib $(C_TESTS) $(C_PROGRAMS) $(C_LIBRARIES)
 
-test: deps lib c-tests
+test: deps lib cli c-tests
 	$(PYTHON) scripts/run_tests.py
 
 # What a fresh machine may lack (Debian packages, pytest); quick when present.
@@ -61,7 +67,7 @@ test-swift:
 test-python: lib
 	$(PYTHON) scripts/run_tests.py --only python
 
-install: lib
+install: lib cli
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	install -m 0755 $(LIB) $(DESTDIR)$(PREFIX)/lib/liboutlive.so.$(VERSION)
 	ln -sf liboutlive.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/liboutlive.so.0

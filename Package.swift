@@ -9,6 +9,10 @@ let package = Package(
     name: "outlive",
     products: [
         .library(name: "outlive", type: .dynamic, targets: ["Outlive"]),
+        .executable(name: "outlive-cli", targets: ["outlive-cli"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
     ],
     targets: [
         // Shims over libc, SQLite, libffi and dlfcn, prefixed outlive_sys_*.
@@ -25,6 +29,11 @@ let package = Package(
             exclude: ["exports.map"],
             linkerSettings: [.unsafeFlags(["-Xlinker", "--version-script=\(exportMap)",
                                            "-Xlinker", "-soname=liboutlive.so.0"])]
+        ),
+        // The `outlive` command: inspect a store, run durable work as a service.
+        .executableTarget(
+            name: "outlive-cli",
+            dependencies: ["OutliveCore", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         .testTarget(name: "OutliveCoreTests", dependencies: ["OutliveCore"]),
     ],
