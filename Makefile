@@ -16,9 +16,10 @@ LDFLAGS_TEST := -L$(OUT) -loutlive -Wl,-rpath,$(abspath $(OUT)) -rdynamic -lsqli
 
 C_TESTS      := $(patsubst Tests/c/%.c,$(TESTBIN)/%,$(wildcard Tests/c/test_*.c))
 C_PROGRAMS   := $(patsubst Tests/c/programs/%.c,$(TESTBIN)/%,$(wildcard Tests/c/programs/*.c))
+C_CRASH      := $(patsubst Tests/crash/%.c,$(TESTBIN)/%,$(wildcard Tests/crash/*.c))
 C_LIBRARIES  := $(patsubst Tests/c/libraries/%.c,$(TESTBIN)/lib%.so,$(wildcard Tests/c/libraries/*.c))
 
-.PHONY: deps all lib cli test test-c test-swift test-python c-tests demo bench install wheel fuzz clean
+.PHONY: deps all lib cli soak test test-c test-swift test-python c-tests demo bench install wheel fuzz clean
 
 all: lib cli
 
@@ -49,7 +50,15 @@ $(TESTBIN)/lib%.so: Tests/c/libraries/%.c include/outlive.h
 	@mkdir -p $(TESTBIN)
 	$(CC) $(CFLAGS_TEST) -fPIC -shared -o $@ $<
 
-c-tests: lib $(C_TESTS) $(C_PROGRAMS) $(C_LIBRARIES)
+$(TESTBIN)/%: Tests/crash/%.c include/outlive.h $(LIB)
+	@mkdir -p $(TESTBIN)
+	$(CC) $(CFLAGS_TEST) -o $@ $< $(LDFLAGS_TEST)
+
+c-tests: lib $(C_TESTS) $(C_PROGRAMS) $(C_CRASH) $(C_LIBRARIES)
+
+# The crash harness with many more kills than `make test` runs.
+soak: c-tests
+	OUTLIVE_CRASH_KILLS=2000 $(TESTBIN)/test_crash
 
 test: deps lib cli c-tests
 	$(PYTHON) scripts/run_tests.py
