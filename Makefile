@@ -17,9 +17,11 @@ LDFLAGS_TEST := -L$(OUT) -loutlive -Wl,-rpath,$(abspath $(OUT)) -rdynamic -lsqli
 C_TESTS      := $(patsubst Tests/c/%.c,$(TESTBIN)/%,$(wildcard Tests/c/test_*.c))
 C_PROGRAMS   := $(patsubst Tests/c/programs/%.c,$(TESTBIN)/%,$(wildcard Tests/c/programs/*.c))
 C_CRASH      := $(patsubst Tests/crash/%.c,$(TESTBIN)/%,$(wildcard Tests/crash/*.c))
+FUZZERS      := $(patsubst fuzz/%.c,$(OUT)/fuzz/%,$(wildcard fuzz/fuzz_*.c))
+FUZZ_CC      ?= clang
 C_LIBRARIES  := $(patsubst Tests/c/libraries/%.c,$(TESTBIN)/lib%.so,$(wildcard Tests/c/libraries/*.c))
 
-.PHONY: deps all lib cli soak test test-c test-swift test-python c-tests demo bench install wheel fuzz clean
+.PHONY: deps all lib cli soak fuzz fuzzers test test-c test-swift test-python c-tests demo bench install wheel fuzz clean
 
 all: lib cli
 
@@ -54,7 +56,20 @@ $(TESTBIN)/%: Tests/crash/%.c include/outlive.h $(LIB)
 	@mkdir -p $(TESTBIN)
 	$(CC) $(CFLAGS_TEST) -o $@ $< $(LDFLAGS_TEST)
 
-c-tests: lib $(C_TESTS) $(C_PROGRAMS) $(C_CRASH) $(C_LIBRARIES)
+$(OUT)/fuzz/%: fuzz/%.c include/outlive.h $(LIB)
+	@mkdir -p $(OUT)/fuzz
+	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address -Iinclude -o $@ $< -L$(OUT) -loutlive -Wl,-rpath,$(abspath $(OUT)) 2>&1 | grep -v "Cannot export local symbol" || true
+
+fuzzers: lib $(FUZZERS)
+
+# Each libFuzzer target for FUZZ_SECONDS (default 60), growing its corpus in fuzz/corpus/NAME.
+FUZZ_SECONDS ?= 60
+fuzz: fuzzers
+	@for target in $(FUZZERS); do name=$$(basename $$target); mkdir -p fuzz/corpus/$$name; \
+	  echo "fuzzing $$name for $(FUZZ_SECONDS) s"; \
+	  $$target -max_total_time=$(FUZZ_SECONDS) -max_len=4096 fuzz/corpus/$$name || exit 1; done
+
+c-tests: lib $(C_TESTS) $(C_PROGRAMS) $(C_CRASH) $(C_LIBRARIES) $(FUZZERS)
 
 # The crash harness with many more kills than `make test` runs.
 soak: c-tests
