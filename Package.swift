@@ -4,6 +4,9 @@ import PackageDescription
 // liboutlive.so exports only the C API: everything else (the Swift runtime linked
 // statically, OutliveCore's symbols, the C shims) stays local through this script.
 let exportMap = Context.packageDirectory + "/Sources/Outlive/exports.map"
+// The `outlive` command carries the C API itself and exports it, so that the
+// handler libraries its worker loads bind to this one copy of the core.
+let commandExports = Context.packageDirectory + "/Sources/outlive-cli/exports.list"
 
 let package = Package(
     name: "outlive",
@@ -33,7 +36,9 @@ let package = Package(
         // The `outlive` command: inspect a store, run durable work as a service.
         .executableTarget(
             name: "outlive-cli",
-            dependencies: ["OutliveCore", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["OutliveCore", "Outlive", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            exclude: ["exports.list"],
+            linkerSettings: [.unsafeFlags(["-Xlinker", "--dynamic-list=\(commandExports)"])]
         ),
         .testTarget(name: "OutliveCoreTests", dependencies: ["OutliveCore"]),
     ],
