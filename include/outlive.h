@@ -532,14 +532,18 @@ typedef struct outlive_handler_descriptor {
 } outlive_handler_descriptor;
 
 #ifdef __cplusplus
-#define OUTLIVE__EXTERN_C extern "C"
+#define OUTLIVE__EXTERN_C_BEGIN extern "C" {
+#define OUTLIVE__EXTERN_C_END }
 #else
-#define OUTLIVE__EXTERN_C
+#define OUTLIVE__EXTERN_C_BEGIN
+#define OUTLIVE__EXTERN_C_END
 #endif
 #if defined(__GNUC__) || defined(__clang__)
-#define OUTLIVE__EXPORTED __attribute__((visibility("default"), used))
+#define OUTLIVE__VISIBLE __attribute__((visibility("default")))
+#define OUTLIVE__USED __attribute__((used))
 #else
-#define OUTLIVE__EXPORTED
+#define OUTLIVE__VISIBLE
+#define OUTLIVE__USED
 #endif
 
 /* Each parameter macro is a pair: (C parameter, signature text). */
@@ -566,11 +570,13 @@ typedef struct outlive_handler_descriptor {
 #define OUTLIVE__COUNT_(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15, _16, _17, _18, N, ...) N
 
 #define OUTLIVE__DEFINE(name, resolver, params, signature) \
-    OUTLIVE__EXTERN_C void name params; \
-    OUTLIVE__EXTERN_C extern const outlive_handler_descriptor outlive_handler__##name; \
-    OUTLIVE__EXPORTED const outlive_handler_descriptor outlive_handler__##name = { \
+    OUTLIVE__EXTERN_C_BEGIN \
+    void name params; \
+    OUTLIVE__VISIBLE extern const outlive_handler_descriptor outlive_handler__##name; \
+    OUTLIVE__USED const outlive_handler_descriptor outlive_handler__##name = { \
         OUTLIVE_HANDLER_MAGIC, OUTLIVE_HANDLER_DESCRIPTOR_VERSION, 0u, #name, signature, \
         (void (*)(void))name, resolver }; \
+    OUTLIVE__EXTERN_C_END \
     void name params
 
 #define OUTLIVE_HANDLER(...) OUTLIVE__CAT(OUTLIVE__H, OUTLIVE__COUNT(__VA_ARGS__))(__VA_ARGS__)
