@@ -130,8 +130,8 @@ struct HandlerDecoder {
 
     var remaining: Int { bytes.count - position }
 
-    mutating func byte(_ what: String) throws -> UInt8 {
-        guard position < bytes.count else { throw corrupt("truncated, expected \(what)") }
+    mutating func byte(_ what: @autoclosure () -> String) throws -> UInt8 {
+        guard position < bytes.count else { throw corrupt("truncated, expected \(what())") }
         let value = bytes[position]
         position += 1
         return value
@@ -148,29 +148,29 @@ struct HandlerDecoder {
         guard version == HandlerFormat.version else { throw corrupt("format version 0 does not exist") }
     }
 
-    mutating func varint(_ what: String) throws -> UInt64 {
+    mutating func varint(_ what: @autoclosure () -> String) throws -> UInt64 {
         var value: UInt64 = 0
         var shift: UInt64 = 0
         let start = position
         while true {
-            let byte = try self.byte(what)
+            let byte = try self.byte(what())
             let payload = UInt64(byte & 0x7F)
-            if shift == 63, payload > 1 { throw corrupt("\(what) overflows 64 bits") }
+            if shift == 63, payload > 1 { throw corrupt("\(what()) overflows 64 bits") }
             value |= payload << shift
             if byte & 0x80 == 0 {
-                if byte == 0, position - start > 1 { throw corrupt("\(what) is not in its shortest form") }
+                if byte == 0, position - start > 1 { throw corrupt("\(what()) is not in its shortest form") }
                 return value
             }
             shift += 7
-            if shift > 63 { throw corrupt("\(what) is longer than 10 bytes") }
+            if shift > 63 { throw corrupt("\(what()) is longer than 10 bytes") }
         }
     }
 
-    mutating func length(_ what: String, max: Int) throws -> Int {
-        let value = try varint("the size of \(what)")
-        guard value <= UInt64(max) else { throw corrupt("\(what) is \(value) bytes; at most \(max) are allowed") }
+    mutating func length(_ what: @autoclosure () -> String, max: Int) throws -> Int {
+        let value = try varint("the size of \(what())")
+        guard value <= UInt64(max) else { throw corrupt("\(what()) is \(value) bytes; at most \(max) are allowed") }
         let count = Int(value)
-        guard count <= remaining else { throw corrupt("truncated: \(what) needs \(count) bytes, \(remaining) remain") }
+        guard count <= remaining else { throw corrupt("truncated: \(what()) needs \(count) bytes, \(remaining) remain") }
         return count
     }
 
@@ -180,17 +180,17 @@ struct HandlerDecoder {
         return slice
     }
 
-    mutating func text(_ what: String, max: Int, valid: (UnsafeRawBufferPointer) -> Bool) throws -> String {
-        let count = try length(what, max: max)
+    mutating func text(_ what: @autoclosure () -> String, max: Int, valid: (UnsafeRawBufferPointer) -> Bool) throws -> String {
+        let count = try length(what(), max: max)
         let start = position
         let raw = slice(count)
         guard let text = String(validating: raw, as: UTF8.self) else {
             position = start
-            throw corrupt("\(what) is not valid UTF-8")
+            throw corrupt("\(what()) is not valid UTF-8")
         }
         guard valid(raw) else {
             position = start
-            throw corrupt("\(what) \"\(text)\" is not allowed")
+            throw corrupt("\(what()) \"\(text)\" is not allowed")
         }
         return text
     }
@@ -209,10 +209,9 @@ struct HandlerDecoder {
         // Every argument takes at least 3 bytes: refuse counts the input cannot hold.
         guard count <= UInt64(remaining / 3) else { throw corrupt("truncated: \(count) arguments cannot fit in \(remaining) bytes") }
         var arguments = Arguments()
-        var seen = Set<String>()
         for _ in 0..<Int(count) {
             let argumentName = try text("an argument name", max: ArgumentName.maxLength) { ArgumentName.isValid(utf8: $0) }
-            guard seen.insert(argumentName).inserted else { throw corrupt("argument \(argumentName) appears twice") }
+            guard arguments.index(of: argumentName) == nil else { throw corrupt("argument \(argumentName) appears twice") }
             let typeByte = try byte("the type of argument \(argumentName)")
             guard let type = ValueType(rawValue: Int32(typeByte)) else { throw corrupt("argument \(argumentName) has unknown type \(typeByte)") }
             arguments.set(argumentName, try value(of: type, named: argumentName, depth: depth))
@@ -254,8 +253,8 @@ struct HandlerDecoder {
         }
     }
 
-    mutating func zigzag(_ what: String) throws -> Int64 {
-        let raw = try varint(what)
+    mutating func zigzag(_ what: @autoclosure () -> String) throws -> Int64 {
+        let raw = try varint(what())
         return Int64(bitPattern: raw >> 1) ^ -Int64(bitPattern: raw & 1)
     }
 }

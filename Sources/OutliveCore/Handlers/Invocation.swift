@@ -53,6 +53,17 @@ extension Declaration {
         }
     }
 
+    /// The index of `name` in entries (borrowed, nothing retained).
+    @inline(__always)
+    static func index(of name: String, in entries: UnsafeBufferPointer<Argument>) -> Int? {
+        var index = 0
+        while index < entries.count {
+            if entries[index].name == name { return index }
+            index += 1
+        }
+        return nil
+    }
+
     private func invoke(_ function: CFunction, resolver: Resolver?, _ callInterface: CallInterface,
                         bound: Arguments, call: Arguments) throws {
         let count = callInterface.count
@@ -61,34 +72,45 @@ extension Declaration {
             try withUnsafeTemporaryAllocation(of: UnsafeMutableRawPointer?.self, capacity: count + 1) { values in
                 guard let slotBase = slots.baseAddress, let valueBase = values.baseAddress else { return }
                 var nested: [HandlerBox] = []
-                var index = resolver == nil ? 0 : 1
-                for parameter in signature.parameters {
-                    let slot = UnsafeMutableRawPointer(slotBase + index)
-                    valueBase[index] = slot
-                    index += 1
-                    guard let value = Declaration.value(named: parameter.name, call: call, bound: bound) else {
-                        guard parameter.isOptional else { throw missing(parameter) }
-                        slot.storeBytes(of: nil, as: UnsafeRawPointer?.self)
-                        continue
-                    }
-                    guard parameter.accepts(value) else { throw mismatch(parameter, value) }
-                    switch value {
-                    case .id(let id):
-                        slot.storeBytes(of: UnsafeRawPointer(Unmanaged.passUnretained(id.storage).toOpaque()), as: UnsafeRawPointer.self)
-                    case .handler(let handler):
-                        let box = HandlerBox(handler)
-                        nested.append(box)
-                        slot.storeBytes(of: UnsafeRawPointer(Unmanaged.passUnretained(box).toOpaque()), as: UnsafeRawPointer.self)
-                    case .bool(let flag):
-                        slot.storeBytes(of: flag ? 1 : 0, as: UInt8.self)
-                    case .int(let number):
-                        slot.storeBytes(of: number, as: Int32.self)
-                    case .double(let number):
-                        slot.storeBytes(of: number, as: Double.self)
-                    case .integer(let number):
-                        slot.storeBytes(of: number, as: Int64.self)
-                    case .uinteger(let number):
-                        slot.storeBytes(of: number, as: UInt64.self)
+                try call.entries.withUnsafeBufferPointer { callEntries in
+                    try bound.entries.withUnsafeBufferPointer { boundEntries in
+                        try signature.parameters.withUnsafeBufferPointer { parameters in
+                            var index = resolver == nil ? 0 : 1
+                            for position in 0..<parameters.count {
+                                let slot = UnsafeMutableRawPointer(slotBase + index)
+                                valueBase[index] = slot
+                                index += 1
+                                let value: Value
+                                if let found = Declaration.index(of: parameters[position].name, in: callEntries) {
+                                    value = callEntries[found].value
+                                } else if let found = Declaration.index(of: parameters[position].name, in: boundEntries) {
+                                    value = boundEntries[found].value
+                                } else {
+                                    guard parameters[position].isOptional else { throw missing(parameters[position]) }
+                                    slot.storeBytes(of: nil, as: UnsafeRawPointer?.self)
+                                    continue
+                                }
+                                guard parameters[position].accepts(value) else { throw mismatch(parameters[position], value) }
+                                switch value {
+                                case .id(let id):
+                                    slot.storeBytes(of: UnsafeRawPointer(Unmanaged.passUnretained(id.storage).toOpaque()), as: UnsafeRawPointer.self)
+                                case .handler(let handler):
+                                    let box = HandlerBox(handler)
+                                    nested.append(box)
+                                    slot.storeBytes(of: UnsafeRawPointer(Unmanaged.passUnretained(box).toOpaque()), as: UnsafeRawPointer.self)
+                                case .bool(let flag):
+                                    slot.storeBytes(of: flag ? 1 : 0, as: UInt8.self)
+                                case .int(let number):
+                                    slot.storeBytes(of: number, as: Int32.self)
+                                case .double(let number):
+                                    slot.storeBytes(of: number, as: Double.self)
+                                case .integer(let number):
+                                    slot.storeBytes(of: number, as: Int64.self)
+                                case .uinteger(let number):
+                                    slot.storeBytes(of: number, as: UInt64.self)
+                                }
+                            }
+                        }
                     }
                 }
                 if let resolver {
@@ -103,6 +125,7 @@ extension Declaration {
                     valueBase[0] = UnsafeMutableRawPointer(slotBase)
                 }
                 let returnSlot = UnsafeMutableRawPointer(slotBase + count)
+                // bound and call keep the ID storages alive; nested the handler boxes.
                 withExtendedLifetime(nested) {
                     withExtendedLifetime(bound) {
                         withExtendedLifetime(call) {

@@ -93,10 +93,11 @@ public enum ValueType: Int32, CaseIterable {
     }
 }
 
-/// A typed argument value.
-public indirect enum Value: Equatable {
+/// A typed argument value. Only the handler case is boxed, so primitives and
+/// IDs are read without reference counting on the call path.
+public enum Value: Equatable {
     case id(IDValue)
-    case handler(Handler)
+    indirect case handler(Handler)
     case bool(Bool)
     case int(Int32)
     case double(Double)
