@@ -49,6 +49,11 @@ const outlive_handler_descriptor outlive_handler__null_function = {
 const outlive_handler_descriptor outlive_handler__bad_signature = {
     OUTLIVE_HANDLER_MAGIC, OUTLIVE_HANDLER_DESCRIPTOR_VERSION, 0, "bad_signature", "INTEGR a", (void (*)(void))fake_target, NULL };
 uint64_t outlive_handler__tiny = OUTLIVE_HANDLER_MAGIC;
+/* Right magic, version, name, signature and function, but shorter than a
+ * descriptor: reading it as one would read past its end. */
+struct short_descriptor { uint64_t magic; uint32_t version, reserved; const char *name, *signature; void (*function)(void); };
+const struct short_descriptor outlive_handler__short_object = {
+    OUTLIVE_HANDLER_MAGIC, OUTLIVE_HANDLER_DESCRIPTOR_VERSION, 0, "short_object", "INTEGER a", (void (*)(void))fake_target };
 
 static outlive_status call_named(const char *name, outlive_args *args) {
     outlive_handler *handler = outlive_handler_new(name, NULL);
@@ -104,7 +109,7 @@ static void test_names_that_are_no_descriptor_are_unresolved_and_nothing_runs(vo
     outlive_args_set_string(args, "command", command);
     outlive_args_set_integer(args, "a", 1);
     const char *names[] = { "system", "getpid", "fake_function", "fake_target", "bad_magic", "wrong_name",
-                            "future_version", "null_function", "tiny", "main", "outlive_call", "harness_run",
+                            "future_version", "null_function", "tiny", "short_object", "main", "outlive_call", "harness_run",
                             "outlive_handler__local_sum", "local.sum", "no_such_handler" };
     not_a_handler_calls = 0;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {

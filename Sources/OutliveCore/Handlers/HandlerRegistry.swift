@@ -19,7 +19,7 @@ public final class HandlerRegistry {
         static let magic: UInt64 = 0x4F55_544C_4956_4548  // "HEVILTUO" read little-endian: "OUTLIVEH"
         static let version: UInt32 = 1
         static let magicOffset = 0, versionOffset = 8, nameOffset = 16, signatureOffset = 24
-        static let functionOffset = 32, resolverOffset = 40
+        static let functionOffset = 32, resolverOffset = 40, size = 48
         static let symbolPrefix = "outlive_handler__"
     }
 
@@ -69,9 +69,35 @@ public final class HandlerRegistry {
         }
     }
 
+    /// glibc's dladdr1, looked up at run time (its declaration needs _GNU_SOURCE).
+    private typealias AddressInfo = @convention(c) (UnsafeRawPointer?, UnsafeMutableRawPointer?,
+                                                    UnsafeMutablePointer<UnsafeMutableRawPointer?>?, Int32) -> Int32
+    private lazy var addressInfo: AddressInfo? = {
+        guard let mainProgram, let function = dlsym(mainProgram, "dladdr1") else { return nil }
+        return unsafeBitCast(function, to: AddressInfo.self)
+    }()
+
+    /// Whether the ELF symbol at `address` is a data object that starts there
+    /// and is large enough to be a descriptor, so that reading one cannot run
+    /// past it. Without dladdr1 (not glibc) the magic alone decides.
+    private func isDescriptorSizedObject(_ address: UnsafeMutableRawPointer) -> Bool {
+        guard let addressInfo else { return true }
+        // Dl_info: dli_fname, dli_fbase, dli_sname, dli_saddr (4 pointers).
+        var info: (UnsafeRawPointer?, UnsafeRawPointer?, UnsafeRawPointer?, UnsafeRawPointer?) = (nil, nil, nil, nil)
+        var symbolEntry: UnsafeMutableRawPointer?
+        let found = withUnsafeMutableBytes(of: &info) { addressInfo(UnsafeRawPointer(address), $0.baseAddress, &symbolEntry, 1 /* RTLD_DL_SYMENT */) }
+        guard found != 0, info.3 == UnsafeRawPointer(address), let entry = symbolEntry else { return false }
+        // Elf64_Sym: st_name u32, st_info u8, st_other u8, st_shndx u16, st_value u64, st_size u64.
+        let type = entry.load(fromByteOffset: 4, as: UInt8.self) & 0x0F
+        let size = entry.loadUnaligned(fromByteOffset: 16, as: UInt64.self)
+        return type == 1 /* STT_OBJECT */ && size >= UInt64(DescriptorLayout.size)
+    }
+
     /// The declaration a descriptor symbol describes, or nil when the symbol is
-    /// not a descriptor of `name` (wrong magic, version, name, NULL function).
+    /// not a descriptor of `name` (not a data object of a descriptor's size, wrong
+    /// magic, version, name, NULL function).
     private func declaration(at address: UnsafeMutableRawPointer, name: String, symbol: String, origin: String) throws -> Declaration? {
+        guard isDescriptorSizedObject(address) else { return nil }
         let raw = UnsafeRawPointer(address)
         guard raw.loadUnaligned(fromByteOffset: DescriptorLayout.magicOffset, as: UInt64.self) == DescriptorLayout.magic,
               raw.loadUnaligned(fromByteOffset: DescriptorLayout.versionOffset, as: UInt32.self) == DescriptorLayout.version,
