@@ -520,7 +520,9 @@ typedef void *(*outlive_instance_resolver)(const outlive_args *merged_arguments)
 
 /* What OUTLIVE_HANDLER exports as `outlive_handler__NAME` (64-bit layout:
  * magic at 0, version at 8, name at 16, signature at 24, function at 32,
- * resolver at 40). Write one by hand only if you cannot use the macros. */
+ * resolver at 40). Write one by hand only if you cannot use the macros; the
+ * symbol must then be a data object of at least sizeof(outlive_handler_descriptor)
+ * bytes, or it is not considered. */
 typedef struct outlive_handler_descriptor {
     uint64_t    magic;        /* OUTLIVE_HANDLER_MAGIC */
     uint32_t    version;      /* OUTLIVE_HANDLER_DESCRIPTOR_VERSION */
