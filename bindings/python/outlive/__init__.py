@@ -7,7 +7,9 @@ from . import _ffi
 from .errors import (BusyError, CorruptError, InvalidArgumentError, InvalidatedError, MissingArgumentError,
                      NoMemoryError, NotFoundError, OutliveError, PermissionDeniedError, StateError, Status,
                      StoreIOError, TypeMismatchError, UnresolvedError, VersionError)
+from .handlers import Handler, handler, load_handlers, resolves, unregister
 from .loop import Loop
+from .values import ID, Int, UInteger
 from .store import UNCHANGED, KeyValue, Observation, Store
 
 __version__ = "0.1.0"
@@ -19,6 +21,7 @@ def library_version() -> str:
 
 
 __all__ = [
+    "Handler", "handler", "load_handlers", "resolves", "unregister", "ID", "Int", "UInteger",
     "Loop", "Store", "KeyValue", "Observation", "UNCHANGED", "OutliveError", "Status", "library_version",
     "BusyError", "CorruptError", "InvalidArgumentError", "InvalidatedError", "MissingArgumentError", "NoMemoryError",
     "NotFoundError", "PermissionDeniedError", "StateError", "StoreIOError", "TypeMismatchError", "UnresolvedError",
