@@ -8,6 +8,7 @@ from .errors import (BusyError, CorruptError, InvalidArgumentError, InvalidatedE
                      NoMemoryError, NotFoundError, OutliveError, PermissionDeniedError, StateError, Status,
                      StoreIOError, TypeMismatchError, UnresolvedError, VersionError)
 from .handlers import Handler, handler, load_handlers, resolves, unregister
+from .logs import set_log_level
 from .loop import Loop
 from .values import ID, Int, UInteger
 from .store import UNCHANGED, KeyValue, Observation, Store
@@ -22,7 +23,7 @@ def library_version() -> str:
 
 __all__ = [
     "Handler", "handler", "load_handlers", "resolves", "unregister", "ID", "Int", "UInteger",
-    "Loop", "Store", "KeyValue", "Observation", "UNCHANGED", "OutliveError", "Status", "library_version",
+    "set_log_level", "Loop", "Store", "KeyValue", "Observation", "UNCHANGED", "OutliveError", "Status", "library_version",
     "BusyError", "CorruptError", "InvalidArgumentError", "InvalidatedError", "MissingArgumentError", "NoMemoryError",
     "NotFoundError", "PermissionDeniedError", "StateError", "StoreIOError", "TypeMismatchError", "UnresolvedError",
     "VersionError",

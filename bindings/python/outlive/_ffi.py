@@ -12,6 +12,7 @@ status = c_int
 KV_MODIFIER = CFUNCTYPE(c_int, c_void_p, c_void_p)
 KV_OBSERVER = CFUNCTYPE(None, c_char_p, c_void_p, c_size_t, c_void_p)
 RELEASE = CFUNCTYPE(None, c_void_p)
+LOG_HANDLER = CFUNCTYPE(None, c_int, c_char_p, c_void_p)
 
 
 class StoreOptions(ctypes.Structure):
@@ -25,6 +26,7 @@ _DECLARATIONS = {
     "outlive_version": (c_char_p, []),
     "outlive_version_number": (c_uint32, []),
     "outlive_free": (None, [c_void_p]),
+    "outlive_set_log_handler": (status, [LOG_HANDLER, c_int, c_void_p]),
     # loop
     "outlive_loop_new": (status, [POINTER(c_void_p)]),
     "outlive_loop_free": (None, [c_void_p]),
