@@ -99,6 +99,7 @@ struct journal {
     int order[64];              /* ids in start order */
     int completion_order[64];
     outlive_operation *running[64];
+    int hold_first;             /* the first hold_first started are handed to the pool together */
 };
 
 struct step {
@@ -122,7 +123,12 @@ static void step_run(outlive_operation *operation, void *context) {
     }
     int n = atomic_fetch_add(&journal->started, 1);
     if (n < 64) { journal->order[n] = step->id; journal->running[n] = operation; }
-    if (journal->pool) pool_push(journal->pool, operation);
+    if (!journal->pool) return;
+    if (n + 1 < journal->hold_first) return;       /* held: all of them execute at once */
+    if (n + 1 == journal->hold_first) {
+        for (int i = 0; i < n; i++) pool_push(journal->pool, journal->running[i]);
+    }
+    pool_push(journal->pool, operation);
 }
 
 static void step_completion(outlive_operation *operation, bool cancelled, void *context) {
@@ -308,6 +314,7 @@ static void test_at_most_max_unfinished_operations_execute_at_once(void) {
     memset(&journal, 0, sizeof journal);
     pool_start(&pool, &journal.executing);
     journal.pool = &pool;
+    journal.hold_first = 3;  /* so that the limit is reached for sure, not by timing */
     struct step steps[40];
     for (int i = 0; i < 40; i++) {
         steps[i] = (struct step){ &journal, i, 0, 0 };
