@@ -492,8 +492,9 @@ OUTLIVE_API outlive_operation *outlive_operation_retain(outlive_operation *opera
 OUTLIVE_API void outlive_operation_free(outlive_operation *operation);
 
 /* Sets the completion callback (NULL: none), replacing (and releasing) a previous
- * one. Its context is released with release (when not NULL) when the operation
- * is destroyed or the completion is replaced.
+ * one. Its context is released with release (when not NULL) once: after the
+ * completion was called, when it is replaced, or when the operation is
+ * destroyed without having completed (e.g. its queue was freed).
  * OUTLIVE_E_INVALID_ARGUMENT: operation is NULL.
  * OUTLIVE_E_STATE: the operation was added to a queue already. Any thread. */
 OUTLIVE_API outlive_status outlive_operation_set_completion(outlive_operation *operation,

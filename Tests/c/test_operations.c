@@ -656,6 +656,31 @@ static void test_queue_keeps_operation_alive_until_completion_after_caller_frees
     outlive_loop_free(loop);
 }
 
+static void test_completion_context_is_released_once_after_the_completion(void) {
+    outlive_loop *loop = NULL;
+    CHECK_OK(outlive_loop_new(&loop));
+    outlive_operations *queue = NULL;
+    CHECK_OK(outlive_operations_new(loop, 0, &queue));
+    struct journal journal;
+    memset(&journal, 0, sizeof journal);
+    struct step step = { &journal, 0, 0, 0 };
+    outlive_operation *operation = NULL;
+    CHECK_OK(outlive_operation_new(step_run, &step, &operation));
+    CHECK_OK(outlive_operation_set_completion(operation, step_completion, &step, step_release));
+    CHECK_OK(outlive_operation_set_completion(operation, step_completion, &step, step_release));
+    CHECK(atomic_load(&journal.released) == 1);  /* the replaced one */
+    CHECK_OK(outlive_operations_add(queue, operation));
+    CHECK(dispatch_until(loop, &journal.started, 1, 10));
+    CHECK_OK(outlive_operation_finish(operation));
+    CHECK(dispatch_until(loop, &journal.completed, 1, 10));
+    CHECK(atomic_load(&journal.released) == 2);
+    outlive_operation_free(operation);
+    CHECK(atomic_load(&journal.released) == 2);
+    CHECK(atomic_load(&journal.completed) == 1);
+    outlive_operations_free(queue);
+    outlive_loop_free(loop);
+}
+
 static void test_bad_arguments_get_precise_status(void) {
     outlive_loop *loop = NULL;
     CHECK_OK(outlive_loop_new(&loop));
@@ -712,5 +737,6 @@ HARNESS_MAIN(
     T(test_adding_twice_or_to_two_queues_is_refused),
     T(test_freeing_queue_cancels_waiting_operations_and_unblocks_other_queues),
     T(test_queue_keeps_operation_alive_until_completion_after_caller_frees_it),
+    T(test_completion_context_is_released_once_after_the_completion),
     T(test_bad_arguments_get_precise_status),
 )
