@@ -142,6 +142,67 @@ static void test_ten_thousand_interactions_finished_from_8_threads_start_one_at_
     CHECK(atomic_load(&stress.pool.double_ok) == 0);
 }
 
+/* ── adds from many threads ── */
+
+#define ADDERS 4
+#define PER_ADDER 1000
+
+struct adders {
+    outlive_interactions *queue;
+    atomic_int started;
+    atomic_int running;
+    atomic_int overlaps;
+    atomic_int out_of_order;
+    atomic_int add_failures;
+    int last_seen[ADDERS];
+};
+struct added { struct adders *adders; int thread; int index; };
+
+static void added_run(outlive_interaction *token, void *context) {
+    struct added *item = context;
+    struct adders *adders = item->adders;
+    if (atomic_exchange(&adders->running, 1) != 0) atomic_fetch_add(&adders->overlaps, 1);
+    /* Each thread's interactions start in the order that thread added them. */
+    if (adders->last_seen[item->thread] != item->index - 1) atomic_fetch_add(&adders->out_of_order, 1);
+    adders->last_seen[item->thread] = item->index;
+    atomic_fetch_add(&adders->started, 1);
+    atomic_store(&adders->running, 0);
+    if (outlive_interaction_finish(token) != OUTLIVE_OK) atomic_fetch_add(&adders->add_failures, 1);
+}
+
+static struct added added_items[ADDERS][PER_ADDER];
+
+static void *adder_main(void *argument) {
+    struct added *items = argument;
+    for (int i = 0; i < PER_ADDER; i++) {
+        if (outlive_interactions_add(items[i].adders->queue, added_run, &items[i]) != OUTLIVE_OK)
+            atomic_fetch_add(&items[i].adders->add_failures, 1);
+    }
+    return NULL;
+}
+
+static void test_adds_from_many_threads_start_one_at_a_time_in_each_threads_order(void) {
+    outlive_loop *loop = NULL;
+    CHECK_OK(outlive_loop_new(&loop));
+    static struct adders adders;
+    memset(&adders, 0, sizeof adders);
+    CHECK_OK(outlive_interactions_new(loop, &adders.queue));
+    for (int t = 0; t < ADDERS; t++) {
+        adders.last_seen[t] = -1;
+        for (int i = 0; i < PER_ADDER; i++) added_items[t][i] = (struct added){ &adders, t, i };
+    }
+    pthread_t threads[ADDERS];
+    for (int t = 0; t < ADDERS; t++) pthread_create(&threads[t], NULL, adder_main, added_items[t]);
+    int all = dispatch_until(loop, &adders.started, ADDERS * PER_ADDER, 60);
+    for (int t = 0; t < ADDERS; t++) pthread_join(threads[t], NULL);
+    outlive_interactions_free(adders.queue);
+    outlive_loop_free(loop);
+    CHECK_MSG(all, "only %d started", atomic_load(&adders.started));
+    CHECK(atomic_load(&adders.overlaps) == 0);
+    CHECK(atomic_load(&adders.out_of_order) == 0);
+    CHECK(atomic_load(&adders.add_failures) == 0);
+}
+
 /* ── suspension ── */
 
 struct recorder {
@@ -405,6 +466,7 @@ static void test_bad_arguments_get_precise_status_and_change_nothing(void) {
 
 HARNESS_MAIN(
     T(test_ten_thousand_interactions_finished_from_8_threads_start_one_at_a_time_in_order),
+    T(test_adds_from_many_threads_start_one_at_a_time_in_each_threads_order),
     T(test_suspended_queue_starts_nothing_until_resumed_and_running_one_goes_on),
     T(test_second_finish_is_state_error_and_changes_nothing),
     T(test_interaction_finished_inside_its_run_lets_the_next_start),

@@ -531,6 +531,90 @@ static void test_cancel_all_cancels_waiting_ones_and_marks_running_ones(void) {
     outlive_loop_free(loop);
 }
 
+/* Cancels race with starts and finishes: every operation ends exactly once,
+ * either run and finished, or never run and completed as cancelled. */
+#define RACE 2000
+struct race {
+    outlive_operation *ops[RACE];
+    atomic_int runs[RACE];
+    atomic_int completions[RACE];
+    atomic_int completed_without_run_not_cancelled;
+    atomic_int completed;
+    struct pool *pool;
+};
+struct race_item { struct race *race; int index; };
+
+static void race_run(outlive_operation *operation, void *context) {
+    struct race_item *item = context;
+    atomic_fetch_add(&item->race->runs[item->index], 1);
+    pool_push(item->race->pool, operation);
+}
+
+static void race_completion(outlive_operation *operation, bool cancelled, void *context) {
+    (void)operation;
+    struct race_item *item = context;
+    atomic_fetch_add(&item->race->completions[item->index], 1);
+    if (!cancelled && atomic_load(&item->race->runs[item->index]) == 0)
+        atomic_fetch_add(&item->race->completed_without_run_not_cancelled, 1);
+    atomic_fetch_add(&item->race->completed, 1);
+}
+
+static void *race_cancel_main(void *argument) {
+    struct race *race = argument;
+    unsigned seed = (unsigned)(uintptr_t)pthread_self();
+    for (int i = 0; i < RACE / 2; i++) {
+        int index = (int)(rand_r(&seed) % RACE);
+        outlive_status status = outlive_operation_cancel(race->ops[index]);
+        if (status != OUTLIVE_OK && status != OUTLIVE_E_STATE) abort();
+    }
+    return NULL;
+}
+
+static void test_cancels_racing_with_starts_and_finishes_end_each_operation_exactly_once(void) {
+    outlive_loop *loop = NULL;
+    CHECK_OK(outlive_loop_new(&loop));
+    outlive_operations *queue = NULL;
+    CHECK_OK(outlive_operations_new(loop, 4, &queue));
+    struct pool pool;
+    pool_start(&pool, NULL);
+    static struct race race;
+    memset(&race, 0, sizeof race);
+    race.pool = &pool;
+    static struct race_item items[RACE];
+    for (int i = 0; i < RACE; i++) {
+        items[i] = (struct race_item){ &race, i };
+        CHECK_OK(outlive_operation_new(race_run, &items[i], &race.ops[i]));
+        CHECK_OK(outlive_operation_set_completion(race.ops[i], race_completion, &items[i], NULL));
+        if (i >= 3 && i % 3 == 0) CHECK_OK(outlive_operation_add_dependency(race.ops[i], race.ops[i - 3]));
+        CHECK_OK(outlive_operations_add(queue, race.ops[i]));
+    }
+    pthread_t cancellers[4];
+    for (int i = 0; i < 4; i++) pthread_create(&cancellers[i], NULL, race_cancel_main, &race);
+    int all = dispatch_until(loop, &race.completed, RACE, 60);
+    for (int i = 0; i < 4; i++) pthread_join(cancellers[i], NULL);
+    dispatch_for(loop, 0.05);
+    pool_stop(&pool);
+    CHECK_MSG(all, "only %d of %d completed", atomic_load(&race.completed), RACE);
+    CHECK(atomic_load(&race.completed) == RACE);
+    int cancelled_unrun = 0;
+    for (int i = 0; i < RACE; i++) {
+        CHECK(atomic_load(&race.runs[i]) <= 1);
+        CHECK(atomic_load(&race.completions[i]) == 1);
+        CHECK(outlive_operation_get_state(race.ops[i]) == OUTLIVE_OPERATION_FINISHED);
+        if (atomic_load(&race.runs[i]) == 0) {
+            CHECK(outlive_operation_is_cancelled(race.ops[i]));
+            cancelled_unrun++;
+        }
+    }
+    CHECK(atomic_load(&race.completed_without_run_not_cancelled) == 0);
+    CHECK(atomic_load(&pool.finish_failures) == 0 && atomic_load(&pool.double_ok) == 0);
+    CHECK(outlive_operations_unfinished(queue) == 0);
+    for (int i = 0; i < RACE; i++) outlive_operation_free(race.ops[i]);
+    outlive_operations_free(queue);
+    outlive_loop_free(loop);
+    fprintf(stderr, "  (%d of %d cancelled before they ran)\n", cancelled_unrun, RACE);
+}
+
 /* ── refused changes ── */
 
 static void test_cycles_are_refused_and_change_nothing(void) {
@@ -733,6 +817,7 @@ HARNESS_MAIN(
     T(test_operation_cancelled_before_it_is_added_completes_without_running),
     T(test_running_operation_sees_cancellation_and_still_must_finish),
     T(test_cancel_all_cancels_waiting_ones_and_marks_running_ones),
+    T(test_cancels_racing_with_starts_and_finishes_end_each_operation_exactly_once),
     T(test_cycles_are_refused_and_change_nothing),
     T(test_adding_twice_or_to_two_queues_is_refused),
     T(test_freeing_queue_cancels_waiting_operations_and_unblocks_other_queues),
