@@ -13,6 +13,11 @@ KV_MODIFIER = CFUNCTYPE(c_int, c_void_p, c_void_p)
 KV_OBSERVER = CFUNCTYPE(None, c_char_p, c_void_p, c_size_t, c_void_p)
 RELEASE = CFUNCTYPE(None, c_void_p)
 LOG_HANDLER = CFUNCTYPE(None, c_int, c_char_p, c_void_p)
+INTERACTION_FN = CFUNCTYPE(None, c_void_p, c_void_p)
+STALL_FN = CFUNCTYPE(None, c_void_p, c_double, c_void_p)
+OPERATION_FN = CFUNCTYPE(None, c_void_p, c_void_p)
+COMPLETION_FN = CFUNCTYPE(None, c_void_p, c_bool, c_void_p)
+DRAINED_FN = CFUNCTYPE(None, c_void_p)
 
 
 class StoreOptions(ctypes.Structure):
@@ -78,6 +83,30 @@ _DECLARATIONS = {
     "outlive_args_count": (c_size_t, [c_void_p]),
     "outlive_args_name_at": (c_char_p, [c_void_p, c_size_t]),
     "outlive_args_type_at": (c_int, [c_void_p, c_size_t]),
+    # interactions
+    "outlive_interactions_new": (status, [c_void_p, POINTER(c_void_p)]),
+    "outlive_interactions_free": (None, [c_void_p]),
+    "outlive_interactions_add_with_release": (status, [c_void_p, INTERACTION_FN, c_void_p, RELEASE]),
+    "outlive_interactions_suspend": (status, [c_void_p]),
+    "outlive_interactions_resume": (status, [c_void_p]),
+    "outlive_interaction_finish": (status, [c_void_p]),
+    "outlive_interactions_unfinished": (c_size_t, [c_void_p]),
+    "outlive_interactions_set_stall_report": (status, [c_void_p, c_double, STALL_FN, c_void_p, RELEASE]),
+    # operations
+    "outlive_operations_new": (status, [c_void_p, c_size_t, POINTER(c_void_p)]),
+    "outlive_operations_free": (None, [c_void_p]),
+    "outlive_operation_new_with_release": (status, [OPERATION_FN, c_void_p, RELEASE, POINTER(c_void_p)]),
+    "outlive_operation_free": (None, [c_void_p]),
+    "outlive_operation_set_completion": (status, [c_void_p, COMPLETION_FN, c_void_p, RELEASE]),
+    "outlive_operation_add_dependency": (status, [c_void_p, c_void_p]),
+    "outlive_operations_add": (status, [c_void_p, c_void_p]),
+    "outlive_operation_finish": (status, [c_void_p]),
+    "outlive_operation_cancel": (status, [c_void_p]),
+    "outlive_operation_is_cancelled": (c_bool, [c_void_p]),
+    "outlive_operation_get_state": (c_int, [c_void_p]),
+    "outlive_operations_cancel_all": (status, [c_void_p]),
+    "outlive_operations_unfinished": (c_size_t, [c_void_p]),
+    "outlive_operations_set_drained": (status, [c_void_p, DRAINED_FN, c_void_p, RELEASE]),
     # handlers
     "outlive_register": (status, [c_char_p, c_char_p, c_void_p]),
     "outlive_unregister": (status, [c_char_p]),
