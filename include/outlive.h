@@ -664,7 +664,10 @@ OUTLIVE_API outlive_status outlive_unregister(const char *name);
  * become resolvable, after the main program's and those of libraries loaded
  * before. Loading the same library again does nothing. The library stays loaded
  * for the life of the process; its constructors run now, as with any dlopen.
- * OUTLIVE_E_INVALID_ARGUMENT: NULL or empty path. OUTLIVE_E_NOT_FOUND: no such
+ * The path must name the file (contain a '/', e.g. "./libx.so"): a bare name
+ * would make dlopen search LD_LIBRARY_PATH and the system's directories, so
+ * code could come from somewhere the caller did not choose.
+ * OUTLIVE_E_INVALID_ARGUMENT: NULL or empty path, or no '/' in it. OUTLIVE_E_NOT_FOUND: no such
  * file. OUTLIVE_E_IO: dlopen refused it (the message has dlerror's text).
  * Any thread. */
 OUTLIVE_API outlive_status outlive_load_handlers(const char *library_path);
