@@ -132,8 +132,9 @@ static outlive_store *open_store(const char *dir, const char *name) {
     return store;
 }
 
-static int post(outlive_store *store, const char *category, int with_choices, char out_id[OUTLIVE_ID_SIZE]) {
-    outlive_message_draft *draft = outlive_message_draft_new(category, "Conflict");
+static int post_titled(outlive_store *store, const char *category, const char *title, int with_choices,
+                       char out_id[OUTLIVE_ID_SIZE]) {
+    outlive_message_draft *draft = outlive_message_draft_new(category, title);
     if (!draft) return 0;
     if (with_choices) {
         outlive_message_draft_add_choice(draft, "ok", "Keep both", OUTLIVE_CHOICE_DEFAULT);
@@ -142,6 +143,10 @@ static int post(outlive_store *store, const char *category, int with_choices, ch
     outlive_status status = outlive_message_post(store, draft, out_id);
     outlive_message_draft_free(draft);
     return status == OUTLIVE_OK;
+}
+
+static int post(outlive_store *store, const char *category, int with_choices, char out_id[OUTLIVE_ID_SIZE]) {
+    return post_titled(store, category, "Conflict", with_choices, out_id);
 }
 
 static size_t stored(outlive_store *store) {
@@ -164,25 +169,36 @@ static int event_is(int index, const char *verb, const char *presenter, const ch
     return !strncmp(events[index].line, expected, strlen(expected));
 }
 
+/* Worker i's presenters take messages "m<n>" with n % processes == i and
+ * decline the others, which other processes then present: every message
+ * crosses the locks of all processes, and its presenter is known. */
 static void many_messages_across_processes(int processes) {
     event_count = 0;
     const char *dir = harness_temp_dir();
     char path[4096];
     snprintf(path, sizeof path, "%s", dir);
+    /* The store exists before the workers open it together. */
+    outlive_store *store = open_store(path, "poster");
+    CHECK(store);
     struct worker workers[3];
-    const char *high[3] = {"high:300:finish", "high:250:finish", "high:150:finish"};
+    const int priority[3] = {300, 250, 150};
     const char *names[3] = {"app", "helper", "app"};
+    static char high[3][64], low[3][64];
     for (int i = 0; i < processes; i++) {
-        const char *options[] = {"--presenter", "low:100:finish", "--presenter", high[i], "--presenter", "never:0:finish",
+        snprintf(high[i], sizeof high[i], "high:%d:finish:%d:%d", priority[i], processes, i);
+        snprintf(low[i], sizeof low[i], "low:100:finish:%d:%d", processes, i);
+        const char *options[] = {"--presenter", low[i], "--presenter", high[i], "--presenter", "never:0:finish",
                                  "--responder", NULL};
         CHECK(worker_start(&workers[i], path, names[i], options));
     }
     CHECK_MSG(wait_events(workers, processes, "ready", processes), "workers did not start");
-    outlive_store *store = open_store(path, "poster");
-    CHECK(store);
     enum { N = 100 };
     static char ids[N][OUTLIVE_ID_SIZE];
-    for (int i = 0; i < N; i++) CHECK(post(store, "sync", 1, ids[i]));
+    for (int i = 0; i < N; i++) {
+        char title[16];
+        snprintf(title, sizeof title, "m%d", i);
+        CHECK(post_titled(store, "sync", title, 1, ids[i]));
+    }
     CHECK_MSG(wait_events(workers, processes, "end ", N), "%d of %d messages ended", count_events("end ", -1), N);
     CHECK_MSG(wait_stored(store, 0), "%zu messages still stored", stored(store));
     settle(workers, processes);
@@ -203,6 +219,7 @@ static void many_messages_across_processes(int processes) {
         CHECK_MSG(presented == 1, "message %d presented %d times", i, presented);
         CHECK_MSG(ended == 1, "message %d ended %d times", i, ended);
         CHECK_MSG(answered == 1, "message %d answered %d times", i, answered);
+        CHECK_MSG(presenter_worker == i % processes, "message %d presented by worker %d", i, presenter_worker);
         CHECK_MSG(end_worker == presenter_worker, "message %d presented by worker %d, ended by %d", i, presenter_worker, end_worker);
     }
     CHECK(count_events("error", -1) == 0);

@@ -3,7 +3,8 @@
  * line per event, unbuffered) and obeys commands read from stdin:
  *
  *   messages_worker DIR PROCESS [options]
- *     --presenter ID:PRIORITY:MODE  MODE: finish (presented, end wanted, choice
+ *     --presenter ID:PRIORITY:MODE[:K:R]  (with K: declines titles "m<n>" unless n % K == R)
+ *                                   MODE: finish (presented, end wanted, choice
  *                                   "ok"), show (presented, end wanted, no choice),
  *                                   decline (not presented), hold (finish later:
  *                                   command "finish"), thread (finish "ok" from a
@@ -28,6 +29,7 @@ struct presenter {
     char id[64];
     int priority;
     char mode[16];
+    int share_of, share; /* when share_of > 0: declines titles "m<n>" with n % share_of != share */
 };
 
 static struct presenter presenters[8];
@@ -37,8 +39,10 @@ static int held_count;
 static char resolver_choice[64];
 
 static int32_t priority_of(const outlive_message *message, void *context) {
-    (void)message;
-    return ((struct presenter *)context)->priority;
+    struct presenter *presenter = context;
+    const char *title = outlive_message_title(message);
+    if (presenter->share_of > 0 && title[0] == 'm' && atoi(title + 1) % presenter->share_of != presenter->share) return 0;
+    return presenter->priority;
 }
 
 static void *finish_later(void *token) {
@@ -97,7 +101,7 @@ int main(int argc, char **argv) {
         outlive_status status = OUTLIVE_OK;
         if (!strcmp(argv[i], "--presenter") && i + 1 < argc && presenter_count < 8) {
             struct presenter *p = &presenters[presenter_count++];
-            if (sscanf(argv[++i], "%63[^:]:%d:%15s", p->id, &p->priority, p->mode) != 3) return 2;
+            if (sscanf(argv[++i], "%63[^:]:%d:%15[^:]:%d:%d", p->id, &p->priority, p->mode, &p->share_of, &p->share) < 3) return 2;
             outlive_presenter callbacks = {priority_of, present, end};
             status = outlive_presenter_add(store, p->id, &callbacks, p);
         } else if (!strcmp(argv[i], "--responder")) {
