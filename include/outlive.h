@@ -867,6 +867,22 @@ OUTLIVE_API outlive_status outlive_message_draft_set_thread(outlive_message_draf
 OUTLIVE_API outlive_status outlive_message_draft_add_choice(outlive_message_draft *draft, const char *choice_id,
                                                             const char *label, outlive_choice_kind kind);
 
+/* Sets the payload: a copy of `payload`'s arguments, stored with the message
+ * for presenters and handlers to read (outlive_message_payload). NULL clears it.
+ * OUTLIVE_E_INVALID_ARGUMENT: draft NULL. */
+OUTLIVE_API outlive_status outlive_message_draft_set_payload(outlive_message_draft *draft, const outlive_args *payload);
+
+/* Sets the durable response handler (a copy; NULL clears it): once the message
+ * is answered, it is called in a process where its name resolves, with its
+ * bound arguments and message_id (ID), choice (ID) and scope (ID, absent
+ * without a scope); having run, it removes the message. A process where it does
+ * not resolve leaves it to another. It is stored serialized: see the handlers
+ * section for what may be bound.
+ * OUTLIVE_E_INVALID_ARGUMENT: draft NULL. OUTLIVE_E_INVALIDATED: the handler
+ * was invalidated. Posting fails with OUTLIVE_E_INVALID_ARGUMENT if it
+ * serializes beyond the size limit of handlers. */
+OUTLIVE_API outlive_status outlive_message_draft_set_response_handler(outlive_message_draft *draft, const outlive_handler *handler);
+
 /* A message without choices is removed once it was presented (or muted) when
  * auto_remove is true (a notice that needs no answer). Default false. */
 OUTLIVE_API outlive_status outlive_message_draft_set_auto_remove(outlive_message_draft *draft, bool auto_remove);
@@ -933,6 +949,10 @@ OUTLIVE_API const char *outlive_message_text(const outlive_message *message);
 OUTLIVE_API const char *outlive_message_scope(const outlive_message *message);
 OUTLIVE_API const char *outlive_message_thread(const outlive_message *message);
 OUTLIVE_API const char *outlive_message_choice(const outlive_message *message);   /* NULL until handled */
+/* The payload (outlive_message_draft_set_payload), owned by the view: read it
+ * with the outlive_args getters, do not change or free it. NULL when there is
+ * none (or it does not decode). */
+OUTLIVE_API const outlive_args *outlive_message_payload(const outlive_message *message);
 /* Seconds since the epoch when it was posted; 0 when message is NULL. */
 OUTLIVE_API double      outlive_message_date(const outlive_message *message);
 /* Its number of choices; 0 when message is NULL. */

@@ -24,6 +24,7 @@ final class MessageView {
     let choice: UnsafeMutablePointer<CChar>?
     let choiceIDs: [UnsafeMutablePointer<CChar>?]
     let choiceLabels: [UnsafeMutablePointer<CChar>?]
+    let payload: ArgumentsBox?
 
     init(_ message: Message) {
         self.message = message
@@ -36,6 +37,7 @@ final class MessageView {
         choice = message.choice.flatMap { strdup($0) }
         choiceIDs = message.choices.map { strdup($0.id) }
         choiceLabels = message.choices.map { strdup($0.label) }
+        payload = (try? message.payload())?.map { ArgumentsBox($0) }
     }
 
     deinit {
@@ -162,6 +164,22 @@ public func outlive_message_draft_add_choice(_ draft: OpaquePointer?, _ choice_i
         let id = try string(choice_id, "choice_id", maxBytes: MessageDraft.maxChoiceIDLength + 1)
         let label = try string(label, "label", maxBytes: MessageDraft.maxChoiceLabelLength + 1)
         try handle.draft.addChoice(Choice(id: id, label: label, kind: try choiceKind(kind)))
+    }
+}
+
+@c @implementation
+public func outlive_message_draft_set_payload(_ draft: OpaquePointer?, _ payload: OpaquePointer?) -> outlive_status {
+    guarded {
+        let handle = try borrow(draft, DraftHandle.self, "draft")
+        handle.draft.setPayload(borrowIfPresent(payload, ArgumentsBox.self)?.arguments)
+    }
+}
+
+@c @implementation
+public func outlive_message_draft_set_response_handler(_ draft: OpaquePointer?, _ handler: OpaquePointer?) -> outlive_status {
+    guarded {
+        let handle = try borrow(draft, DraftHandle.self, "draft")
+        try handle.draft.setResponseHandler(borrowIfPresent(handler, HandlerBox.self)?.handler)
     }
 }
 
@@ -303,6 +321,12 @@ public func outlive_message_thread(_ message: OpaquePointer?) -> UnsafePointer<C
 @c @implementation
 public func outlive_message_choice(_ message: OpaquePointer?) -> UnsafePointer<CChar>? {
     view(message)?.choice.map { UnsafePointer($0) }
+}
+
+@c @implementation
+public func outlive_message_payload(_ message: OpaquePointer?) -> OpaquePointer? {
+    guard let payload = view(message)?.payload else { return nil }
+    return OpaquePointer(Unmanaged.passUnretained(payload).toOpaque())
 }
 
 @c @implementation

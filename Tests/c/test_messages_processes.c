@@ -163,7 +163,7 @@ static int wait_stored(outlive_store *store, size_t want) {
 }
 
 static int event_is(int index, const char *verb, const char *presenter, const char *id) {
-    char expected[256];
+    char expected[1024];
     if (presenter) snprintf(expected, sizeof expected, "%s %s %s", verb, presenter, id);
     else snprintf(expected, sizeof expected, "%s %s", verb, id);
     return !strncmp(events[index].line, expected, strlen(expected));
@@ -287,7 +287,7 @@ static void test_auto_resolver_answers_before_any_presenter_sees_the_message(voi
     CHECK(wait_stored(store, 0));
     settle(&w, 1);
     CHECK(count_events("resolve", -1) == 1);
-    char expected[256];
+    char expected[1024];
     snprintf(expected, sizeof expected, "respond %s cancel", id);
     CHECK(count_events(expected, -1) == 1);
     CHECK(count_events("present", -1) == 0);
@@ -377,7 +377,7 @@ static void test_presenter_added_after_messages_were_posted_presents_them_all(vo
     CHECK(wait_stored(store, 0));
     settle(&w, 1);
     for (int i = 0; i < 5; i++) {
-        char expected[256];
+        char expected[1024];
         snprintf(expected, sizeof expected, "present late %s", ids[i]);
         CHECK_MSG(count_events(expected, -1) == 1, "message %d presented %d times", i, count_events(expected, -1));
     }
@@ -410,7 +410,7 @@ static void test_presenter_removed_while_presenting_can_still_finish_without_end
     CHECK(wait_events(&w, 1, "respond", 1));
     CHECK(wait_stored(store, 0));
     settle(&w, 1);
-    char expected[256];
+    char expected[1024];
     snprintf(expected, sizeof expected, "respond %s ok", id);
     CHECK(count_events(expected, -1) == 1);
     CHECK(count_events("end", -1) == 0);
@@ -449,7 +449,7 @@ static void test_response_from_a_process_without_presenters_is_handled_and_ends_
     CHECK_STATUS(outlive_message_respond(store, id, "ok"), OUTLIVE_E_STATE);
     CHECK(wait_events(&w, 1, "end s", 1));
     CHECK(wait_stored(store, 0));
-    char expected[256];
+    char expected[1024];
     snprintf(expected, sizeof expected, "respond %s cancel", id);
     CHECK(count_events(expected, -1) == 1);
     /* The end came after the answer was handled. */
@@ -485,7 +485,94 @@ static void test_presentation_finished_from_another_thread_is_recorded(void) {
     harness_remove_tree(path);
 }
 
+/* A message with a payload and a durable response handler that resolves only
+ * in the worker program. */
+static int post_with_handler(outlive_store *store, const char *scope, char out_id[OUTLIVE_ID_SIZE]) {
+    outlive_message_draft *draft = outlive_message_draft_new("sync", "Conflict");
+    outlive_args *bound = outlive_args_new();
+    outlive_args *payload = outlive_args_new();
+    outlive_handler *handler = NULL;
+    int ok = draft && bound && payload && outlive_args_set_string(bound, "tag", "t1") == OUTLIVE_OK &&
+             outlive_args_set_string(payload, "note", "hello") == OUTLIVE_OK &&
+             (handler = outlive_handler_new("messages_answered", bound)) != NULL &&
+             outlive_message_draft_add_choice(draft, "ok", "Keep both", OUTLIVE_CHOICE_DEFAULT) == OUTLIVE_OK &&
+             outlive_message_draft_set_payload(draft, payload) == OUTLIVE_OK &&
+             outlive_message_draft_set_response_handler(draft, handler) == OUTLIVE_OK &&
+             (!scope || outlive_message_draft_set_scope(draft, scope) == OUTLIVE_OK) &&
+             outlive_message_post(store, draft, out_id) == OUTLIVE_OK;
+    outlive_handler_free(handler);
+    outlive_args_free(payload);
+    outlive_args_free(bound);
+    outlive_message_draft_free(draft);
+    return ok;
+}
+
+static void test_durable_response_handler_runs_once_in_the_process_that_resolves_it(void) {
+    event_count = 0;
+    const char *dir = harness_temp_dir();
+    char path[4096];
+    snprintf(path, sizeof path, "%s", dir);
+    outlive_store *store = open_store(path, "poster");
+    CHECK(store);
+    struct worker workers[2];
+    const char *options[] = {"--presenter", "p:200:finish", NULL};
+    CHECK(worker_start(&workers[0], path, "app", options));
+    CHECK(worker_start(&workers[1], path, "app", options));
+    CHECK(wait_events(workers, 2, "ready", 2));
+    enum { N = 20 };
+    char ids[N][OUTLIVE_ID_SIZE];
+    for (int i = 0; i < N; i++) CHECK(post_with_handler(store, i % 2 ? "account-1" : NULL, ids[i]));
+    CHECK(wait_events(workers, 2, "end p", N));
+    CHECK(wait_stored(store, 0));
+    settle(workers, 2);
+    for (int i = 0; i < N; i++) {
+        char expected[1024];
+        snprintf(expected, sizeof expected, "answered %s ok %s t1", ids[i], i % 2 ? "account-1" : "-");
+        CHECK_MSG(count_events(expected, -1) == 1, "message %d: %d calls of its response handler", i, count_events(expected, -1));
+        snprintf(expected, sizeof expected, "payload %s hello", ids[i]);
+        CHECK(count_events(expected, -1) == 1);
+    }
+    CHECK(count_events("answered", -1) == N);
+    CHECK(worker_stop(&workers[0]));
+    CHECK(worker_stop(&workers[1]));
+    outlive_store_close(store);
+    harness_remove_tree(path);
+}
+
+static void test_answered_message_waits_for_a_process_that_resolves_its_response_handler(void) {
+    event_count = 0;
+    const char *dir = harness_temp_dir();
+    char path[4096];
+    snprintf(path, sizeof path, "%s", dir);
+    outlive_store *store = open_store(path, "poster");
+    CHECK(store);
+    char id[OUTLIVE_ID_SIZE];
+    CHECK(post_with_handler(store, "account-2", id));
+    CHECK_OK(outlive_message_respond(store, id, "ok"));
+    /* Nothing here resolves messages_answered: the message stays, answered. */
+    for (int i = 0; i < 5; i++) outlive_loop_dispatch(outlive_store_loop(store), 20);
+    outlive_message *message = NULL;
+    CHECK_OK(outlive_message_get(store, id, &message));
+    CHECK(outlive_message_is_handled(message) && !outlive_message_is_removed(message));
+    CHECK(outlive_message_has_response_handler(message));
+    CHECK(strcmp(outlive_message_choice(message), "ok") == 0);
+    outlive_message_free(message);
+    /* A process where it resolves starts, with no presenter or response handler. */
+    struct worker w;
+    CHECK(worker_start(&w, path, "worker", NULL));
+    CHECK(wait_events(&w, 1, "answered", 1));
+    CHECK(wait_stored(store, 0));
+    char expected[1024];
+    snprintf(expected, sizeof expected, "answered %s ok account-2 t1", id);
+    CHECK(count_events(expected, -1) == 1);
+    CHECK(worker_stop(&w));
+    outlive_store_close(store);
+    harness_remove_tree(path);
+}
+
 HARNESS_MAIN(
+    T(test_durable_response_handler_runs_once_in_the_process_that_resolves_it),
+    T(test_answered_message_waits_for_a_process_that_resolves_its_response_handler),
     T(test_two_processes_100_messages_each_presented_once_ended_where_presented_answered_once),
     T(test_three_processes_100_messages_each_presented_once_ended_where_presented_answered_once),
     T(test_kill_9_of_the_presenting_process_lets_another_process_present),

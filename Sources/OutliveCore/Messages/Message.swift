@@ -75,7 +75,7 @@ enum MessagePayload {
     static let carrierName = "outlive.message.payload"
 
     static func encode(_ arguments: Arguments) throws -> [UInt8] {
-        try Handler(name: carrierName, bound: arguments).serialized()
+        try Handler(name: carrierName, bound: arguments).serializedChecked()
     }
 
     static func decode(_ bytes: [UInt8]) throws -> Arguments {

@@ -83,7 +83,7 @@ enum MessageTable {
     static func insert(_ draft: MessageDraft, id: String, created: Double, in transaction: StoreTransaction) throws {
         let sequence = (try transaction.integer("SELECT max(seq) FROM outlive_messages") ?? 0) + 1
         let payload: SQLValue = try draft.payload.map { .blob(try MessagePayload.encode($0)) } ?? .null
-        let handler: SQLValue = draft.responseHandler.map { .blob($0.serialized()) } ?? .null
+        let handler: SQLValue = try draft.responseHandler.map { .blob(try $0.serializedChecked()) } ?? .null
         try transaction.execute("""
             INSERT INTO outlive_messages(id, seq, created, category, title, body, scope, thread, choices, payload,
                 response_handler, auto_remove, processed_by, presented, handled, removed, requires_end)

@@ -14,8 +14,10 @@
  *                                   ("-": resolves without an answer)
  *   stdin: "finish" (finish held presentations as "finish" would),
  *          "remove ID" (remove presenter ID), "reoffer ID", "quit" (or EOF)
- *   stdout: "ready", "present ID MSG", "end ID MSG", "respond MSG CHOICE",
- *           "resolve MSG", "done" (after a command was carried out)
+ *   stdout: "ready", "present ID MSG", "payload MSG NOTE" (a payload's "note"),
+ *           "end ID MSG", "respond MSG CHOICE", "resolve MSG",
+ *           "answered MSG CHOICE SCOPE TAG" (the durable response handler
+ *           messages_answered ran), "done" (after a command was carried out)
  */
 #include <poll.h>
 #include <pthread.h>
@@ -38,6 +40,13 @@ static outlive_presentation *held[1024];
 static int held_count;
 static char resolver_choice[64];
 
+/* The durable response handler the tests store with messages; it resolves in
+ * this program (linked -rdynamic), not in the test process. */
+OUTLIVE_HANDLER(messages_answered, OUTLIVE_ID(message_id), OUTLIVE_ID(choice), OUTLIVE_OPT_ID(scope), OUTLIVE_ID(tag)) {
+    printf("answered %s %s %s %s\n", outlive_object_string(message_id), outlive_object_string(choice),
+           scope ? outlive_object_string(scope) : "-", outlive_object_string(tag));
+}
+
 static int32_t priority_of(const outlive_message *message, void *context) {
     struct presenter *presenter = context;
     const char *title = outlive_message_title(message);
@@ -53,6 +62,9 @@ static void *finish_later(void *token) {
 static void present(const outlive_message *message, outlive_presentation *presentation, void *context) {
     struct presenter *presenter = context;
     printf("present %s %s\n", presenter->id, outlive_message_id(message));
+    const char *note = NULL;
+    const outlive_args *payload = outlive_message_payload(message);
+    if (payload && outlive_args_get_string(payload, "note", &note) == OUTLIVE_OK) printf("payload %s %s\n", outlive_message_id(message), note);
     outlive_status status = OUTLIVE_OK;
     if (!strcmp(presenter->mode, "finish")) {
         status = outlive_presentation_finish(presentation, OUTLIVE_PRESENTED, true,
