@@ -570,7 +570,66 @@ static void test_answered_message_waits_for_a_process_that_resolves_its_response
     harness_remove_tree(path);
 }
 
+/* A presented message whose presenter wants an end notification outlives the
+ * presenting process (kill -9): the end goes to a live run of the same process
+ * name with a presenter of the same id, or, with none, the record just goes. */
+static void end_after_presenter_died(const char *second_name, int expect_end) {
+    event_count = 0;
+    const char *dir = harness_temp_dir();
+    char path[4096];
+    snprintf(path, sizeof path, "%s", dir);
+    outlive_store *store = open_store(path, "answerer");
+    CHECK(store);
+    struct worker workers[2];
+    const char *first[] = {"--presenter", "s:200:show", NULL};
+    CHECK(worker_start(&workers[0], path, "app", first));
+    CHECK(wait_events(workers, 1, "ready", 1));
+    char id[OUTLIVE_ID_SIZE];
+    CHECK(post(store, "sync", 1, id));
+    CHECK(wait_events(workers, 1, "present s", 1));
+    double deadline = now_seconds() + 30;
+    int presented = 0;
+    while (!presented && now_seconds() < deadline) {
+        outlive_message *message = NULL;
+        CHECK_OK(outlive_message_get(store, id, &message));
+        presented = outlive_message_is_presented(message);
+        outlive_message_free(message);
+        if (!presented) pump(workers, 1, 10);
+    }
+    CHECK(presented);
+    const char *second[] = {"--presenter", "s:100:show", "--responder", NULL};
+    CHECK(worker_start(&workers[1], path, second_name, second));
+    CHECK(wait_events(workers, 2, "ready", 2));
+    kill(workers[0].pid, SIGKILL);
+    int status = 0;
+    waitpid(workers[0].pid, &status, 0);
+    close(workers[0].in);
+    close(workers[0].out);
+    CHECK_OK(outlive_message_respond(store, id, "ok"));
+    CHECK(wait_events(workers, 2, "respond", 1));
+    if (expect_end) CHECK_MSG(wait_events(workers, 2, "end s", 1), "the end notification was not handed on");
+    CHECK(wait_stored(store, 0));
+    settle(workers, 2);
+    CHECK(count_events("end", -1) == expect_end);
+    CHECK(count_events("present", -1) == 1);
+    if (expect_end) CHECK(count_events("end s", 1) == 1);
+    /* Stop only the survivor (index 1). */
+    CHECK(worker_stop(&workers[1]));
+    outlive_store_close(store);
+    harness_remove_tree(path);
+}
+
+static void test_end_notification_of_a_killed_presenter_goes_to_a_live_run_of_the_same_process(void) {
+    end_after_presenter_died("app", 1);
+}
+
+static void test_end_notification_of_a_killed_presenter_without_heir_lets_the_record_go(void) {
+    end_after_presenter_died("other", 0);
+}
+
 HARNESS_MAIN(
+    T(test_end_notification_of_a_killed_presenter_goes_to_a_live_run_of_the_same_process),
+    T(test_end_notification_of_a_killed_presenter_without_heir_lets_the_record_go),
     T(test_durable_response_handler_runs_once_in_the_process_that_resolves_it),
     T(test_answered_message_waits_for_a_process_that_resolves_its_response_handler),
     T(test_two_processes_100_messages_each_presented_once_ended_where_presented_answered_once),
