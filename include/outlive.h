@@ -803,6 +803,8 @@ OUTLIVE_API outlive_status outlive_handler_deserialize(const void *bytes, size_t
  *     process whose handlers all return false (and that cannot resolve the
  *     durable handler) leaves it to others, and asks again when a response
  *     handler is added.
+ *     Every callback runs on the loop of the handle it was registered on; the
+ *     views it receives are valid during the call only.
  *  5. A removed message is deleted; if its presenter asked for an end
  *     notification, the presenter's `end` is called first, in the run that
  *     presented it, or — if that run has ended — in a live run of the same
@@ -1011,8 +1013,11 @@ OUTLIVE_API outlive_status outlive_presenter_reoffer(outlive_store *store, const
  * presenters and processes may have it); requires_end_notification asks for
  * `end` before the message is deleted (ignored when not presented); choice_id,
  * when not NULL, is the user's answer. The outcome is recorded on the loop and
- * the message's lock released. The token stays a valid argument after this
- * (a second finish is OUTLIVE_E_STATE) and needs no freeing.
+ * the message's lock released. The token is a handle, not memory: it needs no
+ * freeing and stays a valid argument after this (a second finish is
+ * OUTLIVE_E_STATE). An unfinished token keeps a small record until it is
+ * finished; finishing after the store was closed is accepted and changes
+ * nothing (the lock went with the run, and the message was offered again).
  * OUTLIVE_E_INVALID_ARGUMENT: presentation NULL, a result that is no
  *   outlive_presentation_result, a malformed choice_id.
  * OUTLIVE_E_NOT_FOUND: the message has no such choice (the token stays unfinished).
