@@ -132,7 +132,7 @@ def main():
     total_passed = total_failed = 0
     suites = [
         ("c", lambda: run_c(timeout=600)),
-        ("fuzz", lambda: run_fuzz(runs=int(os.environ.get("OUTLIVE_FUZZ_RUNS", "20000")))),
+        ("fuzz", lambda: run_fuzz(runs=int(os.environ.get("OUTLIVE_FUZZ_RUNS", "100000")))),
         ("swift", lambda: run_swift(timeout=1800)),
         ("python", lambda: run_pytest("python", ["Tests/api", "bindings/python/tests"], timeout=1200)),
     ]
