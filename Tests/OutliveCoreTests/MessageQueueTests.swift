@@ -131,6 +131,33 @@ final class MessageQueueTests: XCTestCase {
         XCTAssertEqual(calls.first?["tag"], .id(IDValue(string: "t")))
     }
 
+    /// Only changed messages are looked at: an auto-resolver (asked about every
+    /// unanswered message it sees) is asked once per post, not once per stored
+    /// message, however many wait unanswered.
+    func testAChangeLooksOnlyAtTheChangedMessage() throws {
+        let store = try open()
+        defer { store.close() }
+        var asked: [String: Int] = [:]
+        try store.messages.addAutoResolver(id: "count") { message in asked[message.id, default: 0] += 1; return .unresolved }
+        for _ in 0..<3 { _ = try store.loop.dispatch(timeoutMilliseconds: 10) }  // its initial scan, of nothing
+        var ids: [String] = []
+        for _ in 0..<50 { ids.append(try store.messages.post(try draft())) }
+        XCTAssertTrue(pump(store.loop) { asked.count == 50 })
+        for _ in 0..<5 { _ = try store.loop.dispatch(timeoutMilliseconds: 10) }
+        XCTAssertEqual(asked.values.reduce(0, +), 50)
+        let last = try store.messages.post(try draft())
+        XCTAssertTrue(pump(store.loop) { asked[last] == 1 })
+        for _ in 0..<5 { _ = try store.loop.dispatch(timeoutMilliseconds: 10) }
+        XCTAssertEqual(asked.values.reduce(0, +), 51)
+        // Adding a resolver scans the unanswered ones through the index: once each.
+        var scanned = 0
+        try store.messages.addAutoResolver(id: "late") { _ in scanned += 1; return .unresolved }
+        XCTAssertTrue(pump(store.loop) { scanned == 51 })
+        for _ in 0..<5 { _ = try store.loop.dispatch(timeoutMilliseconds: 10) }
+        XCTAssertEqual(scanned, 51)
+        XCTAssertEqual(ids.count, 50)
+    }
+
     func testCategoryLimitAndChoiceValidation() throws {
         let store = try open()
         defer { store.close() }

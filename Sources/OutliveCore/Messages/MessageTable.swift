@@ -14,6 +14,7 @@ enum MessageTable {
         CREATE UNIQUE INDEX outlive_messages_order ON outlive_messages(seq);
         CREATE INDEX outlive_messages_state ON outlive_messages(removed, handled, presented, seq);
         CREATE INDEX outlive_messages_scope ON outlive_messages(scope, seq);
+        CREATE INDEX outlive_messages_category ON outlive_messages(category, seq);
         CREATE INDEX outlive_messages_locking ON outlive_messages(locking_run) WHERE locking_run IS NOT NULL;
         CREATE INDEX outlive_messages_responding ON outlive_messages(responding_run) WHERE responding_run IS NOT NULL;
         CREATE INDEX outlive_messages_presenter_run ON outlive_messages(presenter_run) WHERE presenter_run IS NOT NULL;
