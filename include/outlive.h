@@ -767,6 +767,296 @@ OUTLIVE_API outlive_status outlive_handler_deserialize(const void *bytes, size_t
 /* ── signals ────────────────────────────────────────────────────────────── */
 
 /* ── messages ───────────────────────────────────────────────────────────── */
+/*
+ * The message queue: durable messages (a sync issue, an error, a question)
+ * shown to the user once, by the best presenter, in whichever process has one,
+ * then answered and removed. Shared by every process of the store.
+ *
+ * A message has an id, a date, a category, a title, optional text, scope (the
+ * account or bookmark it belongs to) and thread (for grouping), choices (id,
+ * label, kind), an optional payload and an optional durable response handler.
+ *
+ * The flow. Presenters, response handlers and auto-resolvers are callbacks of
+ * one store handle (one run), called on its loop. For each message that
+ * changed, in every process:
+ *  1. Auto-resolvers are asked first about a message not yet answered; one may
+ *     answer it with a choice (as the user would) or resolve it (it is removed:
+ *     the problem went away).
+ *  2. A message neither presented nor answered, and not being presented by a
+ *     live run, is offered to this run's presenters that have not had it yet:
+ *     each gives a priority; 0 declines; the highest presents it (the first
+ *     added on a tie). While it presents, the message is locked by this run
+ *     (no other process presents it); every presenter asked is recorded
+ *     ("process:run:presenter") and is not asked again in this run, unless
+ *     outlive_presenter_reoffer() asks for it. Across processes, the first run
+ *     whose presenter is willing presents it; a run whose presenters all
+ *     decline leaves it to the others. If the presenting process dies (any
+ *     death, kill -9 included) or closes the store, the lock is broken at once
+ *     and the message is offered again.
+ *  3. The presenter finishes its presentation token (any thread): presented or
+ *     not, whether it wants an end notification, and optionally the user's
+ *     choice. Not presented: other presenters and processes may have it.
+ *  4. An answered message (outlive_message_respond from any process, a choice
+ *     given when finishing, or an auto-resolver) goes to the response handlers
+ *     of one process at a time: its in-process response handlers in the order
+ *     added until one returns true, then the message's durable response
+ *     handler if it resolves in that process, called with the arguments
+ *     message_id (ID), choice (ID) and scope (ID, absent without a scope).
+ *     A true return or the durable handler having run removes the message. A
+ *     process whose handlers all return false (and that cannot resolve the
+ *     durable handler) leaves it to others, and asks again when a response
+ *     handler is added.
+ *     Every callback runs on the loop of the handle it was registered on; the
+ *     views it receives are valid during the call only.
+ *  5. A removed message is deleted; if its presenter asked for an end
+ *     notification, the presenter's `end` is called first, in the run that
+ *     presented it, or — if that run has ended — in a live run of the same
+ *     process name with a presenter of the same id; if there is none, the
+ *     record goes without it. A presenter removed before that gets no `end`.
+ *
+ * Messages of one category are capped (OUTLIVE_MESSAGES_DEFAULT_CATEGORY_LIMIT,
+ * outlive_messages_set_category_limit): posting beyond it is OUTLIVE_E_STATE.
+ *
+ * Unless a function says otherwise, each returns OUTLIVE_E_INVALID_ARGUMENT for
+ * a NULL store or a NULL, non-UTF-8 or malformed string argument, OUTLIVE_E_STATE
+ * for a closed handle or a forked child, OUTLIVE_E_BUSY when other processes held
+ * the database past the busy timeout, OUTLIVE_E_IO or OUTLIVE_E_CORRUPT when the
+ * database fails. Any thread, except from inside a kv_update modifier.
+ */
+typedef struct outlive_message outlive_message;            /* read-only view, valid during a callback */
+typedef struct outlive_message_draft outlive_message_draft;
+typedef struct outlive_presentation outlive_presentation;  /* token: finish exactly once, any thread */
+typedef enum { OUTLIVE_CHOICE_REGULAR = 1, OUTLIVE_CHOICE_CANCEL, OUTLIVE_CHOICE_DESTRUCTIVE, OUTLIVE_CHOICE_DEFAULT } outlive_choice_kind;
+typedef enum { OUTLIVE_PRESENTED = 1, OUTLIVE_NOT_PRESENTED } outlive_presentation_result;
+
+/* Limits of a draft's fields, in bytes (a choice id fits an auto-resolver's
+ * 64-byte buffer with its NUL). Category, scope, thread, choice ids and callback
+ * ids must be non-empty and free of control characters. */
+#define OUTLIVE_MESSAGE_MAX_CATEGORY_SIZE 255
+#define OUTLIVE_MESSAGE_MAX_TITLE_SIZE (64 * 1024)
+#define OUTLIVE_MESSAGE_MAX_TEXT_SIZE (1024 * 1024)
+#define OUTLIVE_MESSAGE_MAX_SCOPE_SIZE 255
+#define OUTLIVE_MESSAGE_MAX_THREAD_SIZE 255
+#define OUTLIVE_MESSAGE_MAX_CHOICE_ID_SIZE 63
+#define OUTLIVE_MESSAGE_MAX_CHOICE_LABEL_SIZE 4096
+#define OUTLIVE_MESSAGE_MAX_CHOICES 64
+#define OUTLIVE_MESSAGE_MAX_CALLBACK_ID_SIZE 255
+/* Stored messages of one category that a store handle lets post by default. */
+#define OUTLIVE_MESSAGES_DEFAULT_CATEGORY_LIMIT 10000
+
+/* A new draft of `category` (1..255 bytes) with `title` (may be empty), owned by
+ * the caller (outlive_message_draft_free). NULL on bad arguments or no memory;
+ * outlive_last_error() says which. Drafts are not thread-safe: use one from one
+ * thread at a time. */
+OUTLIVE_API outlive_message_draft *outlive_message_draft_new(const char *category, const char *title);
+
+/* Frees a draft. NULL is ignored. */
+OUTLIVE_API void outlive_message_draft_free(outlive_message_draft *draft);
+
+/* Sets the text (NULL clears it). OUTLIVE_E_INVALID_ARGUMENT: draft NULL, text
+ * not UTF-8 or too long. */
+OUTLIVE_API outlive_status outlive_message_draft_set_text(outlive_message_draft *draft, const char *text);
+
+/* Sets the scope id (an account, a bookmark; NULL clears it): messages of a
+ * scope can be listed and removed together, and the durable response handler
+ * receives it as `scope`. */
+OUTLIVE_API outlive_status outlive_message_draft_set_scope(outlive_message_draft *draft, const char *scope_id);
+
+/* Sets the thread id that groups related messages for presentation (NULL
+ * clears it). */
+OUTLIVE_API outlive_status outlive_message_draft_set_thread(outlive_message_draft *draft, const char *thread_id);
+
+/* Adds a choice. OUTLIVE_E_INVALID_ARGUMENT: a NULL or bad string, a kind that
+ * is no outlive_choice_kind, a choice id the draft has already, more than
+ * OUTLIVE_MESSAGE_MAX_CHOICES. */
+OUTLIVE_API outlive_status outlive_message_draft_add_choice(outlive_message_draft *draft, const char *choice_id,
+                                                            const char *label, outlive_choice_kind kind);
+
+/* Sets the payload: a copy of `payload`'s arguments, stored with the message
+ * for presenters and handlers to read (outlive_message_payload). NULL clears it.
+ * OUTLIVE_E_INVALID_ARGUMENT: draft NULL. */
+OUTLIVE_API outlive_status outlive_message_draft_set_payload(outlive_message_draft *draft, const outlive_args *payload);
+
+/* Sets the durable response handler (a copy; NULL clears it): once the message
+ * is answered, it is called in a process where its name resolves, with its
+ * bound arguments and message_id (ID), choice (ID) and scope (ID, absent
+ * without a scope); having run, it removes the message. A process where it does
+ * not resolve leaves it to another. It is stored serialized: see the handlers
+ * section for what may be bound.
+ * OUTLIVE_E_INVALID_ARGUMENT: draft NULL. OUTLIVE_E_INVALIDATED: the handler
+ * was invalidated. Posting fails with OUTLIVE_E_INVALID_ARGUMENT if it
+ * serializes beyond the size limit of handlers. */
+OUTLIVE_API outlive_status outlive_message_draft_set_response_handler(outlive_message_draft *draft, const outlive_handler *handler);
+
+/* A message without choices is removed once it was presented (or muted) when
+ * auto_remove is true (a notice that needs no answer). Default false. */
+OUTLIVE_API outlive_status outlive_message_draft_set_auto_remove(outlive_message_draft *draft, bool auto_remove);
+
+/* Stores the draft as a new message and writes its id into out_id (37 bytes).
+ * The draft is not changed and can be posted again.
+ * OUTLIVE_E_STATE: the category holds as many messages as the handle's limit
+ *   allows (outlive_messages_set_category_limit), or the handle is closed. */
+OUTLIVE_API outlive_status outlive_message_post(outlive_store *store, const outlive_message_draft *draft, char out_id[37]);
+
+/* Answers a message with one of its choices, from any process (with or
+ * without presenters): it becomes handled and goes to response handlers.
+ * OUTLIVE_E_INVALID_ARGUMENT: message_id is not an id, choice_id malformed.
+ * OUTLIVE_E_NOT_FOUND: no such message (or removed), or it has no such choice.
+ * OUTLIVE_E_STATE: it was answered already. */
+OUTLIVE_API outlive_status outlive_message_respond(outlive_store *store, const char *message_id, const char *choice_id);
+
+/* Marks a message presented without presenting it (it is offered to no
+ * presenter any more); a message without choices set to auto-remove goes.
+ * Muting a presented message changes nothing. OUTLIVE_E_NOT_FOUND: no such message. */
+OUTLIVE_API outlive_status outlive_message_mute(outlive_store *store, const char *message_id);
+
+/* Removes a message: deleted at once, or — while it is being presented or
+ * answered, or when its presenter wants an end notification — marked removed
+ * and deleted after that (step 5). OUTLIVE_E_NOT_FOUND: no such message, or
+ * removed already. */
+OUTLIVE_API outlive_status outlive_message_remove(outlive_store *store, const char *message_id);
+
+/* Removes every message of a scope, as outlive_message_remove does; *out_count
+ * (out_count may be NULL) receives how many. No message of the scope is OK, 0. */
+OUTLIVE_API outlive_status outlive_messages_remove_scope(outlive_store *store, const char *scope_id, size_t *out_count);
+
+/* Lists stored messages (removed ones waiting for deletion included) in the
+ * order they were posted, of one scope and/or category (NULL: any). *out_ids
+ * receives one allocation holding *out_count ids, each OUTLIVE_ID_SIZE bytes
+ * (NUL-terminated): id i is at *out_ids + i * OUTLIVE_ID_SIZE. Free it with
+ * outlive_free; it is not NULL, even when the count is 0. */
+OUTLIVE_API outlive_status outlive_messages_list(outlive_store *store, const char *scope_id, const char *category,
+                                                 char **out_ids, size_t *out_count);
+
+/* Stored messages of a category (NULL: of all), from a kept count. */
+OUTLIVE_API outlive_status outlive_messages_count(outlive_store *store, const char *category, size_t *out_count);
+
+/* How many messages of one category posts through this handle allow
+ * (default OUTLIVE_MESSAGES_DEFAULT_CATEGORY_LIMIT). OUTLIVE_E_INVALID_ARGUMENT:
+ * limit is 0. */
+OUTLIVE_API outlive_status outlive_messages_set_category_limit(outlive_store *store, size_t limit);
+
+/* A snapshot of a stored message, owned by the caller (outlive_message_free);
+ * the accessors below read it. OUTLIVE_E_NOT_FOUND: no such message. */
+OUTLIVE_API outlive_status outlive_message_get(outlive_store *store, const char *message_id, outlive_message **out);
+
+/* Frees a snapshot from outlive_message_get. NULL is ignored. Never free the
+ * view a callback receives: the library owns it. */
+OUTLIVE_API void outlive_message_free(outlive_message *message);
+
+/* Accessors of a message view (a callback's or a snapshot). Strings are owned
+ * by the view and valid as long as it is; NULL when message is NULL or the
+ * field is absent. Any thread. */
+OUTLIVE_API const char *outlive_message_id(const outlive_message *message);
+OUTLIVE_API const char *outlive_message_category(const outlive_message *message);
+OUTLIVE_API const char *outlive_message_title(const outlive_message *message);
+OUTLIVE_API const char *outlive_message_text(const outlive_message *message);
+OUTLIVE_API const char *outlive_message_scope(const outlive_message *message);
+OUTLIVE_API const char *outlive_message_thread(const outlive_message *message);
+OUTLIVE_API const char *outlive_message_choice(const outlive_message *message);   /* NULL until handled */
+/* The payload (outlive_message_draft_set_payload), owned by the view: read it
+ * with the outlive_args getters, do not change or free it. NULL when there is
+ * none (or it does not decode). */
+OUTLIVE_API const outlive_args *outlive_message_payload(const outlive_message *message);
+/* Seconds since the epoch when it was posted; 0 when message is NULL. */
+OUTLIVE_API double      outlive_message_date(const outlive_message *message);
+/* Its number of choices; 0 when message is NULL. */
+OUTLIVE_API size_t      outlive_message_choice_count(const outlive_message *message);
+/* Choice `index` (0-based, in the order added): *out_id and *out_label (owned by
+ * the view; either out pointer may be NULL) and *out_kind.
+ * OUTLIVE_E_INVALID_ARGUMENT: message NULL, index out of range. */
+OUTLIVE_API outlive_status outlive_message_choice_at(const outlive_message *message, size_t index, const char **out_id,
+                                                     const char **out_label, outlive_choice_kind *out_kind);
+/* Whether it was presented (or muted), answered, removed (waiting for its end
+ * notification or deletion); whether auto-remove is set; whether it carries a
+ * durable response handler. false when message is NULL. */
+OUTLIVE_API bool outlive_message_is_presented(const outlive_message *message);
+OUTLIVE_API bool outlive_message_is_handled(const outlive_message *message);
+OUTLIVE_API bool outlive_message_is_removed(const outlive_message *message);
+OUTLIVE_API bool outlive_message_auto_removes(const outlive_message *message);
+OUTLIVE_API bool outlive_message_has_response_handler(const outlive_message *message);
+
+enum { OUTLIVE_PRIORITY_WONT_PRESENT = 0, OUTLIVE_PRIORITY_LOW = 100,
+       OUTLIVE_PRIORITY_DEFAULT = 200, OUTLIVE_PRIORITY_HIGH = 300 };       /* highest wins; tie: first added */
+
+/* A presenter's callbacks, run on the store's loop. priority: 0 (or less)
+ * declines the message. present: shows it and finishes `presentation` exactly
+ * once, now or later, from any thread. end: nullable; called before a message
+ * it presented with requires_end_notification is deleted (to withdraw a
+ * notification, close a dialog). The views are valid during the call only. */
+typedef struct outlive_presenter {
+    int32_t (*priority)(const outlive_message *message, void *context);
+    void    (*present)(const outlive_message *message, outlive_presentation *presentation, void *context);
+    void    (*end)(const outlive_message *message, void *context);          /* nullable */
+} outlive_presenter;
+
+/* Registers a presenter on this store handle under presenter_id (1..255 bytes;
+ * unique per handle). The callbacks are copied. Messages waiting for a
+ * presenter, posted before too, are offered to it.
+ * OUTLIVE_E_INVALID_ARGUMENT: callbacks, priority or present NULL, bad id.
+ * OUTLIVE_E_STATE: a presenter with that id is registered on this handle. */
+OUTLIVE_API outlive_status outlive_presenter_add(outlive_store *store, const char *presenter_id,
+                                                 const outlive_presenter *callbacks, void *context);
+/* outlive_presenter_add() with release(context) called (when not NULL) once the
+ * presenter is removed and no call of it is under way, or the store is closed.
+ * On failure release is not called. */
+OUTLIVE_API outlive_status outlive_presenter_add_with_release(outlive_store *store, const char *presenter_id,
+                                                              const outlive_presenter *callbacks, void *context,
+                                                              void (*release)(void *context));
+/* Unregisters a presenter: it is not asked again. A presentation it has under
+ * way can still be finished and is recorded; it gets no end notification after
+ * this. OUTLIVE_E_NOT_FOUND: no presenter with that id on this handle. */
+OUTLIVE_API outlive_status outlive_presenter_remove(outlive_store *store, const char *presenter_id);
+/* Offers the presenter again the messages it declined or did not present that
+ * are still waiting for a presenter. OUTLIVE_E_NOT_FOUND: not registered. */
+OUTLIVE_API outlive_status outlive_presenter_reoffer(outlive_store *store, const char *presenter_id);
+
+/* Ends a presentation, exactly once, from any thread: OUTLIVE_PRESENTED (the
+ * user saw it: it is offered to nobody else) or OUTLIVE_NOT_PRESENTED (other
+ * presenters and processes may have it); requires_end_notification asks for
+ * `end` before the message is deleted (ignored when not presented); choice_id,
+ * when not NULL, is the user's answer. The outcome is recorded on the loop and
+ * the message's lock released. The token is a handle, not memory: it needs no
+ * freeing and stays a valid argument after this (a second finish is
+ * OUTLIVE_E_STATE). An unfinished token keeps a small record until it is
+ * finished; finishing after the store was closed is accepted and changes
+ * nothing (the lock went with the run, and the message was offered again).
+ * OUTLIVE_E_INVALID_ARGUMENT: presentation NULL, a result that is no
+ *   outlive_presentation_result, a malformed choice_id.
+ * OUTLIVE_E_NOT_FOUND: the message has no such choice (the token stays unfinished).
+ * OUTLIVE_E_STATE: finished already. */
+OUTLIVE_API outlive_status outlive_presentation_finish(outlive_presentation *presentation, outlive_presentation_result result,
+                                                       bool requires_end_notification, const char *choice_id /* nullable */);
+
+/* Called on the loop for an answered message (outlive_message_choice gives the
+ * choice); returns true when it took care of it (the message is removed). */
+typedef bool (*outlive_response_handler)(const outlive_message *message, void *context);
+/* Registers a response handler under id (unique per handle among response
+ * handlers). Answered messages waiting for one are offered to it.
+ * OUTLIVE_E_INVALID_ARGUMENT: handler NULL, bad id. OUTLIVE_E_STATE: id taken. */
+OUTLIVE_API outlive_status outlive_response_handler_add(outlive_store *store, const char *id, outlive_response_handler handler, void *context);
+/* outlive_response_handler_add() with a release callback, as for presenters. */
+OUTLIVE_API outlive_status outlive_response_handler_add_with_release(outlive_store *store, const char *id,
+                                                                     outlive_response_handler handler, void *context,
+                                                                     void (*release)(void *context));
+/* OUTLIVE_E_NOT_FOUND: no response handler with that id on this handle. */
+OUTLIVE_API outlive_status outlive_response_handler_remove(outlive_store *store, const char *id);
+
+/* Called on the loop for each message not yet answered, whenever it changes and
+ * when the resolver is added, before presenters see it. Returns false to leave
+ * it; true with a choice id written into choice_out (NUL-terminated, at most 63
+ * bytes) to answer it with that choice, or true with an empty choice_out to
+ * resolve it without an answer (it is removed). An answer with a choice the
+ * message does not offer is ignored (and logged). */
+typedef bool (*outlive_auto_resolver)(const outlive_message *message, char choice_out[64], void *context);
+/* Registers an auto-resolver under id. OUTLIVE_E_INVALID_ARGUMENT: resolver NULL,
+ * bad id. OUTLIVE_E_STATE: id taken. */
+OUTLIVE_API outlive_status outlive_auto_resolver_add(outlive_store *store, const char *id, outlive_auto_resolver resolver, void *context);
+OUTLIVE_API outlive_status outlive_auto_resolver_add_with_release(outlive_store *store, const char *id,
+                                                                  outlive_auto_resolver resolver, void *context,
+                                                                  void (*release)(void *context));
+/* OUTLIVE_E_NOT_FOUND: no auto-resolver with that id on this handle. */
+OUTLIVE_API outlive_status outlive_auto_resolver_remove(outlive_store *store, const char *id);
 
 /* ── interactions ───────────────────────────────────────────────────────── */
 /*

@@ -5,11 +5,12 @@
 public final class OutliveStore {
     public let store: Store
     public let kv: KeyValueStore
+    public let messages: MessageQueue
     /// A loop the handle made itself, when the caller gave none.
     public let ownsLoop: Bool
 
     public static var components: [SchemaComponent] {
-        [KeyValueStore.schema]
+        [KeyValueStore.schema, MessageQueue.schema]
     }
 
     public init(path: String, processName: String, loop: Loop?, options: StoreOptions = StoreOptions()) throws {
@@ -17,6 +18,12 @@ public final class OutliveStore {
         ownsLoop = loop == nil
         store = try Store(path: path, processName: processName, loop: theLoop, options: options, components: OutliveStore.components)
         kv = KeyValueStore(store: store)
+        do {
+            messages = try MessageQueue(store: store)
+        } catch {
+            store.close()
+            throw error
+        }
         do {
             try store.reapEndedRuns()
         } catch {
