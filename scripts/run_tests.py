@@ -51,7 +51,8 @@ def run_c(timeout):
 # In-process C suites run again under valgrind memcheck: no leak (definite,
 # indirect or possible, bar the Swift runtime's metadata caches in
 # Tests/valgrind.supp), no invalid read or write.
-VALGRIND_SUITES = ["test_kv", "test_handlers", "test_handlers_cross", "test_interactions", "test_operations"]
+VALGRIND_SUITES = ["test_kv", "test_security", "test_handlers", "test_handlers_cross", "test_interactions", "test_operations",
+                   "test_messages"]
 
 
 def run_valgrind(timeout):
