@@ -11,6 +11,7 @@ from .handlers import Handler, handler, load_handlers, resolves, unregister
 from .logs import set_log_level
 from .loop import Loop
 from .values import ID, Int, UInteger
+from .messages import Message, Messages, Presentation
 from .queues import Interaction, InteractionQueue, Operation, OperationQueue, OperationState
 from .store import UNCHANGED, KeyValue, Observation, Store
 
@@ -24,7 +25,7 @@ def library_version() -> str:
 
 __all__ = [
     "Handler", "handler", "load_handlers", "resolves", "unregister", "ID", "Int", "UInteger",
-    "set_log_level", "Loop", "Store", "Interaction", "InteractionQueue", "Operation", "OperationQueue",
+    "Message", "Messages", "Presentation", "set_log_level", "Loop", "Store", "Interaction", "InteractionQueue", "Operation", "OperationQueue",
     "OperationState", "KeyValue", "Observation", "UNCHANGED", "OutliveError", "Status", "library_version",
     "BusyError", "CorruptError", "InvalidArgumentError", "InvalidatedError", "MissingArgumentError", "NoMemoryError",
     "NotFoundError", "PermissionDeniedError", "StateError", "StoreIOError", "TypeMismatchError", "UnresolvedError",

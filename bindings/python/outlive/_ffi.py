@@ -18,6 +18,15 @@ STALL_FN = CFUNCTYPE(None, c_void_p, c_double, c_void_p)
 OPERATION_FN = CFUNCTYPE(None, c_void_p, c_void_p)
 COMPLETION_FN = CFUNCTYPE(None, c_void_p, c_bool, c_void_p)
 DRAINED_FN = CFUNCTYPE(None, c_void_p)
+PRIORITY_FN = CFUNCTYPE(c_int32, c_void_p, c_void_p)
+PRESENT_FN = CFUNCTYPE(None, c_void_p, c_void_p, c_void_p)
+END_FN = CFUNCTYPE(None, c_void_p, c_void_p)
+RESPONSE_FN = CFUNCTYPE(c_bool, c_void_p, c_void_p)
+AUTO_RESOLVER_FN = CFUNCTYPE(c_bool, c_void_p, c_void_p, c_void_p)
+
+
+class Presenter(ctypes.Structure):
+    _fields_ = [("priority", PRIORITY_FN), ("present", PRESENT_FN), ("end", END_FN)]
 
 
 class StoreOptions(ctypes.Structure):
@@ -107,6 +116,50 @@ _DECLARATIONS = {
     "outlive_operations_cancel_all": (status, [c_void_p]),
     "outlive_operations_unfinished": (c_size_t, [c_void_p]),
     "outlive_operations_set_drained": (status, [c_void_p, DRAINED_FN, c_void_p, RELEASE]),
+    # messages
+    "outlive_message_draft_new": (c_void_p, [c_char_p, c_char_p]),
+    "outlive_message_draft_free": (None, [c_void_p]),
+    "outlive_message_draft_set_text": (status, [c_void_p, c_char_p]),
+    "outlive_message_draft_set_scope": (status, [c_void_p, c_char_p]),
+    "outlive_message_draft_set_thread": (status, [c_void_p, c_char_p]),
+    "outlive_message_draft_add_choice": (status, [c_void_p, c_char_p, c_char_p, c_int]),
+    "outlive_message_draft_set_payload": (status, [c_void_p, c_void_p]),
+    "outlive_message_draft_set_response_handler": (status, [c_void_p, c_void_p]),
+    "outlive_message_draft_set_auto_remove": (status, [c_void_p, c_bool]),
+    "outlive_message_post": (status, [c_void_p, c_void_p, c_char_p]),
+    "outlive_message_respond": (status, [c_void_p, c_char_p, c_char_p]),
+    "outlive_message_mute": (status, [c_void_p, c_char_p]),
+    "outlive_message_remove": (status, [c_void_p, c_char_p]),
+    "outlive_messages_remove_scope": (status, [c_void_p, c_char_p, POINTER(c_size_t)]),
+    "outlive_messages_list": (status, [c_void_p, c_char_p, c_char_p, POINTER(c_void_p), POINTER(c_size_t)]),
+    "outlive_messages_count": (status, [c_void_p, c_char_p, POINTER(c_size_t)]),
+    "outlive_messages_set_category_limit": (status, [c_void_p, c_size_t]),
+    "outlive_message_get": (status, [c_void_p, c_char_p, POINTER(c_void_p)]),
+    "outlive_message_free": (None, [c_void_p]),
+    "outlive_message_id": (c_char_p, [c_void_p]),
+    "outlive_message_category": (c_char_p, [c_void_p]),
+    "outlive_message_title": (c_char_p, [c_void_p]),
+    "outlive_message_text": (c_char_p, [c_void_p]),
+    "outlive_message_scope": (c_char_p, [c_void_p]),
+    "outlive_message_thread": (c_char_p, [c_void_p]),
+    "outlive_message_choice": (c_char_p, [c_void_p]),
+    "outlive_message_payload": (c_void_p, [c_void_p]),
+    "outlive_message_date": (c_double, [c_void_p]),
+    "outlive_message_choice_count": (c_size_t, [c_void_p]),
+    "outlive_message_choice_at": (status, [c_void_p, c_size_t, POINTER(c_char_p), POINTER(c_char_p), POINTER(c_int)]),
+    "outlive_message_is_presented": (c_bool, [c_void_p]),
+    "outlive_message_is_handled": (c_bool, [c_void_p]),
+    "outlive_message_is_removed": (c_bool, [c_void_p]),
+    "outlive_message_auto_removes": (c_bool, [c_void_p]),
+    "outlive_message_has_response_handler": (c_bool, [c_void_p]),
+    "outlive_presenter_add_with_release": (status, [c_void_p, c_char_p, POINTER(Presenter), c_void_p, RELEASE]),
+    "outlive_presenter_remove": (status, [c_void_p, c_char_p]),
+    "outlive_presenter_reoffer": (status, [c_void_p, c_char_p]),
+    "outlive_presentation_finish": (status, [c_void_p, c_int, c_bool, c_char_p]),
+    "outlive_response_handler_add_with_release": (status, [c_void_p, c_char_p, RESPONSE_FN, c_void_p, RELEASE]),
+    "outlive_response_handler_remove": (status, [c_void_p, c_char_p]),
+    "outlive_auto_resolver_add_with_release": (status, [c_void_p, c_char_p, AUTO_RESOLVER_FN, c_void_p, RELEASE]),
+    "outlive_auto_resolver_remove": (status, [c_void_p, c_char_p]),
     # handlers
     "outlive_register": (status, [c_char_p, c_char_p, c_void_p]),
     "outlive_unregister": (status, [c_char_p]),

@@ -36,6 +36,8 @@ class Store:
         self.path = os.fspath(path)
         self.loop = loop if loop is not None else Loop(_handle=_ffi.outlive_store_loop(self._handle))
         self.kv = KeyValue(self)
+        from .messages import Messages
+        self.messages = Messages(self)
 
     @property
     def handle(self):

@@ -1,0 +1,255 @@
+"""`store.messages`: messages presented once by the best presenter of any
+process, answered with a choice made anywhere, handled, then removed."""
+import ctypes
+import dataclasses
+import typing
+
+from . import _callbacks, _ffi
+from .errors import check, error_for
+from .values import Args, args_to_dict
+
+CHOICE_KINDS = {"regular": 1, "cancel": 2, "destructive": 3, "default": 4}
+_KIND_NAMES = {value: key for key, value in CHOICE_KINDS.items()}
+
+
+@dataclasses.dataclass(frozen=True)
+class Message:
+    """A snapshot of a stored message."""
+    id: str
+    category: str
+    title: str
+    text: typing.Optional[str]
+    scope: typing.Optional[str]
+    thread: typing.Optional[str]
+    choices: typing.Tuple[typing.Tuple[str, str, str], ...]
+    payload: dict
+    date: float
+    choice: typing.Optional[str]
+    presented: bool
+    handled: bool
+    removed: bool
+    has_response_handler: bool
+
+
+def _text(pointer):
+    return None if pointer is None else pointer.decode("utf-8")
+
+
+def snapshot(view) -> Message:
+    choices = []
+    for index in range(_ffi.outlive_message_choice_count(view)):
+        choice_id, label, kind = ctypes.c_char_p(), ctypes.c_char_p(), ctypes.c_int()
+        check(_ffi.outlive_message_choice_at(view, index, ctypes.byref(choice_id), ctypes.byref(label), ctypes.byref(kind)))
+        choices.append((_text(choice_id.value), _text(label.value), _KIND_NAMES.get(kind.value, "regular")))
+    payload = _ffi.outlive_message_payload(view)
+    return Message(
+        id=_text(_ffi.outlive_message_id(view)), category=_text(_ffi.outlive_message_category(view)),
+        title=_text(_ffi.outlive_message_title(view)), text=_text(_ffi.outlive_message_text(view)),
+        scope=_text(_ffi.outlive_message_scope(view)), thread=_text(_ffi.outlive_message_thread(view)),
+        choices=tuple(choices), payload=args_to_dict(payload) if payload else {},
+        date=_ffi.outlive_message_date(view), choice=_text(_ffi.outlive_message_choice(view)),
+        presented=bool(_ffi.outlive_message_is_presented(view)), handled=bool(_ffi.outlive_message_is_handled(view)),
+        removed=bool(_ffi.outlive_message_is_removed(view)),
+        has_response_handler=bool(_ffi.outlive_message_has_response_handler(view)))
+
+
+class Presentation:
+    """A presentation under way: finish it exactly once, from any thread."""
+
+    __slots__ = ("_token", "message")
+
+    def __init__(self, token, message):
+        self._token, self.message = token, message
+
+    def finish(self, presented: bool = True, *, end_notification: bool = False, choice: str = None) -> None:
+        check(_ffi.outlive_presentation_finish(self._token, 1 if presented else 2, end_notification,
+                                               None if choice is None else choice.encode("utf-8")))
+
+
+class _PresenterCallbacks:
+    def __init__(self, priority, present, end):
+        self.priority, self.present, self.end = priority, present, end
+
+
+@_ffi.PRIORITY_FN
+def _priority(view, context):
+    presenter = _callbacks.lookup(context)
+    try:
+        priority = presenter.priority
+        return int(priority(snapshot(view)) if callable(priority) else priority)
+    except BaseException as error:
+        _callbacks.keep(error)
+        return 0
+
+
+@_ffi.PRESENT_FN
+def _present(view, token, context):
+    presenter = _callbacks.lookup(context)
+    message = snapshot(view)
+    try:
+        presenter.present(message, Presentation(token, message))
+    except BaseException as error:
+        _callbacks.keep(error)
+
+
+@_ffi.END_FN
+def _end(view, context):
+    presenter = _callbacks.lookup(context)
+    if presenter is None or presenter.end is None:
+        return
+    try:
+        presenter.end(snapshot(view))
+    except BaseException as error:
+        _callbacks.keep(error)
+
+
+@_ffi.RESPONSE_FN
+def _respond(view, context):
+    function = _callbacks.lookup(context)
+    try:
+        return bool(function(snapshot(view)))
+    except BaseException as error:
+        _callbacks.keep(error)
+        return False
+
+
+@_ffi.AUTO_RESOLVER_FN
+def _auto_resolve(view, choice_out, context):
+    function = _callbacks.lookup(context)
+    try:
+        answer = function(snapshot(view))
+    except BaseException as error:
+        _callbacks.keep(error)
+        return False
+    if answer is None or answer is False:
+        return False
+    if isinstance(answer, str):
+        data = answer.encode("utf-8")[:63]
+        ctypes.memmove(choice_out, data + b"\0", len(data) + 1)
+    else:
+        ctypes.memmove(choice_out, b"\0", 1)
+    return True
+
+
+def _register(add, store, callback_id, trampoline, obj):
+    key = _callbacks.register(obj)
+    status = add(store.handle, callback_id.encode("utf-8"), trampoline, key, _callbacks.release)
+    if status != 0:
+        _callbacks.forget(key)
+    check(status)
+
+
+class Messages:
+    def __init__(self, store):
+        self._store = store
+
+    def post(self, category: str, title: str, *, text: str = None, scope: str = None, thread: str = None,
+             choices=(), payload: dict = None, response_handler=None, auto_remove: bool = False) -> str:
+        """Posts a message; choices are (id, label[, kind]) with kind one of
+        regular, cancel, destructive, default. Returns its id."""
+        draft = _ffi.outlive_message_draft_new(category.encode("utf-8"), title.encode("utf-8"))
+        if not draft:
+            raise error_for(1)
+        try:
+            if text is not None:
+                check(_ffi.outlive_message_draft_set_text(draft, text.encode("utf-8")))
+            if scope is not None:
+                check(_ffi.outlive_message_draft_set_scope(draft, scope.encode("utf-8")))
+            if thread is not None:
+                check(_ffi.outlive_message_draft_set_thread(draft, thread.encode("utf-8")))
+            for choice in choices:
+                choice_id, label = choice[0], choice[1]
+                kind = CHOICE_KINDS[choice[2]] if len(choice) > 2 else 1
+                check(_ffi.outlive_message_draft_add_choice(draft, choice_id.encode("utf-8"), label.encode("utf-8"), kind))
+            if payload:
+                with Args(payload) as args:
+                    check(_ffi.outlive_message_draft_set_payload(draft, args.handle))
+            if response_handler is not None:
+                check(_ffi.outlive_message_draft_set_response_handler(draft, response_handler.handle))
+            if auto_remove:
+                check(_ffi.outlive_message_draft_set_auto_remove(draft, True))
+            out = ctypes.create_string_buffer(37)
+            check(_ffi.outlive_message_post(self._store.handle, draft, out))
+            return out.value.decode()
+        finally:
+            _ffi.outlive_message_draft_free(draft)
+
+    def respond(self, message_id: str, choice: str) -> None:
+        check(_ffi.outlive_message_respond(self._store.handle, message_id.encode(), choice.encode("utf-8")))
+
+    def mute(self, message_id: str) -> None:
+        check(_ffi.outlive_message_mute(self._store.handle, message_id.encode()))
+
+    def remove(self, message_id: str) -> None:
+        check(_ffi.outlive_message_remove(self._store.handle, message_id.encode()))
+
+    def remove_scope(self, scope: str) -> int:
+        count = ctypes.c_size_t()
+        check(_ffi.outlive_messages_remove_scope(self._store.handle, scope.encode("utf-8"), ctypes.byref(count)))
+        return count.value
+
+    def get(self, message_id: str) -> Message:
+        out = ctypes.c_void_p()
+        check(_ffi.outlive_message_get(self._store.handle, message_id.encode(), ctypes.byref(out)))
+        try:
+            return snapshot(out.value)
+        finally:
+            _ffi.outlive_message_free(out.value)
+
+    def ids(self, scope: str = None, category: str = None):
+        data, count = ctypes.c_void_p(), ctypes.c_size_t()
+        check(_ffi.outlive_messages_list(self._store.handle, None if scope is None else scope.encode("utf-8"),
+                                         None if category is None else category.encode("utf-8"),
+                                         ctypes.byref(data), ctypes.byref(count)))
+        try:
+            raw = ctypes.string_at(data.value, count.value * 37)
+            return [raw[i * 37:i * 37 + 36].decode() for i in range(count.value)]
+        finally:
+            _ffi.outlive_free(data)
+
+    def __iter__(self):
+        for message_id in self.ids():
+            yield self.get(message_id)
+
+    def __len__(self) -> int:
+        count = ctypes.c_size_t()
+        check(_ffi.outlive_messages_count(self._store.handle, None, ctypes.byref(count)))
+        return count.value
+
+    def set_category_limit(self, limit: int) -> None:
+        check(_ffi.outlive_messages_set_category_limit(self._store.handle, limit))
+
+    def add_presenter(self, presenter_id: str, present, *, priority=200, end=None) -> None:
+        """present(message, presentation) on the loop; the presentation must be
+        finished (presentation.finish(...)) once. priority: an int, or a function
+        of the message (0 declines)."""
+        callbacks = _PresenterCallbacks(priority, present, end)
+        key = _callbacks.register(callbacks)
+        table = _ffi.Presenter(_priority, _present, _end)
+        status = _ffi.outlive_presenter_add_with_release(self._store.handle, presenter_id.encode("utf-8"),
+                                                         ctypes.byref(table), key, _callbacks.release)
+        if status != 0:
+            _callbacks.forget(key)
+        check(status)
+
+    def remove_presenter(self, presenter_id: str) -> None:
+        check(_ffi.outlive_presenter_remove(self._store.handle, presenter_id.encode("utf-8")))
+
+    def reoffer(self, presenter_id: str) -> None:
+        """Offers the messages this presenter declined to it again."""
+        check(_ffi.outlive_presenter_reoffer(self._store.handle, presenter_id.encode("utf-8")))
+
+    def add_response_handler(self, handler_id: str, function) -> None:
+        """function(message) -> bool for answered messages; True removes it."""
+        _register(_ffi.outlive_response_handler_add_with_release, self._store, handler_id, _respond, function)
+
+    def remove_response_handler(self, handler_id: str) -> None:
+        check(_ffi.outlive_response_handler_remove(self._store.handle, handler_id.encode("utf-8")))
+
+    def add_auto_resolver(self, resolver_id: str, function) -> None:
+        """function(message) -> a choice id (answer), True (resolve without an
+        answer) or None (leave it), before presenters see it."""
+        _register(_ffi.outlive_auto_resolver_add_with_release, self._store, resolver_id, _auto_resolve, function)
+
+    def remove_auto_resolver(self, resolver_id: str) -> None:
+        check(_ffi.outlive_auto_resolver_remove(self._store.handle, resolver_id.encode("utf-8")))
