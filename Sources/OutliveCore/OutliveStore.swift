@@ -36,7 +36,7 @@ public final class OutliveStore {
 
     /// How many of each kind of record the systems hold, for `outlive inspect`.
     public func inspectionCounts() throws -> [(String, Int)] {
-        []
+        [("messages", Int(try messages.count()))]
     }
 
     public func close() {

@@ -64,3 +64,19 @@ def test_handlers_lists_what_a_library_declares():
     assert "fixture_all_types" in table and "ID<fixture.account> account" in table
     not_elf = run("handlers", os.path.join(ROOT, "VERSION"))
     assert not_elf.returncode == 1 and "not an ELF file" in not_elf.stderr
+
+
+def test_messages_lists_state_and_answers(tmp_path):
+    directory = str(tmp_path / "store")
+    with outlive.Store(directory) as store:
+        first = store.messages.post("sync-issue", "Conflict", text="a.txt", choices=[("keep", "Keep")])
+        second = store.messages.post("notice", "Hello", choices=[("ok", "OK")])
+        store.messages.respond(second, "ok")
+    listed = {entry["id"]: entry for entry in json.loads(run("messages", directory, "--json").stdout)}
+    assert listed[first]["state"] == "waiting" and listed[first]["choices"] == ["keep"]
+    assert listed[second]["state"] == "answered" and listed[second]["choice"] == "ok"
+    only = json.loads(run("messages", directory, "--category", "notice", "--json").stdout)
+    assert [entry["id"] for entry in only] == [second]
+    assert "Conflict" in run("messages", directory).stdout
+    report = json.loads(run("inspect", directory, "--json").stdout)
+    assert report["counts"]["messages"] == 2
