@@ -160,12 +160,14 @@ public final class Loop: @unchecked Sendable {
     public func dispatch(timeoutMilliseconds: Int32) throws -> Int {
         let me = ThreadIdentity.current
         try lock.withLock {
+            // The loop's own thread first: whether it is inside dispatch at this
+            // instant or not, another thread's dispatch is a state error.
+            if let ownThreadIdentity, ownThreadIdentity != me {
+                throw OutliveError.state("this loop runs on its own thread (outlive_loop_run_thread); it cannot be dispatched elsewhere")
+            }
             if let dispatcher {
                 if dispatcher == me { throw OutliveError.state("outlive_loop_dispatch was called from inside a callback of the same loop") }
                 throw OutliveError(.busy, "another thread is dispatching this loop")
-            }
-            if let ownThreadIdentity, ownThreadIdentity != me {
-                throw OutliveError.state("this loop runs on its own thread (outlive_loop_run_thread); it cannot be dispatched elsewhere")
             }
             dispatcher = me
         }
