@@ -1,0 +1,195 @@
+/// Delivery of signal versions to consumers, on the store's loop thread.
+///
+/// A process is woken by the change feed (topic "signal", key = signal id) and
+/// reads only the signals named there; it looks at the consumers it may
+/// deliver to: its own run's `this_run` consumers, `process` consumers of its
+/// process name, and `any_process` consumers, each only if its handler resolves
+/// here. A consumer whose handler does not resolve is left for a process that
+/// can resolve it (it is looked at again on the next post of its signal and
+/// when a process opens the store).
+///
+/// `this_run` consumers can only be delivered by their own run, one callback at
+/// a time on its loop: the handler is called, then the delivered version is
+/// recorded. `process` and `any_process` consumers may be wanted by several
+/// live runs at once, so delivery is claim-then-deliver: a write transaction
+/// marks the consumer as being delivered by this run (only one transaction can
+/// win), the handler is called, and a second transaction records the delivered
+/// version and releases the claim. A run that dies between the two — inside the
+/// handler — has its claim released by the end-of-run hook, and another process
+/// delivers the same version again: at-least-once across a crash of the
+/// deliverer, exactly once otherwise. This is the choice of the task queue too:
+/// a durable callback that is lost by a crash is the failure Outlive exists to
+/// avoid; handlers get `signal_id` and `version` to recognise a repeat.
+///
+/// A handler call that fails for any reason other than being unresolved
+/// (missing argument, type mismatch, invalidated) counts as delivered: the same
+/// arguments would fail the same way again.
+extension Signals {
+    /// One consumer that this run may deliver a version to.
+    struct PendingConsumer {
+        let consumerID: String
+        let signalID: String
+        let handler: [UInt8]
+        let handlerName: String
+        let delivery: SignalDelivery
+        let lifetime: SignalLifetime
+    }
+
+    /// The state of a signal at the moment a delivery was decided.
+    struct PostedVersion {
+        let version: Int64
+        let payload: [UInt8]
+        let terminated: Bool
+    }
+
+    func changed(_ batch: ChangeBatch) {
+        if batch.resync {
+            deliverWaiting()
+            return
+        }
+        var seen = Set<String>()
+        deliver(batch.keys.filter { seen.insert($0).inserted })
+    }
+
+    /// Every signal with a consumer this run may deliver now: at open, and when
+    /// feed entries were lost. Costs in proportion to the consumers of this
+    /// run, this process name and `any_process`.
+    func deliverWaiting() {
+        guard (try? store.checkUsable()) != nil else { return }
+        var signals: [String] = []
+        try? store.database.read { transaction in
+            try transaction.query("""
+                SELECT DISTINCT c.signal_id FROM outlive_signal_consumers c
+                JOIN outlive_signals s ON s.signal_id = c.signal_id
+                WHERE c.last_delivered < s.version AND c.claim_run IS NULL
+                  AND ((c.lifetime = ? AND c.run_id = ?) OR (c.lifetime = ? AND c.process = ?) OR c.lifetime = ?)
+                """, Signals.deliverableBy(store)) { row in
+                if let id = row.text(0) { signals.append(id) }
+            }
+        }
+        deliver(signals)
+    }
+
+    static func deliverableBy(_ store: Store) -> [SQLValue] {
+        [.integer(Int64(SignalLifetime.thisRun.rawValue)), .text(store.runID),
+         .integer(Int64(SignalLifetime.process.rawValue)), .text(store.processName),
+         .integer(Int64(SignalLifetime.anyProcess.rawValue))]
+    }
+
+    /// Delivers what is due for `signals`, again while deliveries made progress
+    /// (a version posted meanwhile, e.g. by a handler, is delivered too).
+    func deliver(_ signals: [String]) {
+        var remaining = signals
+        while !remaining.isEmpty {
+            guard (try? store.checkUsable()) != nil else { return }
+            guard let pending = try? pendingConsumers(of: remaining) else { return }
+            var progressed: [String] = []
+            for (consumer, posted) in pending where deliver(posted, to: consumer) {
+                if !progressed.contains(consumer.signalID) { progressed.append(consumer.signalID) }
+            }
+            remaining = progressed
+        }
+    }
+
+    /// Consumers of `signals` that this run may deliver to now, with the
+    /// version each would get, in registration order.
+    private func pendingConsumers(of signals: [String]) throws -> [(PendingConsumer, PostedVersion)] {
+        let registry = HandlerRegistry.shared
+        return try store.database.read { transaction in
+            var found: [(PendingConsumer, PostedVersion)] = []
+            for signal in signals {
+                guard let posted = try Signals.postedVersion(of: signal, in: transaction) else { continue }
+                try transaction.query("""
+                    SELECT consumer_id, handler, handler_name, delivery, lifetime FROM outlive_signal_consumers
+                    WHERE signal_id = ? AND last_delivered < ? AND claim_run IS NULL
+                      AND ((lifetime = ? AND run_id = ?) OR (lifetime = ? AND process = ?) OR lifetime = ?)
+                    ORDER BY created, consumer_id
+                    """, [.text(signal), .integer(posted.version)] + Signals.deliverableBy(store)) { row in
+                    guard let id = row.text(0), let name = row.text(2), registry.canResolve(name),
+                          let delivery = SignalDelivery(rawValue: Int32(truncatingIfNeeded: row.integer(3))),
+                          let lifetime = SignalLifetime(rawValue: Int32(truncatingIfNeeded: row.integer(4))) else { return }
+                    found.append((PendingConsumer(consumerID: id, signalID: signal, handler: row.blob(1) ?? [],
+                                                  handlerName: name, delivery: delivery, lifetime: lifetime), posted))
+                }
+            }
+            return found
+        }
+    }
+
+    static func postedVersion(of signal: String, in transaction: StoreTransaction) throws -> PostedVersion? {
+        var posted: PostedVersion?
+        try transaction.query("SELECT version, payload, terminated FROM outlive_signals WHERE signal_id = ?", [.text(signal)]) { row in
+            posted = PostedVersion(version: row.integer(0), payload: row.blob(1) ?? [], terminated: row.integer(2) != 0)
+        }
+        guard let posted, posted.version > 0 else { return nil }
+        return posted
+    }
+
+    /// Delivers one version to one consumer. True when a version was delivered
+    /// and recorded (progress); false when it was left (claimed elsewhere,
+    /// removed meanwhile, unresolved, undecodable).
+    private func deliver(_ candidate: PostedVersion, to consumer: PendingConsumer) -> Bool {
+        guard let handler = try? Handler(serialized: consumer.handler) else { return false }
+        var posted = candidate
+        if consumer.lifetime != .thisRun {
+            guard let claimed = try? claim(consumer) else { return false }
+            posted = claimed
+        }
+        guard let payload = try? Arguments(serialized: posted.payload) else {
+            // A payload no process can decode: counted as delivered, like a failed call.
+            return (try? record(posted, deliveredTo: consumer)) != nil
+        }
+        var arguments = payload
+        arguments.set("signal_id", .id(IDValue(string: consumer.signalID)))
+        arguments.set("version", .uinteger(UInt64(clamping: posted.version)))
+        arguments.set("terminated", .bool(posted.terminated))
+        do {
+            try HandlerRegistry.shared.call(handler, with: arguments)
+        } catch let error as OutliveError where error.code == .unresolved {
+            if consumer.lifetime != .thisRun { try? releaseClaim(consumer) }
+            return false
+        } catch {
+            // Delivered, though the handler refused its arguments.
+        }
+        return (try? record(posted, deliveredTo: consumer)) != nil
+    }
+
+    /// Marks the consumer as being delivered by this run; returns the version to
+    /// deliver, or nil when another run holds it, it was removed, or it has
+    /// nothing new.
+    private func claim(_ consumer: PendingConsumer) throws -> PostedVersion? {
+        let run = store.runID
+        return try store.database.write { transaction -> PostedVersion? in
+            guard let posted = try Signals.postedVersion(of: consumer.signalID, in: transaction) else { return nil }
+            try transaction.execute("""
+                UPDATE outlive_signal_consumers SET claim_run = ?
+                WHERE consumer_id = ? AND claim_run IS NULL AND last_delivered < ?
+                """, [.text(run), .text(consumer.consumerID), .integer(posted.version)])
+            return transaction.changedRows == 1 ? posted : nil
+        }
+    }
+
+    private func releaseClaim(_ consumer: PendingConsumer) throws {
+        let run = store.runID
+        try store.database.write { transaction in
+            try transaction.execute("UPDATE outlive_signal_consumers SET claim_run = NULL WHERE consumer_id = ? AND claim_run = ?",
+                                    [.text(consumer.consumerID), .text(run)])
+        }
+    }
+
+    /// Records the delivered version; a `once` consumer, or one that received a
+    /// terminating version, goes (and the record with its last consumer).
+    private func record(_ posted: PostedVersion, deliveredTo consumer: PendingConsumer) throws {
+        try store.database.write { transaction in
+            try transaction.execute("""
+                UPDATE outlive_signal_consumers SET last_delivered = ?, claim_run = NULL
+                WHERE consumer_id = ? AND last_delivered < ?
+                """, [.integer(posted.version), .text(consumer.consumerID), .integer(posted.version)])
+            guard transaction.changedRows == 1 else { return }
+            if consumer.delivery == .once || posted.terminated {
+                try transaction.execute("DELETE FROM outlive_signal_consumers WHERE consumer_id = ?", [.text(consumer.consumerID)])
+                try Signals.removeRecordIfUnconsumed(consumer.signalID, in: transaction)
+            }
+        }
+    }
+}
