@@ -168,14 +168,23 @@ public final class KeyValueStore {
                 for key in (try? self.keys(prefix: entry.prefix, limit: Int.max)) ?? [] where seen.insert(key).inserted { keys.append(key) }
             }
         }
-        for key in keys {
-            let interested = current.sorted { $0.key < $1.key }.filter { key.utf8.starts(with: $0.value.prefix.utf8) }
-            guard !interested.isEmpty else { continue }
-            // A still-registered observer only: one removed by an earlier call is skipped.
-            let value: [UInt8]?
-            do { value = try store.database.read { try KeyValueStore.read(key, in: $0) } } catch { continue }
-            for (token, entry) in interested where lock.withLock({ observers[token] != nil }) {
-                entry.observer(key, value)
+        let ordered = current.sorted { $0.key < $1.key }
+        let wanted = keys.filter { key in ordered.contains { key.utf8.starts(with: $0.value.prefix.utf8) } }
+        guard !wanted.isEmpty else { return }
+        // One read transaction for the whole batch.
+        var values: [String: [UInt8]] = [:]
+        do {
+            try store.database.read { transaction in
+                for key in wanted { values[key] = try KeyValueStore.read(key, in: transaction) }
+            }
+        } catch {
+            return
+        }
+        for key in wanted {
+            for (token, entry) in ordered where key.utf8.starts(with: entry.prefix.utf8) {
+                // A still-registered observer only: one removed by an earlier call is skipped.
+                guard lock.withLock({ observers[token] != nil }) else { continue }
+                entry.observer(key, values[key])
             }
         }
     }
