@@ -94,6 +94,24 @@ OUTLIVE_API uint32_t outlive_version_number(void);
  * handlers, descriptions). NULL is ignored. Any thread. */
 OUTLIVE_API void outlive_free(void *pointer);
 
+/* Diagnostics. The library prints nothing; what it has to say (a dead run it
+ * cleaned up, a change feed it had to reread, a handler that failed inside a
+ * task) goes to the handler installed here, for messages at `level` or more
+ * severe. The handler may be called on any thread, including the library's
+ * callers' threads inside any call; it must not call back into the library.
+ * NULL handler: messages are dropped (the default). */
+typedef enum outlive_log_level {
+    OUTLIVE_LOG_ERROR = 1,
+    OUTLIVE_LOG_WARNING,
+    OUTLIVE_LOG_INFO,
+    OUTLIVE_LOG_DEBUG
+} outlive_log_level;
+typedef void (*outlive_log_handler)(outlive_log_level level, const char *message, void *context);
+
+/* Installs (or with NULL removes) the process-wide log handler.
+ * OUTLIVE_E_INVALID_ARGUMENT: level is not an outlive_log_level. Any thread. */
+OUTLIVE_API outlive_status outlive_set_log_handler(outlive_log_handler handler, outlive_log_level level, void *context);
+
 /* ── values ───────────────────────────────────────────────────────────────── */
 /* (values and handlers: see the handlers section) */
 

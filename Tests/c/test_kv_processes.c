@@ -189,7 +189,43 @@ static void test_closed_and_reopened_runs_get_fresh_run_ids(void) {
     harness_remove_tree(path);
 }
 
+struct log_lines { char text[4096]; int count; };
+
+static void collect_log(outlive_log_level level, const char *message, void *context) {
+    struct log_lines *lines = context;
+    if (level <= OUTLIVE_LOG_INFO && lines->count++ == 0) snprintf(lines->text, sizeof lines->text, "%.2000s", message);
+}
+
+static void test_run_killed_with_9_is_cleaned_up_and_logged_at_the_next_open(void) {
+    const char *dir = harness_temp_dir();
+    char path[4096];
+    snprintf(path, sizeof path, "%s", dir);
+    int out = -1;
+    char *argv[] = {worker_path(), path, "write", "10000", NULL};
+    pid_t pid = spawn(argv, &out);
+    FILE *acks = fdopen(out, "r");
+    long value;
+    CHECK(fscanf(acks, "%ld", &value) == 1);
+    kill(pid, SIGKILL);
+    fclose(acks);
+    waitpid(pid, NULL, 0);
+    static struct log_lines lines;
+    CHECK_STATUS(outlive_set_log_handler(collect_log, (outlive_log_level)9, &lines), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_OK(outlive_set_log_handler(collect_log, OUTLIVE_LOG_INFO, &lines));
+    outlive_store *store = NULL;
+    CHECK_OK(outlive_store_open(path, "checker", NULL, &store));
+    CHECK_OK(outlive_set_log_handler(NULL, OUTLIVE_LOG_ERROR, NULL));
+    CHECK_MSG(strstr(lines.text, "no longer alive") && strstr(lines.text, "worker"), "log: %.900s", lines.text);
+    /* Its lock file went with it. */
+    char runs[8300];
+    snprintf(runs, sizeof runs, "ls %s/runs | wc -l | grep -qx 1", path);
+    CHECK(system(runs) == 0);
+    outlive_store_close(store);
+    harness_remove_tree(path);
+}
+
 HARNESS_MAIN(
+    T(test_run_killed_with_9_is_cleaned_up_and_logged_at_the_next_open),
     T(test_four_processes_increment_one_counter_exactly_2000_times),
     T(test_observer_sees_a_value_set_by_another_process_woken_through_the_fd),
     T(test_kill_9_mid_write_loses_no_acknowledged_set),
