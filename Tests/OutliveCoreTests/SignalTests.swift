@@ -203,6 +203,49 @@ final class SignalTests: XCTestCase {
         XCTAssertEqual(try candidates[1].signals.signals(), [])
     }
 
+    func testClaimOfARunThatEndsMidDeliveryIsReleasedAndDeliveredByAnother() throws {
+        let app = try open("app"), dying = try open("worker-a"), survivor = try open("worker-b")
+        let (handler, got) = try recordingHandler("reclaimed")
+        let signal = Identifier.make()
+        let consumer = try app.signals.consume(signalID: signal, handler: handler, delivery: .once, lifetime: .anyProcess)
+        // As if worker-a had claimed the delivery and died inside the handler:
+        // the claim is set in the same transaction as the post, so no one else
+        // can take the version first.
+        try dying.store.database.write { transaction in
+            try transaction.execute("UPDATE outlive_signals SET version = 1, payload = ?, terminated = 1 WHERE signal_id = ?",
+                                    [.blob(Arguments().serialized()), .text(signal)])
+            try transaction.execute("UPDATE outlive_signal_consumers SET claim_run = ? WHERE consumer_id = ?",
+                                    [.text(dying.store.runID), .text(consumer)])
+            try transaction.recordChange(topic: Signals.topic, key: signal)
+        }
+        try settle([app, survivor])
+        XCTAssertEqual(got.calls.count, 0)
+        XCTAssertEqual(try app.signals.consumers(of: signal).first?.deliveringRunID, dying.store.runID)
+        dying.close()
+        try dispatch([app, survivor]) { !got.calls.isEmpty }
+        try settle([app, survivor])
+        XCTAssertEqual(got.calls.map(\.version), [1])
+        XCTAssertEqual(try survivor.signals.signals(), [])
+    }
+
+    func testHandlerRemovingAnotherConsumerOfTheSameSignalPreventsItsDelivery() throws {
+        let app = try open("app"), worker = try open("worker")
+        let signal = Identifier.make()
+        let (second, secondGot) = try recordingHandler("second_victim")
+        var victim = ""
+        let name = "signals_test_remover_\(Identifier.make().prefix(8))"
+        try HandlerRegistry.shared.registerBuiltin(name: name, signature: "") { [unowned app] _ in
+            try app.signals.removeConsumer(victim)
+        }
+        try app.signals.consume(signalID: signal, handler: try Handler(name: name), delivery: .once, lifetime: .thisRun)
+        victim = try app.signals.consume(signalID: signal, handler: second, delivery: .once, lifetime: .thisRun)
+        try worker.signals.post(signalID: signal, terminates: true)
+        try dispatch([app]) { (try? app.signals.signals().isEmpty) == true }
+        try settle([app, worker])
+        XCTAssertEqual(secondGot.calls.count, 0)
+        XCTAssertEqual(try app.signals.signals(), [])
+    }
+
     func testRemovingAConsumerAndAScope() throws {
         let app = try open("app"), worker = try open("worker")
         let (handler, got) = try recordingHandler("removed")

@@ -82,23 +82,20 @@ extension Signals {
         var remaining = signals
         while !remaining.isEmpty {
             guard (try? store.checkUsable()) != nil else { return }
-            guard let pending = try? pendingConsumers(of: remaining) else { return }
-            var progressed: [String] = []
-            for (consumer, posted) in pending where deliver(posted, to: consumer) {
-                if !progressed.contains(consumer.signalID) { progressed.append(consumer.signalID) }
-            }
-            remaining = progressed
+            guard let due = try? dueConsumers(of: remaining) else { return }
+            remaining = due.filter { deliver($0.posted, to: $0.consumers) }.map(\.signal)
         }
     }
 
-    /// Consumers of `signals` that this run may deliver to now, with the
-    /// version each would get, in registration order.
-    private func pendingConsumers(of signals: [String]) throws -> [(PendingConsumer, PostedVersion)] {
+    /// Per signal with something due: the version posted last and the
+    /// consumers this run may deliver it to, in registration order.
+    private func dueConsumers(of signals: [String]) throws -> [(signal: String, posted: PostedVersion, consumers: [PendingConsumer])] {
         let registry = HandlerRegistry.shared
         return try store.database.read { transaction in
-            var found: [(PendingConsumer, PostedVersion)] = []
+            var found: [(signal: String, posted: PostedVersion, consumers: [PendingConsumer])] = []
             for signal in signals {
                 guard let posted = try Signals.postedVersion(of: signal, in: transaction) else { continue }
+                var consumers: [PendingConsumer] = []
                 try transaction.query("""
                     SELECT consumer_id, handler, handler_name, delivery, lifetime FROM outlive_signal_consumers
                     WHERE signal_id = ? AND last_delivered < ? AND claim_run IS NULL
@@ -108,9 +105,10 @@ extension Signals {
                     guard let id = row.text(0), let name = row.text(2), registry.canResolve(name),
                           let delivery = SignalDelivery(rawValue: Int32(truncatingIfNeeded: row.integer(3))),
                           let lifetime = SignalLifetime(rawValue: Int32(truncatingIfNeeded: row.integer(4))) else { return }
-                    found.append((PendingConsumer(consumerID: id, signalID: signal, handler: row.blob(1) ?? [],
-                                                  handlerName: name, delivery: delivery, lifetime: lifetime), posted))
+                    consumers.append(PendingConsumer(consumerID: id, signalID: signal, handler: row.blob(1) ?? [],
+                                                     handlerName: name, delivery: delivery, lifetime: lifetime))
                 }
+                if !consumers.isEmpty { found.append((signal, posted, consumers)) }
             }
             return found
         }
@@ -125,71 +123,127 @@ extension Signals {
         return posted
     }
 
-    /// Delivers one version to one consumer. True when a version was delivered
-    /// and recorded (progress); false when it was left (claimed elsewhere,
-    /// removed meanwhile, unresolved, undecodable).
-    private func deliver(_ candidate: PostedVersion, to consumer: PendingConsumer) -> Bool {
-        guard let handler = try? Handler(serialized: consumer.handler) else { return false }
-        var posted = candidate
-        if consumer.lifetime != .thisRun {
-            guard let claimed = try? claim(consumer) else { return false }
-            posted = claimed
-        }
-        guard let payload = try? Arguments(serialized: posted.payload) else {
-            // A payload no process can decode: counted as delivered, like a failed call.
-            return (try? record(posted, deliveredTo: consumer)) != nil
-        }
-        var arguments = payload
-        arguments.set("signal_id", .id(IDValue(string: consumer.signalID)))
-        arguments.set("version", .uinteger(UInt64(clamping: posted.version)))
-        arguments.set("terminated", .bool(posted.terminated))
-        do {
-            try HandlerRegistry.shared.call(handler, with: arguments)
-        } catch let error as OutliveError where error.code == .unresolved {
-            if consumer.lifetime != .thisRun { try? releaseClaim(consumer) }
-            return false
-        } catch {
-            // Delivered, though the handler refused its arguments.
-        }
-        return (try? record(posted, deliveredTo: consumer)) != nil
-    }
-
-    /// Marks the consumer as being delivered by this run; returns the version to
-    /// deliver, or nil when another run holds it, it was removed, or it has
-    /// nothing new.
-    private func claim(_ consumer: PendingConsumer) throws -> PostedVersion? {
-        let run = store.runID
-        return try store.database.write { transaction -> PostedVersion? in
-            guard let posted = try Signals.postedVersion(of: consumer.signalID, in: transaction) else { return nil }
-            try transaction.execute("""
-                UPDATE outlive_signal_consumers SET claim_run = ?
-                WHERE consumer_id = ? AND claim_run IS NULL AND last_delivered < ?
-                """, [.text(run), .text(consumer.consumerID), .integer(posted.version)])
-            return transaction.changedRows == 1 ? posted : nil
-        }
-    }
-
-    private func releaseClaim(_ consumer: PendingConsumer) throws {
-        let run = store.runID
-        try store.database.write { transaction in
-            try transaction.execute("UPDATE outlive_signal_consumers SET claim_run = NULL WHERE consumer_id = ? AND claim_run = ?",
-                                    [.text(consumer.consumerID), .text(run)])
-        }
-    }
-
-    /// Records the delivered version; a `once` consumer, or one that received a
-    /// terminating version, goes (and the record with its last consumer).
-    private func record(_ posted: PostedVersion, deliveredTo consumer: PendingConsumer) throws {
-        try store.database.write { transaction in
-            try transaction.execute("""
-                UPDATE outlive_signal_consumers SET last_delivered = ?, claim_run = NULL
-                WHERE consumer_id = ? AND last_delivered < ?
-                """, [.integer(posted.version), .text(consumer.consumerID), .integer(posted.version)])
-            guard transaction.changedRows == 1 else { return }
-            if consumer.delivery == .once || posted.terminated {
-                try transaction.execute("DELETE FROM outlive_signal_consumers WHERE consumer_id = ?", [.text(consumer.consumerID)])
-                try Signals.removeRecordIfUnconsumed(consumer.signalID, in: transaction)
+    /// Delivers the due version to the consumers of one signal: claims the
+    /// shared (process, any-process) ones in one transaction, calls each
+    /// handler, and records what was delivered in one transaction. True when
+    /// something was delivered and recorded.
+    private func deliver(_ candidate: PostedVersion, to consumers: [PendingConsumer]) -> Bool {
+        guard let signal = consumers.first?.signalID else { return false }
+        var handlers: [String: Handler] = [:]
+        for consumer in consumers {
+            do {
+                handlers[consumer.consumerID] = try Handler(serialized: consumer.handler)
+            } catch {
+                Log.emit(.error, "signal \(signal): the handler of consumer \(consumer.consumerID) does not decode (\(error)); left stored")
             }
+        }
+        let shared = consumers.filter { $0.lifetime != .thisRun && handlers[$0.consumerID] != nil }
+        var claimedVersion: PostedVersion?
+        var claimed = Set<String>()
+        if !shared.isEmpty, let (posted, ids) = try? claim(shared, of: signal) {
+            claimedVersion = posted
+            claimed = ids
+        }
+        var delivered: [(PendingConsumer, PostedVersion)] = []
+        var unresolved: [PendingConsumer] = []
+        var payloads: [Int64: Arguments?] = [:]
+        for consumer in consumers {
+            guard let handler = handlers[consumer.consumerID] else { continue }
+            let posted: PostedVersion
+            if consumer.lifetime == .thisRun {
+                posted = candidate
+            } else {
+                guard claimed.contains(consumer.consumerID), let claimedVersion else { continue }
+                posted = claimedVersion
+            }
+            // An earlier handler of this round may have removed it.
+            guard (try? isDue(consumer, posted)) == true else { continue }
+            if payloads[posted.version] == nil {
+                do {
+                    payloads[posted.version] = .some(try Arguments(serialized: posted.payload))
+                } catch {
+                    Log.emit(.error, "signal \(signal) version \(posted.version): the payload does not decode (\(error)); counted as delivered")
+                    payloads[posted.version] = .some(nil)
+                }
+            }
+            guard case .some(.some(let payload)) = payloads[posted.version] else {
+                delivered.append((consumer, posted))
+                continue
+            }
+            var arguments = payload
+            arguments.set("signal_id", .id(IDValue(string: signal)))
+            arguments.set("version", .uinteger(UInt64(clamping: posted.version)))
+            arguments.set("terminated", .bool(posted.terminated))
+            do {
+                try HandlerRegistry.shared.call(handler, with: arguments)
+            } catch let error as OutliveError where error.code == .unresolved {
+                if consumer.lifetime != .thisRun { unresolved.append(consumer) }
+                continue
+            } catch {
+                Log.emit(.warning, "signal \(signal) version \(posted.version): handler \(handler.name) of consumer \(consumer.consumerID) failed: \(error); counted as delivered")
+            }
+            delivered.append((consumer, posted))
+        }
+        // Claimed but neither delivered nor unresolved (removed meanwhile): nothing to release.
+        guard !delivered.isEmpty || !unresolved.isEmpty else { return false }
+        do {
+            try record(delivered, releasing: unresolved, of: signal)
+            return !delivered.isEmpty
+        } catch {
+            Log.emit(.error, "signal \(signal): \(delivered.count) deliveries made but not recorded: \(error)")
+            return false
+        }
+    }
+
+    /// Marks the consumers as being delivered by this run, in one transaction;
+    /// returns the version to deliver and the consumers this run got (not
+    /// those another run holds, removed, or with nothing new).
+    private func claim(_ consumers: [PendingConsumer], of signal: String) throws -> (PostedVersion, Set<String>)? {
+        let run = store.runID
+        return try store.database.write { transaction -> (PostedVersion, Set<String>)? in
+            guard let posted = try Signals.postedVersion(of: signal, in: transaction) else { return nil }
+            var claimed = Set<String>()
+            for consumer in consumers {
+                try transaction.execute("""
+                    UPDATE outlive_signal_consumers SET claim_run = ?
+                    WHERE consumer_id = ? AND claim_run IS NULL AND last_delivered < ?
+                    """, [.text(run), .text(consumer.consumerID), .integer(posted.version)])
+                if transaction.changedRows == 1 { claimed.insert(consumer.consumerID) }
+            }
+            return claimed.isEmpty ? nil : (posted, claimed)
+        }
+    }
+
+    private func isDue(_ consumer: PendingConsumer, _ posted: PostedVersion) throws -> Bool {
+        try store.database.read { transaction in
+            try transaction.integer("SELECT count(*) FROM outlive_signal_consumers WHERE consumer_id = ? AND last_delivered < ?",
+                                    [.text(consumer.consumerID), .integer(posted.version)]) == 1
+        }
+    }
+
+    /// Records the delivered versions and releases the claims of consumers
+    /// whose handler did not resolve after all, in one transaction. A `once`
+    /// consumer, or one that received a terminating version, goes (and the
+    /// record with its last consumer).
+    private func record(_ delivered: [(PendingConsumer, PostedVersion)], releasing unresolved: [PendingConsumer],
+                        of signal: String) throws {
+        let run = store.runID
+        try store.database.write { transaction in
+            for consumer in unresolved {
+                try transaction.execute("UPDATE outlive_signal_consumers SET claim_run = NULL WHERE consumer_id = ? AND claim_run = ?",
+                                        [.text(consumer.consumerID), .text(run)])
+            }
+            var removed = false
+            for (consumer, posted) in delivered {
+                try transaction.execute("""
+                    UPDATE outlive_signal_consumers SET last_delivered = ?, claim_run = NULL
+                    WHERE consumer_id = ? AND last_delivered < ?
+                    """, [.integer(posted.version), .text(consumer.consumerID), .integer(posted.version)])
+                guard transaction.changedRows == 1, consumer.delivery == .once || posted.terminated else { continue }
+                try transaction.execute("DELETE FROM outlive_signal_consumers WHERE consumer_id = ?", [.text(consumer.consumerID)])
+                removed = true
+            }
+            if removed { try Signals.removeRecordIfUnconsumed(signal, in: transaction) }
         }
     }
 }
