@@ -213,7 +213,7 @@ final class SignalTests: XCTestCase {
         // can take the version first.
         try dying.store.database.write { transaction in
             try transaction.execute("UPDATE outlive_signals SET version = 1, payload = ?, terminated = 1 WHERE signal_id = ?",
-                                    [.blob(Arguments().serialized()), .text(signal)])
+                                    [.blob(try Arguments().serialized()), .text(signal)])
             try transaction.execute("UPDATE outlive_signal_consumers SET claim_run = ? WHERE consumer_id = ?",
                                     [.text(dying.store.runID), .text(consumer)])
             try transaction.recordChange(topic: Signals.topic, key: signal)

@@ -85,7 +85,7 @@ public final class Signals {
         let signal = try Signals.validate(signalID: signalID)
         try Signals.validate(scope: scope)
         if handler.isInvalidated { throw OutliveError(.invalidated, "handler \(handler.name) was invalidated; it cannot consume a signal") }
-        let encoded = handler.serialized()
+        let encoded = try handler.serializedChecked()
         try store.checkUsable()
         let consumer = Identifier.make()
         let process = store.processName, run = store.runID
@@ -149,7 +149,7 @@ public final class Signals {
     public func post(signalID: String, payload: Arguments = Arguments(), terminates: Bool) throws -> UInt64? {
         let signal = try Signals.validate(signalID: signalID)
         try Signals.validate(payload: payload)
-        let encoded = payload.serialized()
+        let encoded = try payload.serialized()
         try store.checkUsable()
         return try store.database.write { transaction -> UInt64? in
             try transaction.execute("UPDATE outlive_signals SET version = version + 1, payload = ?, terminated = ? WHERE signal_id = ? AND terminated = 0",
