@@ -1,6 +1,7 @@
 /* Signal benchmarks, each beside its peers measured in the same run:
  *  - latency from outlive_signal_post in one process to the consumer's handler
- *    running in another (1,000 posts, each after the previous was delivered),
+ *    running in another (1,000 posts, each after the previous was delivered and
+ *    recorded),
  *    beside one raw SQLite commit and an inotify ping-pong between two processes;
  *  - throughput of posts to a signal with 1, 10 and 100 consumers in another
  *    process: posts per second, and the time until every consumer received the
@@ -36,12 +37,27 @@ static void die(const char *what) {
     exit(1);
 }
 
-/* The consumer side: the handler reports each delivery on a pipe. */
+/* The consumer side: the handler notes each delivery; the dispatch loop
+ * reports them on a pipe once dispatch returned, i.e. after the library
+ * recorded the delivered version, so that the next post does not wait for that
+ * commit (the latency of one post, not of a post queued behind a commit). */
 static int report_fd = -1;
+static int64_t notes[1024][3];
+static int noted;
 
 OUTLIVE_HANDLER(signals_bench_receive, OUTLIVE_INTEGER(sent), OUTLIVE_UINTEGER(version), OUTLIVE_BOOL(terminated)) {
-    int64_t record[3] = {bench_now_ns() - sent, (int64_t)version, terminated ? 1 : 0};
-    if (write(report_fd, record, sizeof record) != sizeof record) _exit(1);
+    if (noted < 1024) {
+        notes[noted][0] = bench_now_ns() - sent;
+        notes[noted][1] = (int64_t)version;
+        notes[noted][2] = terminated ? 1 : 0;
+        noted++;
+    }
+}
+
+static void report_notes(void) {
+    ssize_t size = (ssize_t)(noted * sizeof notes[0]);
+    if (size > 0 && write(report_fd, notes, (size_t)size) != size) _exit(1);
+    noted = 0;
 }
 
 /* Child: opens the store, registers `consumers` this-run consumers of signal,
@@ -64,6 +80,7 @@ static void consumer_process(const char *dir, const char *signal, int consumers,
         struct pollfd pfd = {.fd = outlive_loop_fd(loop), .events = POLLIN};
         if (poll(&pfd, 1, 10000) <= 0) _exit(3);
         outlive_loop_dispatch(loop, 0);
+        report_notes();
     }
     outlive_store_close(store);
     _exit(0);
@@ -153,8 +170,8 @@ static void post_throughput(int consumers, double *posts_per_second, double *dra
     *drain_ms = (drained - start) / 1e6;
 }
 
-/* Peer: the p50 of single committed SQLite writes (WAL, synchronous=FULL), µs. */
-static double sqlite_commit_p50_us(void) {
+/* Peer: p50 and p99 of single committed SQLite writes (WAL, synchronous=FULL), µs. */
+static void sqlite_commit_us(double *p50, double *p99) {
     char dir[4200], path[4300];
     fresh_dir(dir, sizeof dir, "commit");
     snprintf(path, sizeof path, "%s/raw.db", dir);
@@ -168,7 +185,8 @@ static double sqlite_commit_p50_us(void) {
         samples[i] = bench_now_ns() - start;
     }
     sqlite3_close(db);
-    return bench_percentile(samples, SAMPLES, 50) / 1e3;
+    *p50 = bench_percentile(samples, SAMPLES, 50) / 1e3;
+    *p99 = bench_percentile(samples, SAMPLES, 99) / 1e3;
 }
 
 /* Peer: a ping-pong through a file watched with inotify, no database. */
@@ -219,7 +237,8 @@ int main(int argc, char **argv) {
     snprintf(scratch, sizeof scratch, "%s", argv[1]);
     double signal50, signal99, inotify50, inotify99;
     signal_latency(&signal50, &signal99);
-    double commit = sqlite_commit_p50_us();
+    double commit, commit99;
+    sqlite_commit_us(&commit, &commit99);
     inotify_latency(&inotify50, &inotify99);
     const int counts[3] = {1, 10, 100};
     double rate[3], drain[3];
@@ -227,11 +246,11 @@ int main(int argc, char **argv) {
     for (int i = 0; i < 3; i++) post_throughput(counts[i], &rate[i], &drain[i], &calls[i]);
 
     printf("### Signals\n\n");
-    printf("Post in one process → consumer's handler running in another (%d posts, each after the previous was delivered; µs):\n\n", SAMPLES);
+    printf("Post in one process → consumer's handler running in another (%d posts, each after the previous was delivered and recorded; µs):\n\n", SAMPLES);
     printf("| path | p50 | p99 |\n|---|---:|---:|\n");
     printf("| outlive_signal_post → handler in another process | %.0f | %.0f |\n", signal50, signal99);
     printf("| inotify ping-pong between two processes (peer) | %.0f | %.0f |\n", inotify50, inotify99);
-    printf("| one raw SQLite commit, synchronous=FULL (peer) | %.0f | |\n\n", commit);
+    printf("| one raw SQLite commit, synchronous=FULL (peer) | %.0f | %.0f |\n\n", commit, commit99);
     printf("Goals: p50 ≤ commit + 100 µs = %.0f µs: %s (ratio to the commit %.2f); p99 ≤ 2 ms: %s.\n\n",
            commit + 100, signal50 <= commit + 100 ? "met" : "not met", signal50 / commit, signal99 <= 2000 ? "met" : "not met");
     printf("Posts to one signal with N until-terminated consumers in another process (%d posts, durable, as fast as the poster goes;"

@@ -36,8 +36,6 @@ public final class Signals {
     ])
 
     let store: Store
-    private let lock = Lock()
-    private var subscription: UInt64?
 
     /// Attaches signals to an open store: the end-of-run hook (register before
     /// the store reaps ended runs), the feed subscription, and a first look for
@@ -45,8 +43,7 @@ public final class Signals {
     public init(store: Store) throws {
         self.store = store
         store.onRunEnded { transaction, run in try Signals.runEnded(run, in: transaction) }
-        let token = try store.subscribe(topic: Signals.topic) { [weak self] batch in self?.changed(batch) }
-        lock.withLock { subscription = token }
+        _ = try store.subscribe(topic: Signals.topic) { [weak self] batch in self?.changed(batch) }
         store.loop.post { [weak self] in self?.deliverWaiting() }
     }
 
@@ -193,9 +190,5 @@ public final class Signals {
             try transaction.execute("UPDATE outlive_signal_consumers SET claim_run = NULL WHERE claim_run = ?", [.text(run.runID)])
             for signal in claimed { try transaction.recordChange(topic: Signals.topic, key: signal) }
         }
-    }
-
-    func close() {
-        if let token = lock.withLock({ subscription }) { store.unsubscribe(token) }
     }
 }
