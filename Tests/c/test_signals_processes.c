@@ -14,6 +14,8 @@ struct peer { pid_t pid; int in; int out; char buffer[8192]; size_t used; };
 
 static int peer_line(struct peer *peer, char *line, size_t size, int timeout_ms);
 
+static int hang_in_handler;  /* the next peer started gets SIGNALS_PEER_HANG */
+
 /* Starts signals_peer DIR NAME [--load lib] ARGS... and waits for READY. */
 static int peer_start(struct peer *peer, const char *dir, const char *name, int load, char *const *extra) {
     char program[4096], library[4096];
@@ -34,9 +36,11 @@ static int peer_start(struct peer *peer, const char *dir, const char *name, int 
     if (peer->pid == 0) {
         dup2(in[0], 0); dup2(out[1], 1);
         close(in[0]); close(in[1]); close(out[0]); close(out[1]);
+        if (hang_in_handler) setenv("SIGNALS_PEER_HANG", "1", 1);
         execv(program, argv);
         _exit(127);
     }
+    hang_in_handler = 0;
     close(in[0]); close(out[1]);
     peer->in = in[1];
     peer->out = out[0];
@@ -313,6 +317,43 @@ static void test_any_process_consumers_are_delivered_exactly_once_among_three_pr
     harness_remove_tree(dir);
 }
 
+static void test_version_claimed_by_a_process_killed_inside_the_handler_is_delivered_by_another(void) {
+    const char *dir = harness_temp_dir();
+    char signal[OUTLIVE_ID_SIZE];
+    outlive_signal_new_id(signal);
+    outlive_store *store = NULL;
+    CHECK_OK(outlive_store_open(dir, "app", NULL, &store));
+    outlive_handler *handler = outlive_handler_new("signals_report", NULL);
+    CHECK(handler);
+    CHECK_OK(outlive_signal_consume(store, signal, handler, OUTLIVE_DELIVER_ONCE, OUTLIVE_LIFETIME_ANY_PROCESS, NULL));
+    outlive_handler_free(handler);
+    struct peer dying;
+    hang_in_handler = 1;
+    CHECK(peer_start(&dying, dir, "worker-a", 1, NULL));
+    CHECK_OK(post_note(store, signal, "result", true));
+    char line[256];
+    CHECK_MSG(peer_line(&dying, line, sizeof line, 10000) && !strncmp(line, "HANGING ", 8), "the first process did not take it");
+    /* While its deliverer lives, the claim holds: another process leaves it. */
+    outlive_signal_consumer_list *list = NULL;
+    CHECK_OK(outlive_signal_consumer_list_new(store, signal, &list));
+    CHECK(outlive_signal_consumer_list_count(list) == 1 && outlive_signal_consumer_list_delivering_run_id(list, 0) != NULL);
+    outlive_signal_consumer_list_free(list);
+    struct peer survivor;
+    CHECK(peer_start(&survivor, dir, "worker-b", 1, NULL));
+    CHECK(!peer_line(&survivor, line, sizeof line, 300));
+    peer_kill(&dying);
+    /* Its death releases the claim at once; the same version is delivered again. */
+    struct delivery d;
+    CHECK_MSG(peer_line(&survivor, line, sizeof line, 10000) && parse(line, &d), "not delivered after the deliverer died");
+    CHECK(!strcmp(d.signal, signal) && d.version == 1 && !strcmp(d.note, "result"));
+    char rest[1024];
+    CHECK(peer_finish(&survivor, rest, sizeof rest));
+    CHECK_MSG(rest[0] == 0, "delivered twice: %.200s", rest);
+    CHECK(!stored(store, signal));
+    outlive_store_close(store);
+    harness_remove_tree(dir);
+}
+
 static void test_consumer_unresolved_in_a_process_waits_for_one_that_resolves_it(void) {
     const char *dir = harness_temp_dir();
     char signal[OUTLIVE_ID_SIZE];
@@ -373,6 +414,7 @@ HARNESS_MAIN(
     T(test_process_consumer_is_delivered_in_the_next_run_of_its_process_name),
     T(test_this_run_consumer_is_never_delivered_after_its_run_was_killed),
     T(test_any_process_consumers_are_delivered_exactly_once_among_three_processes),
+    T(test_version_claimed_by_a_process_killed_inside_the_handler_is_delivered_by_another),
     T(test_consumer_unresolved_in_a_process_waits_for_one_that_resolves_it),
     T(test_signal_without_consumer_leaves_no_row_in_the_database),
 )

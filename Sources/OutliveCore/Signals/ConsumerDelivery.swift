@@ -14,7 +14,9 @@
 /// live runs at once, so delivery is claim-then-deliver: a write transaction
 /// marks the consumer as being delivered by this run (only one transaction can
 /// win), the handler is called, and a second transaction records the delivered
-/// version and releases the claim. A run that dies between the two — inside the
+/// version and releases the claim. The consumers of one signal due in one
+/// round share these transactions: one claim and one record per signal, not
+/// per consumer, so a post to a signal with 100 consumers costs two commits. A run that dies between the two — inside the
 /// handler — has its claim released by the end-of-run hook, and another process
 /// delivers the same version again: at-least-once across a crash of the
 /// deliverer, exactly once otherwise. This is the choice of the task queue too:
