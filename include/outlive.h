@@ -664,7 +664,10 @@ OUTLIVE_API outlive_status outlive_unregister(const char *name);
  * become resolvable, after the main program's and those of libraries loaded
  * before. Loading the same library again does nothing. The library stays loaded
  * for the life of the process; its constructors run now, as with any dlopen.
- * OUTLIVE_E_INVALID_ARGUMENT: NULL or empty path. OUTLIVE_E_NOT_FOUND: no such
+ * The path must name the file (contain a '/', e.g. "./libx.so"): a bare name
+ * would make dlopen search LD_LIBRARY_PATH and the system's directories, so
+ * code could come from somewhere the caller did not choose.
+ * OUTLIVE_E_INVALID_ARGUMENT: NULL or empty path, or no '/' in it. OUTLIVE_E_NOT_FOUND: no such
  * file. OUTLIVE_E_IO: dlopen refused it (the message has dlerror's text).
  * Any thread. */
 OUTLIVE_API outlive_status outlive_load_handlers(const char *library_path);
@@ -952,10 +955,558 @@ OUTLIVE_API const char *outlive_signal_consumer_list_delivering_run_id(const out
 OUTLIVE_API void        outlive_signal_consumer_list_free(outlive_signal_consumer_list *list);
 
 /* ── messages ───────────────────────────────────────────────────────────── */
+/*
+ * The message queue: durable messages (a sync issue, an error, a question)
+ * shown to the user once, by the best presenter, in whichever process has one,
+ * then answered and removed. Shared by every process of the store.
+ *
+ * A message has an id, a date, a category, a title, optional text, scope (the
+ * account or bookmark it belongs to) and thread (for grouping), choices (id,
+ * label, kind), an optional payload and an optional durable response handler.
+ *
+ * The flow. Presenters, response handlers and auto-resolvers are callbacks of
+ * one store handle (one run), called on its loop. For each message that
+ * changed, in every process:
+ *  1. Auto-resolvers are asked first about a message not yet answered; one may
+ *     answer it with a choice (as the user would) or resolve it (it is removed:
+ *     the problem went away).
+ *  2. A message neither presented nor answered, and not being presented by a
+ *     live run, is offered to this run's presenters that have not had it yet:
+ *     each gives a priority; 0 declines; the highest presents it (the first
+ *     added on a tie). While it presents, the message is locked by this run
+ *     (no other process presents it); every presenter asked is recorded
+ *     ("process:run:presenter") and is not asked again in this run, unless
+ *     outlive_presenter_reoffer() asks for it. Across processes, the first run
+ *     whose presenter is willing presents it; a run whose presenters all
+ *     decline leaves it to the others. If the presenting process dies (any
+ *     death, kill -9 included) or closes the store, the lock is broken at once
+ *     and the message is offered again.
+ *  3. The presenter finishes its presentation token (any thread): presented or
+ *     not, whether it wants an end notification, and optionally the user's
+ *     choice. Not presented: other presenters and processes may have it.
+ *  4. An answered message (outlive_message_respond from any process, a choice
+ *     given when finishing, or an auto-resolver) goes to the response handlers
+ *     of one process at a time: its in-process response handlers in the order
+ *     added until one returns true, then the message's durable response
+ *     handler if it resolves in that process, called with the arguments
+ *     message_id (ID), choice (ID) and scope (ID, absent without a scope).
+ *     A true return or the durable handler having run removes the message. A
+ *     process whose handlers all return false (and that cannot resolve the
+ *     durable handler) leaves it to others, and asks again when a response
+ *     handler is added.
+ *     Every callback runs on the loop of the handle it was registered on; the
+ *     views it receives are valid during the call only.
+ *  5. A removed message is deleted; if its presenter asked for an end
+ *     notification, the presenter's `end` is called first, in the run that
+ *     presented it, or — if that run has ended — in a live run of the same
+ *     process name with a presenter of the same id; if there is none, the
+ *     record goes without it. A presenter removed before that gets no `end`.
+ *
+ * Messages of one category are capped (OUTLIVE_MESSAGES_DEFAULT_CATEGORY_LIMIT,
+ * outlive_messages_set_category_limit): posting beyond it is OUTLIVE_E_STATE.
+ *
+ * Unless a function says otherwise, each returns OUTLIVE_E_INVALID_ARGUMENT for
+ * a NULL store or a NULL, non-UTF-8 or malformed string argument, OUTLIVE_E_STATE
+ * for a closed handle or a forked child, OUTLIVE_E_BUSY when other processes held
+ * the database past the busy timeout, OUTLIVE_E_IO or OUTLIVE_E_CORRUPT when the
+ * database fails. Any thread, except from inside a kv_update modifier.
+ */
+typedef struct outlive_message outlive_message;            /* read-only view, valid during a callback */
+typedef struct outlive_message_draft outlive_message_draft;
+typedef struct outlive_presentation outlive_presentation;  /* token: finish exactly once, any thread */
+typedef enum { OUTLIVE_CHOICE_REGULAR = 1, OUTLIVE_CHOICE_CANCEL, OUTLIVE_CHOICE_DESTRUCTIVE, OUTLIVE_CHOICE_DEFAULT } outlive_choice_kind;
+typedef enum { OUTLIVE_PRESENTED = 1, OUTLIVE_NOT_PRESENTED } outlive_presentation_result;
+
+/* Limits of a draft's fields, in bytes (a choice id fits an auto-resolver's
+ * 64-byte buffer with its NUL). Category, scope, thread, choice ids and callback
+ * ids must be non-empty and free of control characters. */
+#define OUTLIVE_MESSAGE_MAX_CATEGORY_SIZE 255
+#define OUTLIVE_MESSAGE_MAX_TITLE_SIZE (64 * 1024)
+#define OUTLIVE_MESSAGE_MAX_TEXT_SIZE (1024 * 1024)
+#define OUTLIVE_MESSAGE_MAX_SCOPE_SIZE 255
+#define OUTLIVE_MESSAGE_MAX_THREAD_SIZE 255
+#define OUTLIVE_MESSAGE_MAX_CHOICE_ID_SIZE 63
+#define OUTLIVE_MESSAGE_MAX_CHOICE_LABEL_SIZE 4096
+#define OUTLIVE_MESSAGE_MAX_CHOICES 64
+#define OUTLIVE_MESSAGE_MAX_CALLBACK_ID_SIZE 255
+/* Stored messages of one category that a store handle lets post by default. */
+#define OUTLIVE_MESSAGES_DEFAULT_CATEGORY_LIMIT 10000
+
+/* A new draft of `category` (1..255 bytes) with `title` (may be empty), owned by
+ * the caller (outlive_message_draft_free). NULL on bad arguments or no memory;
+ * outlive_last_error() says which. Drafts are not thread-safe: use one from one
+ * thread at a time. */
+OUTLIVE_API outlive_message_draft *outlive_message_draft_new(const char *category, const char *title);
+
+/* Frees a draft. NULL is ignored. */
+OUTLIVE_API void outlive_message_draft_free(outlive_message_draft *draft);
+
+/* Sets the text (NULL clears it). OUTLIVE_E_INVALID_ARGUMENT: draft NULL, text
+ * not UTF-8 or too long. */
+OUTLIVE_API outlive_status outlive_message_draft_set_text(outlive_message_draft *draft, const char *text);
+
+/* Sets the scope id (an account, a bookmark; NULL clears it): messages of a
+ * scope can be listed and removed together, and the durable response handler
+ * receives it as `scope`. */
+OUTLIVE_API outlive_status outlive_message_draft_set_scope(outlive_message_draft *draft, const char *scope_id);
+
+/* Sets the thread id that groups related messages for presentation (NULL
+ * clears it). */
+OUTLIVE_API outlive_status outlive_message_draft_set_thread(outlive_message_draft *draft, const char *thread_id);
+
+/* Adds a choice. OUTLIVE_E_INVALID_ARGUMENT: a NULL or bad string, a kind that
+ * is no outlive_choice_kind, a choice id the draft has already, more than
+ * OUTLIVE_MESSAGE_MAX_CHOICES. */
+OUTLIVE_API outlive_status outlive_message_draft_add_choice(outlive_message_draft *draft, const char *choice_id,
+                                                            const char *label, outlive_choice_kind kind);
+
+/* Sets the payload: a copy of `payload`'s arguments, stored with the message
+ * for presenters and handlers to read (outlive_message_payload). NULL clears it.
+ * OUTLIVE_E_INVALID_ARGUMENT: draft NULL. */
+OUTLIVE_API outlive_status outlive_message_draft_set_payload(outlive_message_draft *draft, const outlive_args *payload);
+
+/* Sets the durable response handler (a copy; NULL clears it): once the message
+ * is answered, it is called in a process where its name resolves, with its
+ * bound arguments and message_id (ID), choice (ID) and scope (ID, absent
+ * without a scope); having run, it removes the message. A process where it does
+ * not resolve leaves it to another. It is stored serialized: see the handlers
+ * section for what may be bound.
+ * OUTLIVE_E_INVALID_ARGUMENT: draft NULL. OUTLIVE_E_INVALIDATED: the handler
+ * was invalidated. Posting fails with OUTLIVE_E_INVALID_ARGUMENT if it
+ * serializes beyond the size limit of handlers. */
+OUTLIVE_API outlive_status outlive_message_draft_set_response_handler(outlive_message_draft *draft, const outlive_handler *handler);
+
+/* A message without choices is removed once it was presented (or muted) when
+ * auto_remove is true (a notice that needs no answer). Default false. */
+OUTLIVE_API outlive_status outlive_message_draft_set_auto_remove(outlive_message_draft *draft, bool auto_remove);
+
+/* Stores the draft as a new message and writes its id into out_id (37 bytes).
+ * The draft is not changed and can be posted again.
+ * OUTLIVE_E_STATE: the category holds as many messages as the handle's limit
+ *   allows (outlive_messages_set_category_limit), or the handle is closed. */
+OUTLIVE_API outlive_status outlive_message_post(outlive_store *store, const outlive_message_draft *draft, char out_id[37]);
+
+/* Answers a message with one of its choices, from any process (with or
+ * without presenters): it becomes handled and goes to response handlers.
+ * OUTLIVE_E_INVALID_ARGUMENT: message_id is not an id, choice_id malformed.
+ * OUTLIVE_E_NOT_FOUND: no such message (or removed), or it has no such choice.
+ * OUTLIVE_E_STATE: it was answered already. */
+OUTLIVE_API outlive_status outlive_message_respond(outlive_store *store, const char *message_id, const char *choice_id);
+
+/* Marks a message presented without presenting it (it is offered to no
+ * presenter any more); a message without choices set to auto-remove goes.
+ * Muting a presented message changes nothing. OUTLIVE_E_NOT_FOUND: no such message. */
+OUTLIVE_API outlive_status outlive_message_mute(outlive_store *store, const char *message_id);
+
+/* Removes a message: deleted at once, or — while it is being presented or
+ * answered, or when its presenter wants an end notification — marked removed
+ * and deleted after that (step 5). OUTLIVE_E_NOT_FOUND: no such message, or
+ * removed already. */
+OUTLIVE_API outlive_status outlive_message_remove(outlive_store *store, const char *message_id);
+
+/* Removes every message of a scope, as outlive_message_remove does; *out_count
+ * (out_count may be NULL) receives how many. No message of the scope is OK, 0. */
+OUTLIVE_API outlive_status outlive_messages_remove_scope(outlive_store *store, const char *scope_id, size_t *out_count);
+
+/* Lists stored messages (removed ones waiting for deletion included) in the
+ * order they were posted, of one scope and/or category (NULL: any). *out_ids
+ * receives one allocation holding *out_count ids, each OUTLIVE_ID_SIZE bytes
+ * (NUL-terminated): id i is at *out_ids + i * OUTLIVE_ID_SIZE. Free it with
+ * outlive_free; it is not NULL, even when the count is 0. */
+OUTLIVE_API outlive_status outlive_messages_list(outlive_store *store, const char *scope_id, const char *category,
+                                                 char **out_ids, size_t *out_count);
+
+/* Stored messages of a category (NULL: of all), from a kept count. */
+OUTLIVE_API outlive_status outlive_messages_count(outlive_store *store, const char *category, size_t *out_count);
+
+/* How many messages of one category posts through this handle allow
+ * (default OUTLIVE_MESSAGES_DEFAULT_CATEGORY_LIMIT). OUTLIVE_E_INVALID_ARGUMENT:
+ * limit is 0. */
+OUTLIVE_API outlive_status outlive_messages_set_category_limit(outlive_store *store, size_t limit);
+
+/* A snapshot of a stored message, owned by the caller (outlive_message_free);
+ * the accessors below read it. OUTLIVE_E_NOT_FOUND: no such message. */
+OUTLIVE_API outlive_status outlive_message_get(outlive_store *store, const char *message_id, outlive_message **out);
+
+/* Frees a snapshot from outlive_message_get. NULL is ignored. Never free the
+ * view a callback receives: the library owns it. */
+OUTLIVE_API void outlive_message_free(outlive_message *message);
+
+/* Accessors of a message view (a callback's or a snapshot). Strings are owned
+ * by the view and valid as long as it is; NULL when message is NULL or the
+ * field is absent. Any thread. */
+OUTLIVE_API const char *outlive_message_id(const outlive_message *message);
+OUTLIVE_API const char *outlive_message_category(const outlive_message *message);
+OUTLIVE_API const char *outlive_message_title(const outlive_message *message);
+OUTLIVE_API const char *outlive_message_text(const outlive_message *message);
+OUTLIVE_API const char *outlive_message_scope(const outlive_message *message);
+OUTLIVE_API const char *outlive_message_thread(const outlive_message *message);
+OUTLIVE_API const char *outlive_message_choice(const outlive_message *message);   /* NULL until handled */
+/* The payload (outlive_message_draft_set_payload), owned by the view: read it
+ * with the outlive_args getters, do not change or free it. NULL when there is
+ * none (or it does not decode). */
+OUTLIVE_API const outlive_args *outlive_message_payload(const outlive_message *message);
+/* Seconds since the epoch when it was posted; 0 when message is NULL. */
+OUTLIVE_API double      outlive_message_date(const outlive_message *message);
+/* Its number of choices; 0 when message is NULL. */
+OUTLIVE_API size_t      outlive_message_choice_count(const outlive_message *message);
+/* Choice `index` (0-based, in the order added): *out_id and *out_label (owned by
+ * the view; either out pointer may be NULL) and *out_kind.
+ * OUTLIVE_E_INVALID_ARGUMENT: message NULL, index out of range. */
+OUTLIVE_API outlive_status outlive_message_choice_at(const outlive_message *message, size_t index, const char **out_id,
+                                                     const char **out_label, outlive_choice_kind *out_kind);
+/* Whether it was presented (or muted), answered, removed (waiting for its end
+ * notification or deletion); whether auto-remove is set; whether it carries a
+ * durable response handler. false when message is NULL. */
+OUTLIVE_API bool outlive_message_is_presented(const outlive_message *message);
+OUTLIVE_API bool outlive_message_is_handled(const outlive_message *message);
+OUTLIVE_API bool outlive_message_is_removed(const outlive_message *message);
+OUTLIVE_API bool outlive_message_auto_removes(const outlive_message *message);
+OUTLIVE_API bool outlive_message_has_response_handler(const outlive_message *message);
+
+enum { OUTLIVE_PRIORITY_WONT_PRESENT = 0, OUTLIVE_PRIORITY_LOW = 100,
+       OUTLIVE_PRIORITY_DEFAULT = 200, OUTLIVE_PRIORITY_HIGH = 300 };       /* highest wins; tie: first added */
+
+/* A presenter's callbacks, run on the store's loop. priority: 0 (or less)
+ * declines the message. present: shows it and finishes `presentation` exactly
+ * once, now or later, from any thread. end: nullable; called before a message
+ * it presented with requires_end_notification is deleted (to withdraw a
+ * notification, close a dialog). The views are valid during the call only. */
+typedef struct outlive_presenter {
+    int32_t (*priority)(const outlive_message *message, void *context);
+    void    (*present)(const outlive_message *message, outlive_presentation *presentation, void *context);
+    void    (*end)(const outlive_message *message, void *context);          /* nullable */
+} outlive_presenter;
+
+/* Registers a presenter on this store handle under presenter_id (1..255 bytes;
+ * unique per handle). The callbacks are copied. Messages waiting for a
+ * presenter, posted before too, are offered to it.
+ * OUTLIVE_E_INVALID_ARGUMENT: callbacks, priority or present NULL, bad id.
+ * OUTLIVE_E_STATE: a presenter with that id is registered on this handle. */
+OUTLIVE_API outlive_status outlive_presenter_add(outlive_store *store, const char *presenter_id,
+                                                 const outlive_presenter *callbacks, void *context);
+/* outlive_presenter_add() with release(context) called (when not NULL) once the
+ * presenter is removed and no call of it is under way, or the store is closed.
+ * On failure release is not called. */
+OUTLIVE_API outlive_status outlive_presenter_add_with_release(outlive_store *store, const char *presenter_id,
+                                                              const outlive_presenter *callbacks, void *context,
+                                                              void (*release)(void *context));
+/* Unregisters a presenter: it is not asked again. A presentation it has under
+ * way can still be finished and is recorded; it gets no end notification after
+ * this. OUTLIVE_E_NOT_FOUND: no presenter with that id on this handle. */
+OUTLIVE_API outlive_status outlive_presenter_remove(outlive_store *store, const char *presenter_id);
+/* Offers the presenter again the messages it declined or did not present that
+ * are still waiting for a presenter. OUTLIVE_E_NOT_FOUND: not registered. */
+OUTLIVE_API outlive_status outlive_presenter_reoffer(outlive_store *store, const char *presenter_id);
+
+/* Ends a presentation, exactly once, from any thread: OUTLIVE_PRESENTED (the
+ * user saw it: it is offered to nobody else) or OUTLIVE_NOT_PRESENTED (other
+ * presenters and processes may have it); requires_end_notification asks for
+ * `end` before the message is deleted (ignored when not presented); choice_id,
+ * when not NULL, is the user's answer. The outcome is recorded on the loop and
+ * the message's lock released. The token is a handle, not memory: it needs no
+ * freeing and stays a valid argument after this (a second finish is
+ * OUTLIVE_E_STATE). An unfinished token keeps a small record until it is
+ * finished; finishing after the store was closed is accepted and changes
+ * nothing (the lock went with the run, and the message was offered again).
+ * OUTLIVE_E_INVALID_ARGUMENT: presentation NULL, a result that is no
+ *   outlive_presentation_result, a malformed choice_id.
+ * OUTLIVE_E_NOT_FOUND: the message has no such choice (the token stays unfinished).
+ * OUTLIVE_E_STATE: finished already. */
+OUTLIVE_API outlive_status outlive_presentation_finish(outlive_presentation *presentation, outlive_presentation_result result,
+                                                       bool requires_end_notification, const char *choice_id /* nullable */);
+
+/* Called on the loop for an answered message (outlive_message_choice gives the
+ * choice); returns true when it took care of it (the message is removed). */
+typedef bool (*outlive_response_handler)(const outlive_message *message, void *context);
+/* Registers a response handler under id (unique per handle among response
+ * handlers). Answered messages waiting for one are offered to it.
+ * OUTLIVE_E_INVALID_ARGUMENT: handler NULL, bad id. OUTLIVE_E_STATE: id taken. */
+OUTLIVE_API outlive_status outlive_response_handler_add(outlive_store *store, const char *id, outlive_response_handler handler, void *context);
+/* outlive_response_handler_add() with a release callback, as for presenters. */
+OUTLIVE_API outlive_status outlive_response_handler_add_with_release(outlive_store *store, const char *id,
+                                                                     outlive_response_handler handler, void *context,
+                                                                     void (*release)(void *context));
+/* OUTLIVE_E_NOT_FOUND: no response handler with that id on this handle. */
+OUTLIVE_API outlive_status outlive_response_handler_remove(outlive_store *store, const char *id);
+
+/* Called on the loop for each message not yet answered, whenever it changes and
+ * when the resolver is added, before presenters see it. Returns false to leave
+ * it; true with a choice id written into choice_out (NUL-terminated, at most 63
+ * bytes) to answer it with that choice, or true with an empty choice_out to
+ * resolve it without an answer (it is removed). An answer with a choice the
+ * message does not offer is ignored (and logged). */
+typedef bool (*outlive_auto_resolver)(const outlive_message *message, char choice_out[64], void *context);
+/* Registers an auto-resolver under id. OUTLIVE_E_INVALID_ARGUMENT: resolver NULL,
+ * bad id. OUTLIVE_E_STATE: id taken. */
+OUTLIVE_API outlive_status outlive_auto_resolver_add(outlive_store *store, const char *id, outlive_auto_resolver resolver, void *context);
+OUTLIVE_API outlive_status outlive_auto_resolver_add_with_release(outlive_store *store, const char *id,
+                                                                  outlive_auto_resolver resolver, void *context,
+                                                                  void (*release)(void *context));
+/* OUTLIVE_E_NOT_FOUND: no auto-resolver with that id on this handle. */
+OUTLIVE_API outlive_status outlive_auto_resolver_remove(outlive_store *store, const char *id);
 
 /* ── interactions ───────────────────────────────────────────────────────── */
+/*
+ * An interaction queue presents modal interactions (a permission prompt, a
+ * login sheet, an important notice) strictly one at a time. Each interaction's
+ * run callback is called on the loop's thread, inside outlive_loop_dispatch(),
+ * with a token that must be finished exactly once — from any thread — with
+ * outlive_interaction_finish(). Only then does the next interaction start, in a
+ * later dispatch of the loop, in the order they were added. An interaction that
+ * needs no UI finishes its token at once.
+ *
+ * suspend/resume mirror a view disappearing and appearing: while the queue is
+ * suspended nothing starts; the running interaction is not interrupted.
+ *
+ * A forgotten finish stalls the queue for good; the stall report
+ * (outlive_interactions_set_stall_report) names the interaction that has been
+ * running too long.
+ */
+typedef struct outlive_interactions outlive_interactions;
+
+/* A started interaction. It is not a pointer to memory you may read: pass it to
+ * outlive_interaction_finish(). Finishing it more than once is safe and returns
+ * OUTLIVE_E_STATE; tokens are never reused within the process. */
+typedef struct outlive_interaction outlive_interaction;
+
+/* Called on the loop's thread when the interaction starts. */
+typedef void (*outlive_interaction_fn)(outlive_interaction *interaction, void *context);
+
+/* Creates an interaction queue whose interactions run on `loop` (the queue
+ * keeps the loop alive; the host must keep dispatching it). *out receives the
+ * queue; free it with outlive_interactions_free().
+ * OUTLIVE_E_INVALID_ARGUMENT: loop or out is NULL. Any thread. */
+OUTLIVE_API outlive_status outlive_interactions_new(outlive_loop *loop, outlive_interactions **out);
+
+/* Frees the queue. Waiting interactions are dropped without running: the
+ * release callback of each (outlive_interactions_add_with_release) is called
+ * here, on this thread, in the order they were added. The running interaction,
+ * if any, is not interrupted: its token can still be finished (its context is
+ * released then), but nothing starts after it, and no stall is reported.
+ * Call it on the loop's thread, or while no thread dispatches the loop, for the
+ * guarantee that no run callback starts after it returns. NULL is ignored. */
+OUTLIVE_API void outlive_interactions_free(outlive_interactions *queue);
+
+/* Queues an interaction: run(token, context) is called on the loop's thread
+ * when every interaction added before it has finished and the queue is not
+ * suspended. Any thread; never calls run inside this call.
+ * OUTLIVE_E_INVALID_ARGUMENT: queue or run is NULL. */
+OUTLIVE_API outlive_status outlive_interactions_add(outlive_interactions *queue, outlive_interaction_fn run,
+                                                    void *context);
+
+/* outlive_interactions_add() with a release callback for context (NULL: none).
+ * release(context) is called exactly once: after the interaction was finished
+ * and its run callback has returned (on whichever of those two threads comes
+ * last), or by outlive_interactions_free() when it never started. It is not
+ * called when this function fails. */
+OUTLIVE_API outlive_status outlive_interactions_add_with_release(outlive_interactions *queue,
+                                                                 outlive_interaction_fn run, void *context,
+                                                                 void (*release)(void *context));
+
+/* Nothing starts until outlive_interactions_resume() (call it when the view
+ * will disappear). The running interaction goes on. Suspending twice is the same
+ * as once. Any thread. OUTLIVE_E_INVALID_ARGUMENT: queue is NULL. */
+OUTLIVE_API outlive_status outlive_interactions_suspend(outlive_interactions *queue);
+
+/* Lets interactions start again (call it when the view did appear). A queue is
+ * created running. Any thread. OUTLIVE_E_INVALID_ARGUMENT: queue is NULL. */
+OUTLIVE_API outlive_status outlive_interactions_resume(outlive_interactions *queue);
+
+/* Finishes a running interaction, so the next one can start on the loop's
+ * thread (this call only posts that to the loop; it never runs an interaction
+ * itself). Any thread, any time, including inside its run callback.
+ * OUTLIVE_E_INVALID_ARGUMENT: interaction is NULL.
+ * OUTLIVE_E_STATE: it was finished already (or is no token); nothing changes. */
+OUTLIVE_API outlive_status outlive_interaction_finish(outlive_interaction *interaction);
+
+/* How many interactions of the queue are not finished: the waiting ones and the
+ * running one. 0 when queue is NULL. Any thread. */
+OUTLIVE_API size_t outlive_interactions_unfinished(const outlive_interactions *queue);
+
+/* Called on the loop's thread, once per interaction, when an interaction has been
+ * running for `seconds` without being finished. `stalled` may be finished from
+ * here (a watchdog's way out); it may also have been finished by another thread
+ * in the meantime, which outlive_interaction_finish() tells with OUTLIVE_E_STATE. */
+typedef void (*outlive_interaction_stall_fn)(outlive_interaction *stalled, double seconds, void *context);
+
+/* Reports interactions that are still running `seconds` after they started
+ * (applies to interactions started after this call). report NULL or seconds 0
+ * turns the report off. Replacing a report releases the previous context
+ * (release, when not NULL, is called with it); outlive_interactions_free()
+ * releases the last one.
+ * OUTLIVE_E_INVALID_ARGUMENT: queue is NULL, seconds is negative, infinite or NaN.
+ * Any thread. */
+OUTLIVE_API outlive_status outlive_interactions_set_stall_report(outlive_interactions *queue, double seconds,
+                                                                 outlive_interaction_stall_fn report, void *context,
+                                                                 void (*release)(void *context));
 
 /* ── operations ─────────────────────────────────────────────────────────── */
+/*
+ * An operation queue runs asynchronous operations: an operation's run callback
+ * is called on the queue's loop (inside outlive_loop_dispatch()) once all of its
+ * dependencies have finished and the queue has room, and the operation is
+ * finished only when outlive_operation_finish() is called for it, from any
+ * thread — returning from run does not finish it.
+ *
+ * An operation goes through one state at a time (outlive_operation_state):
+ *
+ *   NEW ──outlive_operations_add──▶ WAITING ──started──▶ EXECUTING ──finish──▶ FINISHED
+ *                                      └──────── cancelled before it started ────────▶┘
+ *
+ * Every transition is atomic; an operation is never both executing and finished.
+ *
+ * Dependencies may be operations of any queue, on any loop. A cancelled operation
+ * that has not started never runs: it finishes (cancelled) as soon as its own
+ * dependencies have finished, and counts as finished for its dependents, which
+ * can see it cancelled (outlive_operation_dependency + is_cancelled). A running
+ * operation that is cancelled sees outlive_operation_is_cancelled() true and must
+ * still call outlive_operation_finish().
+ *
+ * Ownership: an outlive_operation is reference counted.
+ *  - outlive_operation_new() gives you one reference. Release it with
+ *    outlive_operation_free() when you no longer use the pointer — whatever
+ *    happened to the operation. outlive_operation_retain() adds one.
+ *  - outlive_operations_add() does not take your reference: the queue holds its
+ *    own until the operation has finished and its completion callback returned.
+ *    So you may free yours right after adding it if you don't need it.
+ *  - The pointer passed to run stays valid until the operation is finished; the
+ *    one passed to the completion callback during that call. After
+ *    outlive_operation_finish() returns, use the pointer only if you hold a
+ *    reference.
+ *  - An operation holds its dependencies until it finishes.
+ */
+typedef struct outlive_operations outlive_operations;
+typedef struct outlive_operation outlive_operation;
+
+typedef enum outlive_operation_state {
+    OUTLIVE_OPERATION_NEW = 0,    /* not added to a queue yet */
+    OUTLIVE_OPERATION_WAITING,    /* in a queue; waiting for dependencies or room */
+    OUTLIVE_OPERATION_EXECUTING,  /* run was called; not finished yet */
+    OUTLIVE_OPERATION_FINISHED    /* finished, or cancelled before it started */
+} outlive_operation_state;
+
+/* The operation's work: called once, on its queue's loop thread. */
+typedef void (*outlive_operation_fn)(outlive_operation *operation, void *context);
+
+/* Called on the loop's thread once the operation has finished (after finish, or
+ * after it was cancelled before it started, then without having run). cancelled
+ * is outlive_operation_is_cancelled() at that moment. */
+typedef void (*outlive_operation_completion_fn)(outlive_operation *operation, bool cancelled, void *context);
+
+/* max_unfinished for no limit. */
+#define OUTLIVE_OPERATIONS_UNLIMITED 0
+
+/* Creates a queue that starts operations on `loop` and lets at most
+ * max_unfinished of them be started and not finished at once
+ * (OUTLIVE_OPERATIONS_UNLIMITED, 0: no limit; 1: one after the other).
+ * *out receives it; free it with outlive_operations_free().
+ * OUTLIVE_E_INVALID_ARGUMENT: loop or out is NULL, or max_unfinished exceeds
+ * INTPTR_MAX. Any thread. */
+OUTLIVE_API outlive_status outlive_operations_new(outlive_loop *loop, size_t max_unfinished,
+                                                  outlive_operations **out);
+
+/* Frees the queue. Its operations that have not started are cancelled and
+ * finished (their dependents in other queues see them cancelled and may
+ * start); no run, completion or drained callback of this queue is called after
+ * it returns (call it on the loop's thread, or while no thread dispatches the
+ * loop). Executing operations stay valid until they are finished;
+ * outlive_operation_finish() on them still returns OUTLIVE_OK. Your references to
+ * operations stay yours. NULL is ignored. */
+OUTLIVE_API void outlive_operations_free(outlive_operations *queue);
+
+/* Creates an operation (state NEW) that will call run(operation, context).
+ * *out receives your reference (see Ownership above).
+ * OUTLIVE_E_INVALID_ARGUMENT: run or out is NULL. Any thread. */
+OUTLIVE_API outlive_status outlive_operation_new(outlive_operation_fn run, void *context, outlive_operation **out);
+
+/* outlive_operation_new() with release(context) (when not NULL) called once the
+ * last reference to the operation is gone, on the thread that dropped it. Not
+ * called when this function fails. */
+OUTLIVE_API outlive_status outlive_operation_new_with_release(outlive_operation_fn run, void *context,
+                                                              void (*release)(void *context),
+                                                              outlive_operation **out);
+
+/* Adds a reference; returns operation (NULL for NULL). Any thread. */
+OUTLIVE_API outlive_operation *outlive_operation_retain(outlive_operation *operation);
+
+/* Releases one reference; the operation is destroyed (and its contexts released)
+ * with the last one. It does not cancel the operation. NULL is ignored. */
+OUTLIVE_API void outlive_operation_free(outlive_operation *operation);
+
+/* Sets the completion callback (NULL: none), replacing (and releasing) a previous
+ * one. Its context is released with release (when not NULL) once: after the
+ * completion was called, when it is replaced, or when the operation is
+ * destroyed without having completed (e.g. its queue was freed).
+ * OUTLIVE_E_INVALID_ARGUMENT: operation is NULL.
+ * OUTLIVE_E_STATE: the operation was added to a queue already. Any thread. */
+OUTLIVE_API outlive_status outlive_operation_set_completion(outlive_operation *operation,
+                                                            outlive_operation_completion_fn completion,
+                                                            void *context, void (*release)(void *context));
+
+/* operation will not start before dependency has finished (or was cancelled).
+ * dependency may be in any queue, or in none yet (then operation waits until it
+ * is added and finishes). Adding the same dependency twice is the same as once.
+ * OUTLIVE_E_INVALID_ARGUMENT: a NULL argument, operation == dependency, or
+ *   dependency depends (directly or not) on operation: a cycle. Nothing changes.
+ * OUTLIVE_E_STATE: operation was added to a queue already. Nothing changes.
+ * Any thread. */
+OUTLIVE_API outlive_status outlive_operation_add_dependency(outlive_operation *operation,
+                                                            outlive_operation *dependency);
+
+/* Adds a NEW operation to the queue (WAITING from then on; see Ownership above).
+ * An operation that is ready and not cancelled starts on the loop's thread;
+ * never inside this call.
+ * OUTLIVE_E_INVALID_ARGUMENT: queue or operation is NULL.
+ * OUTLIVE_E_STATE: the operation was added already, to this queue or another.
+ *   Nothing changes. Any thread. */
+OUTLIVE_API outlive_status outlive_operations_add(outlive_operations *queue, outlive_operation *operation);
+
+/* Finishes an EXECUTING operation: its queue may start another, its dependents
+ * may start, its completion is called on the loop's thread. Any thread, including
+ * inside run. OUTLIVE_E_INVALID_ARGUMENT: operation is NULL.
+ * OUTLIVE_E_STATE: it is not executing — not started yet (cancel it instead) or
+ *   finished already. Nothing changes. */
+OUTLIVE_API outlive_status outlive_operation_finish(outlive_operation *operation);
+
+/* Cancels an operation. NEW or WAITING: it will never run, and finishes
+ * cancelled as soon as its dependencies have finished (at once if they have).
+ * EXECUTING: it is marked cancelled and must still be finished. Cancelling
+ * again returns OUTLIVE_OK and changes nothing.
+ * OUTLIVE_E_INVALID_ARGUMENT: operation is NULL.
+ * OUTLIVE_E_STATE: it finished already (it stays not cancelled). Any thread. */
+OUTLIVE_API outlive_status outlive_operation_cancel(outlive_operation *operation);
+
+/* Whether the operation was cancelled. false for NULL. Any thread. */
+OUTLIVE_API bool outlive_operation_is_cancelled(const outlive_operation *operation);
+
+/* The operation's state; OUTLIVE_OPERATION_NEW for NULL. Any thread. */
+OUTLIVE_API outlive_operation_state outlive_operation_get_state(const outlive_operation *operation);
+
+/* How many dependencies the operation holds: all it was given until it finishes,
+ * none after. 0 for NULL. Any thread. */
+OUTLIVE_API size_t outlive_operation_dependency_count(const outlive_operation *operation);
+
+/* Its dependency number `index` (in the order they were added), borrowed: valid
+ * while the operation has not finished (e.g. inside run). NULL when out of
+ * range or operation is NULL. Any thread. */
+OUTLIVE_API outlive_operation *outlive_operation_dependency(const outlive_operation *operation, size_t index);
+
+/* Cancels every operation of the queue that has not finished (see
+ * outlive_operation_cancel). Any thread. OUTLIVE_E_INVALID_ARGUMENT: queue is NULL. */
+OUTLIVE_API outlive_status outlive_operations_cancel_all(outlive_operations *queue);
+
+/* Operations added to the queue and not finished (WAITING or EXECUTING). 0 for
+ * NULL. Any thread. */
+OUTLIVE_API size_t outlive_operations_unfinished(const outlive_operations *queue);
+
+/* drained(context) is called on the loop's thread each time the queue's
+ * unfinished operations drop to zero, after their completions — the way to wait
+ * for all. NULL removes it. A previous context is released with its release
+ * callback; outlive_operations_free() releases the last one.
+ * OUTLIVE_E_INVALID_ARGUMENT: queue is NULL. Any thread. */
+OUTLIVE_API outlive_status outlive_operations_set_drained(outlive_operations *queue, void (*drained)(void *context),
+                                                          void *context, void (*release)(void *context));
 
 #ifdef __cplusplus
 }

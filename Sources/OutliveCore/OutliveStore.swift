@@ -6,11 +6,12 @@ public final class OutliveStore {
     public let store: Store
     public let kv: KeyValueStore
     public let signals: Signals
+    public let messages: MessageQueue
     /// A loop the handle made itself, when the caller gave none.
     public let ownsLoop: Bool
 
     public static var components: [SchemaComponent] {
-        [KeyValueStore.schema, Signals.schema]
+        [KeyValueStore.schema, Signals.schema, MessageQueue.schema]
     }
 
     public init(path: String, processName: String, loop: Loop?, options: StoreOptions = StoreOptions()) throws {
@@ -20,6 +21,12 @@ public final class OutliveStore {
         kv = KeyValueStore(store: store)
         do {
             signals = try Signals(store: store)
+            messages = try MessageQueue(store: store)
+        } catch {
+            store.close()
+            throw error
+        }
+        do {
             try store.reapEndedRuns()
         } catch {
             store.close()

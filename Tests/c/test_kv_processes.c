@@ -224,7 +224,23 @@ static void test_run_killed_with_9_is_cleaned_up_and_logged_at_the_next_open(voi
     harness_remove_tree(path);
 }
 
+static void test_eight_processes_opening_a_new_store_at_once_all_succeed(void) {
+    for (int round = 0; round < 15; round++) {
+        const char *dir = harness_temp_dir();
+        char path[4096];
+        snprintf(path, sizeof path, "%s/new", dir);
+        pid_t pids[8];
+        for (int i = 0; i < 8; i++) {
+            char *argv[] = {worker_path(), path, "set", "k", "v", NULL};
+            pids[i] = spawn(argv, NULL);
+        }
+        for (int i = 0; i < 8; i++) CHECK_MSG(wait_ok(pids[i]), "round %d: worker %d could not open or write", round, i);
+        harness_remove_tree(dir);
+    }
+}
+
 HARNESS_MAIN(
+    T(test_eight_processes_opening_a_new_store_at_once_all_succeed),
     T(test_run_killed_with_9_is_cleaned_up_and_logged_at_the_next_open),
     T(test_four_processes_increment_one_counter_exactly_2000_times),
     T(test_observer_sees_a_value_set_by_another_process_woken_through_the_fd),

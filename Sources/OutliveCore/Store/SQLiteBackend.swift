@@ -22,8 +22,21 @@ final class SQLiteBackend: StoreBackend {
     init(path: String, durability: Durability, busyTimeoutMilliseconds: Int32) throws {
         connection = try SQLiteConnection(path: path, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX)
         sqlite3_busy_timeout(connection.handle, busyTimeoutMilliseconds)
+        // Switching a new database to WAL needs an exclusive lock, and SQLite
+        // returns SQLITE_BUSY at once — without its busy handler — while another
+        // process opens the same new store: retry until the busy timeout.
         var mode = ""
-        try connection.run("PRAGMA journal_mode=WAL", []) { mode = $0.text(0) ?? "" }
+        let deadline = Clock.monotonic() + Double(busyTimeoutMilliseconds) / 1000
+        var pause: UInt32 = 500
+        while true {
+            do {
+                try connection.run("PRAGMA journal_mode=WAL", []) { mode = $0.text(0) ?? "" }
+                break
+            } catch let error as OutliveError where error.code == .busy && Clock.monotonic() < deadline {
+                usleep(pause)
+                pause = min(pause * 2, 20_000)
+            }
+        }
         guard mode.lowercased() == "wal" else { throw OutliveError(.io, "database \(path) cannot use WAL mode (journal mode is \(mode))") }
         try connection.exec("PRAGMA synchronous=\(durability == .full ? "FULL" : "NORMAL"); PRAGMA foreign_keys=ON")
     }
@@ -42,6 +55,10 @@ final class SQLiteBackend: StoreBackend {
         var changedRows: Int { connection.changes }
 
         func recordChange(topic: String, key: String) throws {
+            // No live run reads this topic: the entry would only cost a page write.
+            var watched = false
+            try connection.run("SELECT 1 FROM outlive_watchers WHERE topic = ? LIMIT 1", [.text(topic)]) { _ in watched = true }
+            guard watched else { return }
             try connection.run("INSERT INTO outlive_feed(topic, key) VALUES (?, ?)", [.text(topic), .text(key)])
             let sequence = connection.lastInsertRowID
             newestSequence = sequence

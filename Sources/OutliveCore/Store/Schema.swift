@@ -23,6 +23,8 @@ enum Schema {
         CREATE TABLE outlive_feed(seq INTEGER PRIMARY KEY, topic TEXT NOT NULL, key TEXT NOT NULL);
         CREATE TABLE outlive_runs(run_id TEXT PRIMARY KEY, process TEXT NOT NULL, pid INTEGER NOT NULL, started REAL NOT NULL);
         """,
+        // Which runs read which topics of the feed: a change nobody watches is not written.
+        "CREATE TABLE outlive_watchers(topic TEXT NOT NULL, run_id TEXT NOT NULL, PRIMARY KEY(topic, run_id)) WITHOUT ROWID",
     ])
 
     static func migrate(_ backend: StoreBackend, components: [SchemaComponent]) throws {

@@ -110,6 +110,12 @@ public final class Store {
     /// Called for feed entries of `topic` committed by any process after the
     /// subscription, on the loop thread. Returns a token for `unsubscribe`.
     public func subscribe(topic: String, _ handler: @escaping (ChangeBatch) -> Void) throws -> UInt64 {
+        // Writers record this topic from now on (see recordChange); the cursor is
+        // taken after, so no change committed after this call is missed.
+        let run = runID
+        try backend.write {
+            try $0.execute("INSERT INTO outlive_watchers(topic, run_id) VALUES (?, ?) ON CONFLICT DO NOTHING", [.text(topic), .text(run)])
+        }
         let latest = try lock.withLock({ feedCursor }) == nil ? backend.latestSequence() : nil
         return lock.withLock {
             if feedCursor == nil, let latest { feedCursor = latest }
@@ -156,6 +162,7 @@ public final class Store {
         try backend.write { transaction in
             try transaction.execute("DELETE FROM outlive_runs WHERE run_id = ?", [.text(run.runID)])
             guard transaction.changedRows == 1 else { return }  // another process ended it first
+            try transaction.execute("DELETE FROM outlive_watchers WHERE run_id = ?", [.text(run.runID)])
             for hook in hooks { try hook(transaction, run) }
         }
     }

@@ -8,6 +8,7 @@ public protocol StoreTransaction: AnyObject {
     /// Rows changed by the last statement.
     var changedRows: Int { get }
     /// Appends an entry to the change feed; watchers are woken after commit.
+    /// A topic no live run subscribes to is not written at all.
     func recordChange(topic: String, key: String) throws
     /// Runs `body` once the transaction has committed (on the committing thread).
     func afterCommit(_ body: @escaping () -> Void)

@@ -1,0 +1,288 @@
+/// The flow of seed 000 across processes, run on the loop thread of each
+/// process for the messages that changed:
+///
+/// - removed: the presenting run's presenter gets `end` if it asked for it,
+///   then the record is deleted (by any process when no end is owed);
+/// - answered: this run's response handlers, then the message's durable
+///   response handler if it resolves here; either makes it removed. One run at
+///   a time does this (`responding_run`);
+/// - unanswered: auto-resolvers first; then, if not presented and not locked
+///   by a live run, this run's presenters that have not had it yet are asked
+///   for a priority. Those that say 0 are recorded in `processed_by`; the
+///   highest (first added on a tie) is recorded too, the message is locked by
+///   this run (`locking_run`) and presented. Its presentation's outcome is
+///   recorded and the lock released when the token is finished.
+///
+/// A run that ends (closed, or dead — seen at once through its liveness lock)
+/// loses its locks and claims inside the transaction that removes it, and the
+/// end notifications it owed pass to a live run of the same process name that
+/// has a presenter of the same id, or the record simply goes.
+extension MessageQueue {
+    func changed(_ batch: ChangeBatch) {
+        if batch.resync {
+            let (hasPresenters, hasResolvers) = lock.withLock { (!presenters.isEmpty, !autoResolvers.isEmpty) }
+            var stages: [MessageTable.Stage] = [.answered, .removed]
+            if hasResolvers { stages.append(.unanswered) } else if hasPresenters { stages.append(.waiting) }
+            scan(stages)
+        }
+        var seen = Set<String>()
+        for id in batch.keys where seen.insert(id).inserted { examine(id) }
+    }
+
+    /// Looks at every message in the given stages, through the state index.
+    func scan(_ stages: [MessageTable.Stage]) {
+        guard (try? store.checkUsable()) != nil else { return }
+        var ids: [String] = []
+        do {
+            try store.database.read { transaction in
+                for stage in stages { ids += try MessageTable.ids(where: stage.condition, [], in: transaction) }
+            }
+        } catch {
+            Log.emit(.warning, "messages: scan failed: \(error)")
+            return
+        }
+        var seen = Set<String>()
+        for id in ids where seen.insert(id).inserted { examine(id) }
+    }
+
+    func examine(_ id: String) {
+        guard (try? store.checkUsable()) != nil else { return }
+        let found: Message?
+        do {
+            found = try store.database.read { try MessageTable.read(id, in: $0) }
+        } catch {
+            Log.emit(.warning, "messages: cannot read message \(id): \(error)")
+            return
+        }
+        guard let message = found else {
+            lock.withLock { _ = declinedResponses.remove(id) }
+            return
+        }
+        do {
+            if message.removed {
+                try conclude(message)
+            } else if message.handled {
+                try answer(message)
+            } else if try !autoResolve(message), !message.presented {
+                try offer(message)
+            }
+        } catch {
+            Log.emit(.warning, "messages: message \(id): \(error)")
+        }
+    }
+
+    // MARK: - Unanswered
+
+    /// Asks this run's auto-resolvers; true when one answered or resolved it.
+    private func autoResolve(_ message: Message) throws -> Bool {
+        let resolvers = lock.withLock { autoResolvers }
+        for (resolverID, resolver) in resolvers {
+            switch resolver(message) {
+            case .unresolved:
+                continue
+            case .answered(let choice):
+                guard message.hasChoice(choice) else {
+                    Log.emit(.warning, "messages: auto-resolver \(resolverID) answered message \(message.id) with \"\(choice)\", which it does not offer")
+                    continue
+                }
+                try store.database.write { transaction in
+                    try transaction.execute("UPDATE outlive_messages SET handled = 1, choice = ? WHERE id = ? AND handled = 0 AND removed = 0",
+                                            [.text(choice), .text(message.id)])
+                    if transaction.changedRows == 1 { try transaction.recordChange(topic: MessageQueue.topic, key: message.id) }
+                }
+                return true
+            case .resolved:
+                try store.database.write { transaction in
+                    guard let current = try MessageTable.read(message.id, in: transaction), !current.handled, !current.removed else { return }
+                    try remove(current, in: transaction)
+                }
+                return true
+            }
+        }
+        return false
+    }
+
+    private func lockedByOther(_ message: Message) -> Bool {
+        guard let holder = message.lockingRun, holder != store.runID else { return false }
+        return store.isAlive(run: holder)
+    }
+
+    private func offer(_ message: Message) throws {
+        if lock.withLock({ presenting.contains(message.id) }) || lockedByOther(message) { return }
+        let prefix = processEntryPrefix
+        let candidates = lock.withLock { presenters }.filter { !message.processedBy.contains(prefix + $0.id) }
+        guard !candidates.isEmpty else { return }
+        var winner: RegisteredPresenter?
+        var best: Int32 = 0
+        var declined: [String] = []
+        for presenter in candidates {
+            let priority = presenter.callbacks.priority(message)
+            if priority <= 0 {
+                declined.append(prefix + presenter.id)
+            } else if winner == nil || priority > best {
+                winner = presenter
+                best = priority
+            }
+        }
+        let run = store.runID, name = store.processName
+        let locked = try store.database.write { transaction -> Bool in
+            guard let current = try MessageTable.read(message.id, in: transaction),
+                  !current.presented, !current.handled, !current.removed, !lockedByOther(current) else { return false }
+            var processed = current.processedBy
+            for entry in declined where !processed.contains(entry) { processed.append(entry) }
+            guard let winner else {
+                try transaction.execute("UPDATE outlive_messages SET processed_by = ? WHERE id = ?",
+                                        [.text(processed.joined(separator: "\n")), .text(message.id)])
+                return false
+            }
+            processed.append(prefix + winner.id)
+            try transaction.execute("UPDATE outlive_messages SET processed_by = ?, locking_run = ?, locking_process = ? WHERE id = ?",
+                                    [.text(processed.joined(separator: "\n")), .text(run), .text(name), .text(message.id)])
+            return true
+        }
+        guard locked, let winner else { return }
+        lock.withLock { _ = presenting.insert(message.id) }
+        let loop = store.loop
+        let presentation = Presentation(message: message, presenterID: winner.id) { [weak self] presentation, outcome in
+            loop.post { self?.complete(presentation, outcome) }
+        }
+        winner.callbacks.present(message, presentation)
+    }
+
+    /// Records a finished presentation and releases the lock (loop thread).
+    func complete(_ presentation: Presentation, _ outcome: PresentationOutcome) {
+        let id = presentation.message.id
+        lock.withLock { _ = presenting.remove(id) }
+        guard (try? store.checkUsable()) != nil else { return }
+        let run = store.runID
+        do {
+            try store.database.write { transaction in
+                guard let current = try MessageTable.read(id, in: transaction), current.lockingRun == run else { return }
+                var handled = current.handled, choice = current.choice, removed = current.removed
+                if let answer = outcome.choice, !handled {
+                    handled = true
+                    choice = answer
+                }
+                if outcome.presented && current.autoRemove && current.choices.isEmpty && !handled { removed = true }
+                if outcome.presented {
+                    try transaction.execute("""
+                        UPDATE outlive_messages SET presented = 1, presenter = ?, presenter_run = ?, requires_end = ? WHERE id = ?
+                        """, [.text(presentation.presenterID), .text(run), .integer(outcome.requiresEndNotification ? 1 : 0), .text(id)])
+                }
+                try transaction.execute("""
+                    UPDATE outlive_messages SET handled = ?, choice = ?, removed = ?, locking_run = NULL, locking_process = NULL WHERE id = ?
+                    """, [.integer(handled ? 1 : 0), choice.map { .text($0) } ?? .null, .integer(removed ? 1 : 0), .text(id)])
+                try transaction.recordChange(topic: MessageQueue.topic, key: id)
+            }
+        } catch {
+            Log.emit(.warning, "messages: cannot record the presentation of message \(id): \(error)")
+        }
+    }
+
+    // MARK: - Answered
+
+    private func answer(_ message: Message) throws {
+        if lock.withLock({ declinedResponses.contains(message.id) }) { return }
+        let handlers = lock.withLock { responseHandlers }
+        var durable: Handler?
+        if message.responseHandlerBytes != nil {
+            do {
+                durable = try message.responseHandler()
+            } catch {
+                Log.emit(.error, "messages: the response handler of message \(message.id) does not decode: \(error)")
+            }
+        }
+        let runsDurable = durable.map { HandlerRegistry.shared.canResolve($0.name) } ?? false
+        guard !handlers.isEmpty || runsDurable else { return }
+        if let holder = message.respondingRun, holder == store.runID || store.isAlive(run: holder) { return }
+        let run = store.runID
+        let claimed = try store.database.write { transaction -> Bool in
+            guard let current = try MessageTable.read(message.id, in: transaction), current.handled, !current.removed else { return false }
+            if let holder = current.respondingRun, holder == run || store.isAlive(run: holder) { return false }
+            try transaction.execute("UPDATE outlive_messages SET responding_run = ? WHERE id = ?", [.text(run), .text(message.id)])
+            return true
+        }
+        guard claimed else { return }
+        var done = false
+        for (_, handler) in handlers where handler(message) {
+            done = true
+            break
+        }
+        if runsDurable, let durable {
+            var arguments = Arguments([("message_id", .id(IDValue(string: message.id))),
+                                       ("choice", .id(IDValue(string: message.choice ?? "")))])
+            if let scope = message.scope { arguments.set("scope", .id(IDValue(string: scope))) }
+            do {
+                try HandlerRegistry.shared.call(durable, with: arguments)
+                done = true
+            } catch let error as OutliveError where error.code == .unresolved {
+                Log.emit(.info, "messages: the response handler of message \(message.id) does not resolve here: \(error)")
+            } catch {
+                // It cannot take these arguments in any process: waiting would keep the message forever.
+                Log.emit(.error, "messages: the response handler \(durable.name) of message \(message.id) failed: \(error); the message is removed")
+                done = true
+            }
+        }
+        if !done { lock.withLock { _ = declinedResponses.insert(message.id) } }
+        try store.database.write { transaction in
+            try transaction.execute("UPDATE outlive_messages SET responding_run = NULL, removed = (removed OR ?) WHERE id = ? AND responding_run = ?",
+                                    [.integer(done ? 1 : 0), .text(message.id), .text(run)])
+            if transaction.changedRows == 1 { try transaction.recordChange(topic: MessageQueue.topic, key: message.id) }
+        }
+    }
+
+    // MARK: - Removed
+
+    private func conclude(_ message: Message) throws {
+        if lock.withLock({ presenting.contains(message.id) }) || lockedByOther(message) { return }
+        if let holder = message.respondingRun, holder != store.runID, store.isAlive(run: holder) { return }
+        if message.requiresEndNotification, let run = message.presenterRun {
+            // Only the presenting run delivers the end; a dead run's end-of-run
+            // hook hands it on or clears it.
+            guard run == store.runID else { return }
+            let presenter = lock.withLock { presenters.first { $0.id == message.presenter } }
+            presenter?.callbacks.end?(message)
+        }
+        try store.database.write { transaction in
+            guard let current = try MessageTable.read(message.id, in: transaction), current.removed else { return }
+            try MessageTable.delete(message.id, in: transaction)
+        }
+    }
+
+    // MARK: - Ended runs
+
+    /// Inside the transaction that removes `run`: its locks and claims are
+    /// broken, the end notifications it owed pass on or are dropped, its
+    /// presenters are unregistered.
+    func runEnded(_ run: EndedRun, in transaction: StoreTransaction) throws {
+        let dead: [SQLValue] = [.text(run.runID)]
+        for id in try MessageTable.ids(where: "locking_run = ?", dead, in: transaction) {
+            try transaction.execute("UPDATE outlive_messages SET locking_run = NULL, locking_process = NULL WHERE id = ?", [.text(id)])
+            try transaction.recordChange(topic: MessageQueue.topic, key: id)
+        }
+        for id in try MessageTable.ids(where: "responding_run = ?", dead, in: transaction) {
+            try transaction.execute("UPDATE outlive_messages SET responding_run = NULL WHERE id = ?", [.text(id)])
+            try transaction.recordChange(topic: MessageQueue.topic, key: id)
+        }
+        var owed: [(id: String, presenter: String, removed: Bool)] = []
+        try transaction.query("SELECT id, presenter, removed FROM outlive_messages WHERE presenter_run = ? AND requires_end = 1 ORDER BY seq", dead) { row in
+            owed.append((row.text(0) ?? "", row.text(1) ?? "", row.integer(2) != 0))
+        }
+        for entry in owed {
+            var heirs: [String] = []
+            try transaction.query("SELECT run_id FROM outlive_message_presenters WHERE process = ? AND presenter_id = ? AND run_id <> ?",
+                                  [.text(run.processName), .text(entry.presenter), .text(run.runID)]) { row in
+                if let heir = row.text(0) { heirs.append(heir) }
+            }
+            if let heir = heirs.first(where: { store.isAlive(run: $0) }) {
+                try transaction.execute("UPDATE outlive_messages SET presenter_run = ? WHERE id = ?", [.text(heir), .text(entry.id)])
+                try transaction.recordChange(topic: MessageQueue.topic, key: entry.id)
+            } else if entry.removed {
+                try MessageTable.delete(entry.id, in: transaction)
+            } else {
+                try transaction.execute("UPDATE outlive_messages SET requires_end = 0, presenter_run = NULL WHERE id = ?", [.text(entry.id)])
+            }
+        }
+        try transaction.execute("DELETE FROM outlive_message_presenters WHERE run_id = ?", dead)
+    }
+}

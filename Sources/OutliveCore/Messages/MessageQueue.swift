@@ -1,0 +1,323 @@
+/// What a presenter does with a message.
+public struct PresenterCallbacks {
+    /// 0 declines; otherwise the highest priority of this process presents.
+    public let priority: (Message) -> Int32
+    public let present: (Message, Presentation) -> Void
+    /// Called before a presented message that asked for it is deleted.
+    public let end: ((Message) -> Void)?
+
+    public init(priority: @escaping (Message) -> Int32, present: @escaping (Message, Presentation) -> Void,
+                end: ((Message) -> Void)? = nil) {
+        self.priority = priority
+        self.present = present
+        self.end = end
+    }
+}
+
+/// What an auto-resolver decided about an unanswered message.
+public enum AutoResolution: Equatable {
+    /// Leave it to presenters.
+    case unresolved
+    /// Answer it with one of its choices, as the user would.
+    case answered(String)
+    /// It needs no answer any more (the problem went away): remove it.
+    case resolved
+}
+
+/// The message queue of one store handle (seed 000, OCMessageQueue, across
+/// processes). Messages are durable records; presenters, response handlers and
+/// auto-resolvers are callbacks of this run, called on the loop. The change
+/// feed drives the flow (`MessageFlow.swift`): each process looks only at the
+/// messages that changed, and scans — through the state index, never every
+/// stored message — only when a callback is added or the feed was resynced.
+public final class MessageQueue {
+    public static let topic = "message"
+    public static var schema: SchemaComponent { MessageTable.schema }
+    public static let defaultCategoryLimit: Int64 = 10_000
+    public static let maxCallbackIDLength = 255
+
+    public typealias ResponseHandler = (Message) -> Bool
+    public typealias AutoResolver = (Message) -> AutoResolution
+
+    final class RegisteredPresenter {
+        let id: String
+        let callbacks: PresenterCallbacks
+        init(id: String, callbacks: PresenterCallbacks) {
+            self.id = id
+            self.callbacks = callbacks
+        }
+    }
+
+    let store: Store
+    let lock = Lock()
+    // Guarded by `lock`.
+    var presenters: [RegisteredPresenter] = []
+    var responseHandlers: [(id: String, handler: ResponseHandler)] = []
+    var autoResolvers: [(id: String, resolver: AutoResolver)] = []
+    var categoryLimit = MessageQueue.defaultCategoryLimit
+    /// Messages this run presents now (locked by it, token not yet finished).
+    var presenting: Set<String> = []
+    /// Answered messages this run's response handlers did not take; asked
+    /// again when a response handler is added.
+    var declinedResponses: Set<String> = []
+    private var subscription: UInt64?
+
+    public init(store: Store) throws {
+        self.store = store
+        store.onRunEnded { [weak self] transaction, run in try self?.runEnded(run, in: transaction) }
+        subscription = try store.subscribe(topic: MessageQueue.topic) { [weak self] batch in self?.changed(batch) }
+        // Answered and removed messages may be waiting for what this process can
+        // do (resolve a durable response handler, delete a record).
+        store.loop.post { [weak self] in self?.scan([.answered, .removed]) }
+    }
+
+    var processEntryPrefix: String { "\(store.processName):\(store.runID):" }
+
+    static func validate(messageID: String) throws {
+        guard Identifier.isValid(messageID) else {
+            throw OutliveError.invalidArgument("message_id \"\(messageID)\" is not a message id (36-character UUID)")
+        }
+    }
+
+    static func validate(callbackID: String, _ name: String) throws {
+        try MessageDraft.check(callbackID, name, max: maxCallbackIDLength)
+    }
+
+    // MARK: - Messages
+
+    /// Stores the draft as a new message and returns its id. Throws `.state`
+    /// when its category holds `categoryLimit` messages already.
+    public func post(_ draft: MessageDraft) throws -> String {
+        try store.checkUsable()
+        let id = Identifier.make()
+        let limit = lock.withLock { categoryLimit }
+        try store.database.write { transaction in
+            let count = try MessageTable.count(category: draft.category, in: transaction)
+            guard count < limit else {
+                throw OutliveError.state("category \"\(draft.category)\" holds \(count) messages, its limit; remove messages or raise the limit (outlive_messages_set_category_limit)")
+            }
+            try MessageTable.insert(draft, id: id, created: Clock.wall(), in: transaction)
+            try transaction.recordChange(topic: MessageQueue.topic, key: id)
+        }
+        return id
+    }
+
+    /// Answers a message with one of its choices (from any process).
+    public func respond(_ id: String, choice: String) throws {
+        try MessageQueue.validate(messageID: id)
+        try MessageDraft.check(choice, "choice_id", max: MessageDraft.maxChoiceIDLength)
+        try store.checkUsable()
+        try store.database.write { transaction in
+            guard let message = try MessageTable.read(id, in: transaction), !message.removed else {
+                throw OutliveError.notFound("no message \(id)")
+            }
+            guard message.hasChoice(choice) else { throw OutliveError.notFound("message \(id) has no choice \"\(choice)\"") }
+            guard !message.handled else {
+                throw OutliveError.state("message \(id) was answered already (choice \"\(message.choice ?? "")\")")
+            }
+            try transaction.execute("UPDATE outlive_messages SET handled = 1, choice = ? WHERE id = ?", [.text(choice), .text(id)])
+            try transaction.recordChange(topic: MessageQueue.topic, key: id)
+        }
+    }
+
+    /// Marks a message presented without presenting it; a message without
+    /// choices that removes itself when presented goes too.
+    public func mute(_ id: String) throws {
+        try MessageQueue.validate(messageID: id)
+        try store.checkUsable()
+        try store.database.write { transaction in
+            guard let message = try MessageTable.read(id, in: transaction), !message.removed else {
+                throw OutliveError.notFound("no message \(id)")
+            }
+            guard !message.presented else { return }
+            let removes = message.autoRemove && message.choices.isEmpty && !message.handled
+            try transaction.execute("UPDATE outlive_messages SET presented = 1, removed = ? WHERE id = ?",
+                                    [.integer(removes ? 1 : 0), .text(id)])
+            try transaction.recordChange(topic: MessageQueue.topic, key: id)
+        }
+    }
+
+    /// Removes a message: deleted at once, or, when a presentation is under way
+    /// or its presenter wants an end notification, marked removed and deleted
+    /// after that.
+    public func remove(_ id: String) throws {
+        try MessageQueue.validate(messageID: id)
+        try store.checkUsable()
+        try store.database.write { transaction in
+            guard let message = try MessageTable.read(id, in: transaction), !message.removed else {
+                throw OutliveError.notFound("no message \(id)")
+            }
+            try remove(message, in: transaction)
+        }
+    }
+
+    /// Removes every message of a scope; returns how many were removed.
+    @discardableResult
+    public func remove(scope: String) throws -> Int {
+        try MessageDraft.check(scope, "scope_id", max: MessageDraft.maxScopeLength)
+        try store.checkUsable()
+        return try store.database.write { transaction in
+            var removed = 0
+            for id in try MessageTable.ids(where: "scope = ? AND removed = 0", [.text(scope)], in: transaction) {
+                guard let message = try MessageTable.read(id, in: transaction) else { continue }
+                try remove(message, in: transaction)
+                removed += 1
+            }
+            return removed
+        }
+    }
+
+    func remove(_ message: Message, in transaction: StoreTransaction) throws {
+        let presenting = message.lockingRun.map { store.isAlive(run: $0) } ?? false
+        let responding = message.respondingRun.map { store.isAlive(run: $0) } ?? false
+        if message.requiresEndNotification || presenting || responding {
+            try transaction.execute("UPDATE outlive_messages SET removed = 1 WHERE id = ?", [.text(message.id)])
+            try transaction.recordChange(topic: MessageQueue.topic, key: message.id)
+        } else {
+            try MessageTable.delete(message.id, in: transaction)
+        }
+    }
+
+    /// A stored message (removed ones included, until they are deleted).
+    public func message(_ id: String) throws -> Message {
+        try MessageQueue.validate(messageID: id)
+        try store.checkUsable()
+        guard let message = try store.database.read({ try MessageTable.read(id, in: $0) }) else {
+            throw OutliveError.notFound("no message \(id)")
+        }
+        return message
+    }
+
+    /// Ids of stored messages in the order they were posted, optionally only
+    /// those of a scope and/or category.
+    public func list(scope: String? = nil, category: String? = nil) throws -> [String] {
+        if let scope { try MessageDraft.check(scope, "scope_id", max: MessageDraft.maxScopeLength) }
+        if let category { try MessageDraft.check(category, "category", max: MessageDraft.maxCategoryLength) }
+        try store.checkUsable()
+        var conditions: [String] = []
+        var arguments: [SQLValue] = []
+        if let scope { conditions.append("scope = ?"); arguments.append(.text(scope)) }
+        if let category { conditions.append("category = ?"); arguments.append(.text(category)) }
+        let condition = conditions.isEmpty ? "1 = 1" : conditions.joined(separator: " AND ")
+        return try store.database.read { try MessageTable.ids(where: condition, arguments, in: $0) }
+    }
+
+    /// Stored messages, of one category or all.
+    public func count(category: String? = nil) throws -> Int64 {
+        if let category { try MessageDraft.check(category, "category", max: MessageDraft.maxCategoryLength) }
+        try store.checkUsable()
+        return try store.database.read { try MessageTable.count(category: category, in: $0) }
+    }
+
+    /// The most messages of one category that posts through this handle allow.
+    public func setCategoryLimit(_ limit: Int64) throws {
+        guard limit >= 1 else { throw OutliveError.invalidArgument("limit must be at least 1, got \(limit)") }
+        lock.withLock { categoryLimit = limit }
+    }
+
+    // MARK: - Callbacks of this run
+
+    public func addPresenter(id: String, _ callbacks: PresenterCallbacks) throws {
+        try MessageQueue.validate(callbackID: id, "presenter_id")
+        try store.checkUsable()
+        if lock.withLock({ presenters.contains { $0.id == id } }) {
+            throw OutliveError.state("a presenter with id \"\(id)\" is registered on this store handle already")
+        }
+        let run = store.runID, name = store.processName
+        try store.database.write { transaction in
+            try transaction.execute("INSERT INTO outlive_message_presenters(run_id, presenter_id, process) VALUES (?, ?, ?) ON CONFLICT(run_id, presenter_id) DO NOTHING",
+                                    [.text(run), .text(id), .text(name)])
+        }
+        try lock.withLock {
+            if presenters.contains(where: { $0.id == id }) {
+                throw OutliveError.state("a presenter with id \"\(id)\" is registered on this store handle already")
+            }
+            presenters.append(RegisteredPresenter(id: id, callbacks: callbacks))
+        }
+        store.loop.post { [weak self] in self?.scan([.waiting]) }
+    }
+
+    /// Removes a presenter. A presentation it has under way can still be
+    /// finished; its end notification is no longer delivered.
+    public func removePresenter(id: String) throws {
+        try MessageQueue.validate(callbackID: id, "presenter_id")
+        try store.checkUsable()
+        try lock.withLock {
+            guard let index = presenters.firstIndex(where: { $0.id == id }) else {
+                throw OutliveError.notFound("no presenter with id \"\(id)\" is registered on this store handle")
+            }
+            presenters.remove(at: index)
+        }
+        let run = store.runID
+        try store.database.write { transaction in
+            try transaction.execute("DELETE FROM outlive_message_presenters WHERE run_id = ? AND presenter_id = ?", [.text(run), .text(id)])
+        }
+    }
+
+    /// Offers the messages a presenter declined (or did not present) to it again.
+    public func reoffer(presenterID id: String) throws {
+        try MessageQueue.validate(callbackID: id, "presenter_id")
+        try store.checkUsable()
+        guard lock.withLock({ presenters.contains { $0.id == id } }) else {
+            throw OutliveError.notFound("no presenter with id \"\(id)\" is registered on this store handle")
+        }
+        let entry = processEntryPrefix + id
+        try store.database.write { transaction in
+            var changes: [(String, String)] = []
+            try transaction.query("SELECT id, processed_by FROM outlive_messages WHERE \(MessageTable.Stage.waiting.condition) ORDER BY seq") { row in
+                let processed = (row.text(1) ?? "").split(separator: "\n").map(String.init)
+                guard processed.contains(entry) else { return }
+                changes.append((row.text(0) ?? "", processed.filter { $0 != entry }.joined(separator: "\n")))
+            }
+            for (message, processed) in changes {
+                try transaction.execute("UPDATE outlive_messages SET processed_by = ? WHERE id = ?", [.text(processed), .text(message)])
+            }
+        }
+        store.loop.post { [weak self] in self?.scan([.waiting]) }
+    }
+
+    public func addResponseHandler(id: String, _ handler: @escaping ResponseHandler) throws {
+        try MessageQueue.validate(callbackID: id, "id")
+        try store.checkUsable()
+        try lock.withLock {
+            if responseHandlers.contains(where: { $0.id == id }) {
+                throw OutliveError.state("a response handler with id \"\(id)\" is registered on this store handle already")
+            }
+            responseHandlers.append((id, handler))
+            declinedResponses.removeAll()
+        }
+        store.loop.post { [weak self] in self?.scan([.answered]) }
+    }
+
+    public func removeResponseHandler(id: String) throws {
+        try MessageQueue.validate(callbackID: id, "id")
+        try lock.withLock {
+            guard let index = responseHandlers.firstIndex(where: { $0.id == id }) else {
+                throw OutliveError.notFound("no response handler with id \"\(id)\" is registered on this store handle")
+            }
+            responseHandlers.remove(at: index)
+        }
+    }
+
+    public func addAutoResolver(id: String, _ resolver: @escaping AutoResolver) throws {
+        try MessageQueue.validate(callbackID: id, "id")
+        try store.checkUsable()
+        try lock.withLock {
+            if autoResolvers.contains(where: { $0.id == id }) {
+                throw OutliveError.state("an auto-resolver with id \"\(id)\" is registered on this store handle already")
+            }
+            autoResolvers.append((id, resolver))
+        }
+        store.loop.post { [weak self] in self?.scan([.unanswered]) }
+    }
+
+    public func removeAutoResolver(id: String) throws {
+        try MessageQueue.validate(callbackID: id, "id")
+        try lock.withLock {
+            guard let index = autoResolvers.firstIndex(where: { $0.id == id }) else {
+                throw OutliveError.notFound("no auto-resolver with id \"\(id)\" is registered on this store handle")
+            }
+            autoResolvers.remove(at: index)
+        }
+    }
+}

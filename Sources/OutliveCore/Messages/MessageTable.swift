@@ -1,0 +1,129 @@
+/// The stored messages: one row per message, with indexes for what the queue
+/// looks up — by state (only messages that still need something are scanned),
+/// by scope, by the run holding a lock — and a count per category for the cap.
+enum MessageTable {
+    static let schema = SchemaComponent(name: "messages", migrations: [
+        """
+        CREATE TABLE outlive_messages(
+            id TEXT PRIMARY KEY, seq INTEGER NOT NULL, created REAL NOT NULL,
+            category TEXT NOT NULL, title TEXT NOT NULL, body TEXT, scope TEXT, thread TEXT,
+            choices BLOB NOT NULL, payload BLOB, response_handler BLOB, auto_remove INTEGER NOT NULL,
+            locking_run TEXT, locking_process TEXT, processed_by TEXT NOT NULL,
+            presented INTEGER NOT NULL, handled INTEGER NOT NULL, choice TEXT, removed INTEGER NOT NULL,
+            presenter TEXT, presenter_run TEXT, requires_end INTEGER NOT NULL, responding_run TEXT);
+        CREATE UNIQUE INDEX outlive_messages_order ON outlive_messages(seq);
+        CREATE INDEX outlive_messages_state ON outlive_messages(removed, handled, presented, seq);
+        CREATE INDEX outlive_messages_scope ON outlive_messages(scope, seq);
+        CREATE INDEX outlive_messages_category ON outlive_messages(category, seq);
+        CREATE INDEX outlive_messages_locking ON outlive_messages(locking_run) WHERE locking_run IS NOT NULL;
+        CREATE INDEX outlive_messages_responding ON outlive_messages(responding_run) WHERE responding_run IS NOT NULL;
+        CREATE INDEX outlive_messages_presenter_run ON outlive_messages(presenter_run) WHERE presenter_run IS NOT NULL;
+        CREATE TABLE outlive_message_categories(category TEXT PRIMARY KEY, count INTEGER NOT NULL);
+        CREATE TABLE outlive_message_presenters(run_id TEXT NOT NULL, presenter_id TEXT NOT NULL, process TEXT NOT NULL,
+            PRIMARY KEY(run_id, presenter_id));
+        CREATE INDEX outlive_message_presenters_by_name ON outlive_message_presenters(process, presenter_id)
+        """,
+    ])
+
+    static let columns = """
+        id, seq, created, category, title, body, scope, thread, choices, payload, response_handler, auto_remove, \
+        locking_run, locking_process, processed_by, presented, handled, choice, removed, presenter, presenter_run, \
+        requires_end, responding_run
+        """
+
+    /// Which messages a scan looks at.
+    enum Stage {
+        /// Neither presented nor answered: wants a presenter (or an auto-resolver).
+        case waiting
+        /// Not answered (presented or not): what auto-resolvers may answer.
+        case unanswered
+        /// Answered, not removed: wants response handlers.
+        case answered
+        /// Removed: wants its end notification, then deletion.
+        case removed
+
+        var condition: String {
+            switch self {
+            case .waiting: return "removed = 0 AND handled = 0 AND presented = 0"
+            case .unanswered: return "removed = 0 AND handled = 0"
+            case .answered: return "removed = 0 AND handled = 1"
+            case .removed: return "removed = 1"
+            }
+        }
+    }
+
+    static func read(_ id: String, in transaction: StoreTransaction) throws -> Message? {
+        var message: Message?
+        var failure: Error?
+        try transaction.query("SELECT \(columns) FROM outlive_messages WHERE id = ?", [.text(id)]) { row in
+            do { message = try decode(row) } catch { failure = error }
+        }
+        if let failure { throw failure }
+        return message
+    }
+
+    static func decode(_ row: SQLRow) throws -> Message {
+        let id = row.text(0) ?? ""
+        func optionalText(_ column: Int32) -> String? { row.isNull(column) ? nil : row.text(column) }
+        let processed = row.text(14) ?? ""
+        return Message(
+            id: id, sequence: row.integer(1), date: row.double(2),
+            category: row.text(3) ?? "", title: row.text(4) ?? "", text: optionalText(5),
+            scope: optionalText(6), thread: optionalText(7),
+            choices: try ChoiceCoding.decode(row.blob(8) ?? [], message: id),
+            payloadBytes: row.isNull(9) ? nil : (row.blob(9) ?? []),
+            responseHandlerBytes: row.isNull(10) ? nil : (row.blob(10) ?? []),
+            autoRemove: row.integer(11) != 0,
+            lockingRun: optionalText(12), lockingProcess: optionalText(13),
+            processedBy: processed.isEmpty ? [] : processed.split(separator: "\n").map(String.init),
+            presented: row.integer(15) != 0, handled: row.integer(16) != 0, choice: optionalText(17),
+            removed: row.integer(18) != 0, presenter: optionalText(19), presenterRun: optionalText(20),
+            requiresEndNotification: row.integer(21) != 0, respondingRun: optionalText(22))
+    }
+
+    static func insert(_ draft: MessageDraft, id: String, created: Double, in transaction: StoreTransaction) throws {
+        let sequence = (try transaction.integer("SELECT max(seq) FROM outlive_messages") ?? 0) + 1
+        let payload: SQLValue = try draft.payload.map { .blob(try MessagePayload.encode($0)) } ?? .null
+        let handler: SQLValue = try draft.responseHandler.map { .blob(try $0.serializedChecked()) } ?? .null
+        try transaction.execute("""
+            INSERT INTO outlive_messages(id, seq, created, category, title, body, scope, thread, choices, payload,
+                response_handler, auto_remove, processed_by, presented, handled, removed, requires_end)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', 0, 0, 0, 0)
+            """, [.text(id), .integer(sequence), .double(created), .text(draft.category), .text(draft.title),
+                  draft.text.map { .text($0) } ?? .null, draft.scope.map { .text($0) } ?? .null,
+                  draft.thread.map { .text($0) } ?? .null, .blob(ChoiceCoding.encode(draft.choices)),
+                  payload, handler, .integer(draft.autoRemove ? 1 : 0)])
+        try transaction.execute("""
+            INSERT INTO outlive_message_categories(category, count) VALUES (?, 1)
+            ON CONFLICT(category) DO UPDATE SET count = count + 1
+            """, [.text(draft.category)])
+    }
+
+    /// Deletes a message and counts it out of its category. False when it was gone.
+    @discardableResult
+    static func delete(_ id: String, in transaction: StoreTransaction) throws -> Bool {
+        var category: String?
+        try transaction.query("SELECT category FROM outlive_messages WHERE id = ?", [.text(id)]) { category = $0.text(0) }
+        guard let category else { return false }
+        try transaction.execute("DELETE FROM outlive_messages WHERE id = ?", [.text(id)])
+        try transaction.execute("UPDATE outlive_message_categories SET count = count - 1 WHERE category = ?", [.text(category)])
+        try transaction.execute("DELETE FROM outlive_message_categories WHERE category = ? AND count <= 0", [.text(category)])
+        try transaction.recordChange(topic: MessageQueue.topic, key: id)
+        return true
+    }
+
+    static func count(category: String?, in transaction: StoreTransaction) throws -> Int64 {
+        if let category {
+            return try transaction.integer("SELECT count FROM outlive_message_categories WHERE category = ?", [.text(category)]) ?? 0
+        }
+        return try transaction.integer("SELECT sum(count) FROM outlive_message_categories") ?? 0
+    }
+
+    static func ids(where condition: String, _ arguments: [SQLValue], in transaction: StoreTransaction) throws -> [String] {
+        var ids: [String] = []
+        try transaction.query("SELECT id FROM outlive_messages WHERE \(condition) ORDER BY seq", arguments) { row in
+            if let id = row.text(0) { ids.append(id) }
+        }
+        return ids
+    }
+}
