@@ -162,7 +162,8 @@ public func outlive_signal_list_new(_ store: OpaquePointer?, _ after: UnsafePoin
         let signals = try signals(store)
         let start = try optionalString(after, "after", maxBytes: 64)
         let out = try required(out, "out")
-        let found = try signals.signals(after: start, limit: limit == 0 ? Int.max : limit)
+        // size_t past Int.max arrives negative: as good as no limit.
+        let found = try signals.signals(after: start, limit: limit <= 0 ? Int.max : limit)
         out.pointee = retain(SignalList(found))
     }
 }

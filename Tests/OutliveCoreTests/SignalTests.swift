@@ -138,6 +138,7 @@ final class SignalTests: XCTestCase {
         XCTAssertNil(try worker.signals.post(signalID: Identifier.make(), payload: Arguments([("x", .bool(true))]), terminates: true))
         XCTAssertEqual(try worker.signals.signals(), [])
         XCTAssertEqual(try worker.signals.consumers(), [])
+        XCTAssertEqual(try worker.signals.inspectionCounts().map(\.1), [0, 0])
         XCTAssertThrowsError(try worker.signals.signal(Identifier.make())) { XCTAssertEqual(($0 as? OutliveError)?.code, .notFound) }
     }
 

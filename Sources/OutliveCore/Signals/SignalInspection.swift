@@ -65,3 +65,14 @@ extension Signals {
         return found
     }
 }
+
+extension Signals {
+    /// Stored signals and consumers, for `outlive inspect`.
+    public func inspectionCounts() throws -> [(String, Int)] {
+        try store.checkUsable()
+        return try store.database.read { transaction in
+            [("signals", Int(clamping: try transaction.integer("SELECT count(*) FROM outlive_signals") ?? 0)),
+             ("signal consumers", Int(clamping: try transaction.integer("SELECT count(*) FROM outlive_signal_consumers") ?? 0))]
+        }
+    }
+}
