@@ -859,7 +859,8 @@ OUTLIVE_API void outlive_signal_new_id(char out_id[OUTLIVE_ID_SIZE]);
  * Returns:
  *   OUTLIVE_E_INVALID_ARGUMENT  signal_id or handler NULL, signal_id not a UUID,
  *                               delivery or lifetime not one of the enums,
- *                               scope empty, too long or not UTF-8
+ *                               scope empty, too long or not UTF-8, the handler
+ *                               serializes to more than 32 MiB
  *   OUTLIVE_E_INVALIDATED       the handler was invalidated */
 OUTLIVE_API outlive_status outlive_signal_consume(outlive_store *store, const char *signal_id,
                                                   const outlive_handler *handler, outlive_delivery delivery,
@@ -880,7 +881,8 @@ OUTLIVE_API outlive_status outlive_signal_consume_with_id(outlive_store *store, 
  * has no consumer, or a terminating post ended it.
  * Returns:
  *   OUTLIVE_E_INVALID_ARGUMENT  signal_id NULL or not a UUID; the payload has an
- *                               argument named signal_id, version or terminated */
+ *                               argument named signal_id, version or terminated,
+ *                               or serializes to more than 32 MiB */
 OUTLIVE_API outlive_status outlive_signal_post(outlive_store *store, const char *signal_id,
                                                const outlive_args *payload /* nullable */, bool terminates_consumers);
 
