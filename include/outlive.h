@@ -765,6 +765,196 @@ OUTLIVE_API outlive_status outlive_handler_deserialize(const void *bytes, size_t
 /* ── tasks ──────────────────────────────────────────────────────────────── */
 
 /* ── signals ────────────────────────────────────────────────────────────── */
+/*
+ * Signals deliver results of an action to consumers that may live in other
+ * processes, and that outlive the process that registered them (the ownCloud
+ * SDK's OCSignal with durable handlers).
+ *
+ * The caller of an action makes a signal id (outlive_signal_new_id), registers
+ * one or more consumers for it — a handler, a delivery behaviour, a lifetime,
+ * an optional scope — and hands the id to whoever does the work, in this or
+ * another process, which posts results (outlive_signal_post).
+ *
+ * Records. A signal is stored only while it has consumers: consuming creates
+ * its record, a post with no consumer stores nothing (and is not an error),
+ * and the record goes with its last consumer. Each post stores its payload as
+ * the signal's latest value and raises the signal's version by one (1, 2, ...).
+ * Each consumer remembers the last version delivered to it and receives each
+ * version at most once, in increasing order; only the latest payload is kept,
+ * so a consumer that is behind (its process was busy or not running) receives
+ * the newest version and skips the ones in between. A consumer registered
+ * after a post receives the version posted last.
+ *
+ * Delivery. Handlers run on the loop of a store handle (inside
+ * outlive_loop_dispatch), woken by the store's change feed — never by polling.
+ * The handler is called with its bound arguments merged with the call-time
+ * arguments: the payload, plus `signal_id` (ID, the 36-character id as UTF-8),
+ * `version` (UINTEGER) and `terminated` (BOOL: this post terminates consumers);
+ * it takes those it declares. A consumer whose handler does not resolve in a
+ * process is left for a process that resolves it (looked at again on each post
+ * of its signal, and on the first dispatch after a store is opened) — it is
+ * neither an error nor dropped. A call that fails otherwise (a missing
+ * argument, a type mismatch, an invalidated handler) counts as delivered.
+ *
+ * Delivery behaviour: OUTLIVE_DELIVER_ONCE consumers receive one version and
+ * are removed; OUTLIVE_DELIVER_UNTIL_TERMINATED consumers receive every version
+ * they see until one posted with terminates_consumers, then are removed. A
+ * terminating post ends the signal: posts after it are ignored (OUTLIVE_OK,
+ * nothing stored) as long as its record exists; once its last consumer is gone
+ * the id is free again.
+ *
+ * Lifetime (who may deliver):
+ *   OUTLIVE_LIFETIME_THIS_RUN     only the registering store handle (run); the
+ *                                 consumer is removed when that run ends —
+ *                                 closed, or its process died (kill -9
+ *                                 included) — and is never delivered after.
+ *   OUTLIVE_LIFETIME_PROCESS      any live run of the registering process name:
+ *                                 this run, or the next one if it ends first.
+ *   OUTLIVE_LIFETIME_ANY_PROCESS  whichever live process resolves the handler
+ *                                 first; one process delivers each version.
+ * Process and any-process consumers are delivered claim-then-deliver: a
+ * transaction marks the consumer as taken by one run (no two runs can both take
+ * a version), the handler runs, a second transaction records the version. If
+ * the delivering process dies inside the handler, its claim is released at
+ * once and another process delivers that version again: at-least-once across a
+ * crash of the deliverer, exactly once otherwise (handlers can use signal_id +
+ * version to recognise a repeat). This-run consumers die with their run, so
+ * they are called without a claim.
+ *
+ * Scope: a consumer may carry a scope (e.g. an account id); all consumers of a
+ * scope, of every process, can be removed in one call.
+ *
+ * Ids are 36-character UUIDs (8-4-4-4-12 hexadecimal, either case; stored and
+ * reported in lower case). Besides the statuses listed for each call, every
+ * call that takes a store returns OUTLIVE_E_INVALID_ARGUMENT for a NULL store,
+ * OUTLIVE_E_STATE for a closed handle or a forked child, OUTLIVE_E_BUSY when
+ * other processes held the database past the busy timeout, and OUTLIVE_E_IO or
+ * OUTLIVE_E_CORRUPT when the database fails. A failing call changes nothing.
+ * All calls may be made from any thread, also from inside a handler.
+ */
+typedef enum outlive_delivery {
+    OUTLIVE_DELIVER_ONCE = 1,           /* one version, then removed */
+    OUTLIVE_DELIVER_UNTIL_TERMINATED    /* every version until a terminating post */
+} outlive_delivery;
+
+typedef enum outlive_lifetime {
+    OUTLIVE_LIFETIME_THIS_RUN = 1,      /* this store handle only; gone when it ends */
+    OUTLIVE_LIFETIME_PROCESS,           /* any run of this process name, now or later */
+    OUTLIVE_LIFETIME_ANY_PROCESS        /* one of the processes that resolve the handler */
+} outlive_lifetime;
+
+/* Longest scope, in bytes. */
+#define OUTLIVE_SIGNAL_MAX_SCOPE_SIZE 1024
+
+/* Writes a new random signal id (36 characters and a NUL) into out_id. NULL is
+ * ignored. Any thread; never fails. */
+OUTLIVE_API void outlive_signal_new_id(char out_id[OUTLIVE_ID_SIZE]);
+
+/* Registers a consumer of signal_id: `handler` is called on this store's loop
+ * (or, per `lifetime`, on another process's) with each version it is due, as
+ * described above. The handler is copied (serialized); the caller keeps its
+ * own. It need not resolve in this process. If the signal was posted already,
+ * the latest version is delivered to the new consumer.
+ * scope: NULL, or 1 to OUTLIVE_SIGNAL_MAX_SCOPE_SIZE bytes of UTF-8.
+ * Returns:
+ *   OUTLIVE_E_INVALID_ARGUMENT  signal_id or handler NULL, signal_id not a UUID,
+ *                               delivery or lifetime not one of the enums,
+ *                               scope empty, too long or not UTF-8, the handler
+ *                               serializes to more than 32 MiB
+ *   OUTLIVE_E_INVALIDATED       the handler was invalidated */
+OUTLIVE_API outlive_status outlive_signal_consume(outlive_store *store, const char *signal_id,
+                                                  const outlive_handler *handler, outlive_delivery delivery,
+                                                  outlive_lifetime lifetime, const char *scope /* nullable */);
+
+/* outlive_signal_consume() that also writes the new consumer's id into
+ * out_consumer_id (on success only), for outlive_signal_consumer_remove().
+ * OUTLIVE_E_INVALID_ARGUMENT also when out_consumer_id is NULL. */
+OUTLIVE_API outlive_status outlive_signal_consume_with_id(outlive_store *store, const char *signal_id,
+                                                          const outlive_handler *handler, outlive_delivery delivery,
+                                                          outlive_lifetime lifetime, const char *scope /* nullable */,
+                                                          char out_consumer_id[OUTLIVE_ID_SIZE]);
+
+/* Posts the next version of signal_id with a copy of `payload` (NULL: no
+ * arguments); with terminates_consumers, consumers are removed once it is
+ * delivered to them. Durable when it returns OUTLIVE_OK; consumers are called
+ * later, on their loops. OUTLIVE_OK also when nothing was stored: the signal
+ * has no consumer, or a terminating post ended it.
+ * Returns:
+ *   OUTLIVE_E_INVALID_ARGUMENT  signal_id NULL or not a UUID; the payload has an
+ *                               argument named signal_id, version or terminated,
+ *                               or serializes to more than 32 MiB */
+OUTLIVE_API outlive_status outlive_signal_post(outlive_store *store, const char *signal_id,
+                                               const outlive_args *payload /* nullable */, bool terminates_consumers);
+
+/* Removes one consumer, whichever process registered it; the signal's record
+ * goes with its last consumer. A delivery already running completes; called
+ * on the store's loop thread (e.g. from a handler), no delivery to it starts
+ * after this returns; from another thread, one starting at that moment may
+ * still run.
+ * Returns: OUTLIVE_E_INVALID_ARGUMENT  consumer_id NULL or not a UUID;
+ *          OUTLIVE_E_NOT_FOUND         no consumer with that id (delivered and
+ *                                      removed already, its run ended, removed) */
+OUTLIVE_API outlive_status outlive_signal_consumer_remove(outlive_store *store, const char *consumer_id);
+
+/* Removes every consumer registered with `scope`, of every process and
+ * signal; *removed (when not NULL) receives how many — 0 is not an error.
+ * Returns: OUTLIVE_E_INVALID_ARGUMENT  scope NULL, empty, too long or not UTF-8 */
+OUTLIVE_API outlive_status outlive_signal_consumers_remove_scope(outlive_store *store, const char *scope,
+                                                                 size_t *removed /* nullable */);
+
+/* Inspection. Each call reads one consistent snapshot; lists are owned by the
+ * caller and freed with their _free (NULL is ignored); the strings a list
+ * returns belong to it and stay valid until it is freed. Accessors take an
+ * index below _count; out of range they return NULL, 0 or false. A list may be
+ * read from any thread, by one thread at a time. */
+
+/* The stored signal signal_id: its latest version (0 before the first post),
+ * how many consumers it has, and whether a terminating post ended it. Each
+ * out-parameter may be NULL and is written only on success.
+ * Returns: OUTLIVE_E_INVALID_ARGUMENT  signal_id NULL or not a UUID;
+ *          OUTLIVE_E_NOT_FOUND         not stored (it has no consumer) */
+OUTLIVE_API outlive_status outlive_signal_lookup(outlive_store *store, const char *signal_id, uint64_t *version,
+                                                 size_t *consumer_count, bool *terminated);
+
+typedef struct outlive_signal_list outlive_signal_list;
+
+/* Lists stored signals in id order: those after `after` (NULL: from the
+ * first), at most `limit` (0: no limit). To page, pass the last id of one
+ * list as `after` of the next.
+ * Returns: OUTLIVE_E_INVALID_ARGUMENT  out NULL, after not a UUID */
+OUTLIVE_API outlive_status outlive_signal_list_new(outlive_store *store, const char *after /* nullable */,
+                                                   size_t limit, outlive_signal_list **out);
+OUTLIVE_API size_t      outlive_signal_list_count(const outlive_signal_list *list);         /* 0 for NULL */
+OUTLIVE_API const char *outlive_signal_list_id(const outlive_signal_list *list, size_t index);
+OUTLIVE_API uint64_t    outlive_signal_list_version(const outlive_signal_list *list, size_t index);
+OUTLIVE_API size_t      outlive_signal_list_consumer_count(const outlive_signal_list *list, size_t index);
+OUTLIVE_API bool        outlive_signal_list_terminated(const outlive_signal_list *list, size_t index);
+OUTLIVE_API void        outlive_signal_list_free(outlive_signal_list *list);
+
+typedef struct outlive_signal_consumer_list outlive_signal_consumer_list;
+
+/* Lists the consumers of signal_id (NULL: of every signal), in the order they
+ * were registered.
+ * Returns: OUTLIVE_E_INVALID_ARGUMENT  out NULL, signal_id not a UUID */
+OUTLIVE_API outlive_status outlive_signal_consumer_list_new(outlive_store *store, const char *signal_id /* nullable */,
+                                                            outlive_signal_consumer_list **out);
+OUTLIVE_API size_t      outlive_signal_consumer_list_count(const outlive_signal_consumer_list *list);  /* 0 for NULL */
+OUTLIVE_API const char *outlive_signal_consumer_list_id(const outlive_signal_consumer_list *list, size_t index);
+OUTLIVE_API const char *outlive_signal_consumer_list_signal_id(const outlive_signal_consumer_list *list, size_t index);
+OUTLIVE_API const char *outlive_signal_consumer_list_handler_name(const outlive_signal_consumer_list *list, size_t index);
+/* NULL when the consumer has no scope. */
+OUTLIVE_API const char *outlive_signal_consumer_list_scope(const outlive_signal_consumer_list *list, size_t index);
+/* The process name and run id of the run that registered the consumer. */
+OUTLIVE_API const char *outlive_signal_consumer_list_process(const outlive_signal_consumer_list *list, size_t index);
+OUTLIVE_API const char *outlive_signal_consumer_list_run_id(const outlive_signal_consumer_list *list, size_t index);
+/* 0 out of range. */
+OUTLIVE_API outlive_delivery outlive_signal_consumer_list_delivery(const outlive_signal_consumer_list *list, size_t index);
+OUTLIVE_API outlive_lifetime outlive_signal_consumer_list_lifetime(const outlive_signal_consumer_list *list, size_t index);
+/* The last version delivered to the consumer; 0: none yet. */
+OUTLIVE_API uint64_t    outlive_signal_consumer_list_last_version(const outlive_signal_consumer_list *list, size_t index);
+/* The run delivering to it at the time of the snapshot, or NULL. */
+OUTLIVE_API const char *outlive_signal_consumer_list_delivering_run_id(const outlive_signal_consumer_list *list, size_t index);
+OUTLIVE_API void        outlive_signal_consumer_list_free(outlive_signal_consumer_list *list);
 
 /* ── messages ───────────────────────────────────────────────────────────── */
 /*

@@ -5,12 +5,13 @@
 public final class OutliveStore {
     public let store: Store
     public let kv: KeyValueStore
+    public let signals: Signals
     public let messages: MessageQueue
     /// A loop the handle made itself, when the caller gave none.
     public let ownsLoop: Bool
 
     public static var components: [SchemaComponent] {
-        [KeyValueStore.schema, MessageQueue.schema]
+        [KeyValueStore.schema, Signals.schema, MessageQueue.schema]
     }
 
     public init(path: String, processName: String, loop: Loop?, options: StoreOptions = StoreOptions()) throws {
@@ -19,6 +20,7 @@ public final class OutliveStore {
         store = try Store(path: path, processName: processName, loop: theLoop, options: options, components: OutliveStore.components)
         kv = KeyValueStore(store: store)
         do {
+            signals = try Signals(store: store)
             messages = try MessageQueue(store: store)
         } catch {
             store.close()

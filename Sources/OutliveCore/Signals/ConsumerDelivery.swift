@@ -1,0 +1,251 @@
+/// Delivery of signal versions to consumers, on the store's loop thread.
+///
+/// A process is woken by the change feed (topic "signal", key = signal id) and
+/// reads only the signals named there; it looks at the consumers it may
+/// deliver to: its own run's `this_run` consumers, `process` consumers of its
+/// process name, and `any_process` consumers, each only if its handler resolves
+/// here. A consumer whose handler does not resolve is left for a process that
+/// can resolve it (it is looked at again on the next post of its signal and
+/// when a process opens the store).
+///
+/// `this_run` consumers can only be delivered by their own run, one callback at
+/// a time on its loop: the handler is called, then the delivered version is
+/// recorded. `process` and `any_process` consumers may be wanted by several
+/// live runs at once, so delivery is claim-then-deliver: a write transaction
+/// marks the consumer as being delivered by this run (only one transaction can
+/// win), the handler is called, and a second transaction records the delivered
+/// version and releases the claim. The consumers of one signal due in one
+/// round share these transactions: one claim and one record per signal, not
+/// per consumer, so a post to a signal with 100 consumers costs two commits. A run that dies between the two — inside the
+/// handler — has its claim released by the end-of-run hook, and another process
+/// delivers the same version again: at-least-once across a crash of the
+/// deliverer, exactly once otherwise. This is the choice of the task queue too:
+/// a durable callback that is lost by a crash is the failure Outlive exists to
+/// avoid; handlers get `signal_id` and `version` to recognise a repeat.
+///
+/// A handler call that fails for any reason other than being unresolved
+/// (missing argument, type mismatch, invalidated) counts as delivered: the same
+/// arguments would fail the same way again.
+extension Signals {
+    /// One consumer that this run may deliver a version to.
+    struct PendingConsumer {
+        let consumerID: String
+        let signalID: String
+        let handler: [UInt8]
+        let handlerName: String
+        let delivery: SignalDelivery
+        let lifetime: SignalLifetime
+    }
+
+    /// The state of a signal at the moment a delivery was decided.
+    struct PostedVersion {
+        let version: Int64
+        let payload: [UInt8]
+        let terminated: Bool
+    }
+
+    func changed(_ batch: ChangeBatch) {
+        if batch.resync {
+            deliverWaiting()
+            return
+        }
+        var seen = Set<String>()
+        deliver(batch.keys.filter { seen.insert($0).inserted })
+    }
+
+    /// Every signal with a consumer this run may deliver now: at open, and when
+    /// feed entries were lost. Costs in proportion to the consumers of this
+    /// run, this process name and `any_process`.
+    func deliverWaiting() {
+        guard (try? store.checkUsable()) != nil else { return }
+        var signals: [String] = []
+        try? store.database.read { transaction in
+            try transaction.query("""
+                SELECT DISTINCT c.signal_id FROM outlive_signal_consumers c
+                JOIN outlive_signals s ON s.signal_id = c.signal_id
+                WHERE c.last_delivered < s.version AND c.claim_run IS NULL
+                  AND ((c.lifetime = ? AND c.run_id = ?) OR (c.lifetime = ? AND c.process = ?) OR c.lifetime = ?)
+                """, Signals.deliverableBy(store)) { row in
+                if let id = row.text(0) { signals.append(id) }
+            }
+        }
+        deliver(signals)
+    }
+
+    static func deliverableBy(_ store: Store) -> [SQLValue] {
+        [.integer(Int64(SignalLifetime.thisRun.rawValue)), .text(store.runID),
+         .integer(Int64(SignalLifetime.process.rawValue)), .text(store.processName),
+         .integer(Int64(SignalLifetime.anyProcess.rawValue))]
+    }
+
+    /// Delivers what is due for `signals`, again while deliveries made progress
+    /// (a version posted meanwhile, e.g. by a handler, is delivered too).
+    func deliver(_ signals: [String]) {
+        var remaining = signals
+        while !remaining.isEmpty {
+            guard (try? store.checkUsable()) != nil else { return }
+            guard let due = try? dueConsumers(of: remaining) else { return }
+            remaining = due.filter { deliver($0.posted, to: $0.consumers) }.map(\.signal)
+        }
+    }
+
+    /// Per signal with something due: the version posted last and the
+    /// consumers this run may deliver it to, in registration order.
+    private func dueConsumers(of signals: [String]) throws -> [(signal: String, posted: PostedVersion, consumers: [PendingConsumer])] {
+        let registry = HandlerRegistry.shared
+        return try store.database.read { transaction in
+            var found: [(signal: String, posted: PostedVersion, consumers: [PendingConsumer])] = []
+            for signal in signals {
+                guard let posted = try Signals.postedVersion(of: signal, in: transaction) else { continue }
+                var consumers: [PendingConsumer] = []
+                try transaction.query("""
+                    SELECT consumer_id, handler, handler_name, delivery, lifetime FROM outlive_signal_consumers
+                    WHERE signal_id = ? AND last_delivered < ? AND claim_run IS NULL
+                      AND ((lifetime = ? AND run_id = ?) OR (lifetime = ? AND process = ?) OR lifetime = ?)
+                    ORDER BY created, consumer_id
+                    """, [.text(signal), .integer(posted.version)] + Signals.deliverableBy(store)) { row in
+                    guard let id = row.text(0), let name = row.text(2), registry.canResolve(name),
+                          let delivery = SignalDelivery(rawValue: Int32(truncatingIfNeeded: row.integer(3))),
+                          let lifetime = SignalLifetime(rawValue: Int32(truncatingIfNeeded: row.integer(4))) else { return }
+                    consumers.append(PendingConsumer(consumerID: id, signalID: signal, handler: row.blob(1) ?? [],
+                                                     handlerName: name, delivery: delivery, lifetime: lifetime))
+                }
+                if !consumers.isEmpty { found.append((signal, posted, consumers)) }
+            }
+            return found
+        }
+    }
+
+    static func postedVersion(of signal: String, in transaction: StoreTransaction) throws -> PostedVersion? {
+        var posted: PostedVersion?
+        try transaction.query("SELECT version, payload, terminated FROM outlive_signals WHERE signal_id = ?", [.text(signal)]) { row in
+            posted = PostedVersion(version: row.integer(0), payload: row.blob(1) ?? [], terminated: row.integer(2) != 0)
+        }
+        guard let posted, posted.version > 0 else { return nil }
+        return posted
+    }
+
+    /// Delivers the due version to the consumers of one signal: claims the
+    /// shared (process, any-process) ones in one transaction, calls each
+    /// handler, and records what was delivered in one transaction. True when
+    /// something was delivered and recorded.
+    private func deliver(_ candidate: PostedVersion, to consumers: [PendingConsumer]) -> Bool {
+        guard let signal = consumers.first?.signalID else { return false }
+        var handlers: [String: Handler] = [:]
+        for consumer in consumers {
+            do {
+                handlers[consumer.consumerID] = try Handler(serialized: consumer.handler)
+            } catch {
+                Log.emit(.error, "signal \(signal): the handler of consumer \(consumer.consumerID) does not decode (\(error)); left stored")
+            }
+        }
+        let shared = consumers.filter { $0.lifetime != .thisRun && handlers[$0.consumerID] != nil }
+        var claimedVersion: PostedVersion?
+        var claimed = Set<String>()
+        if !shared.isEmpty, let (posted, ids) = try? claim(shared, of: signal) {
+            claimedVersion = posted
+            claimed = ids
+        }
+        var delivered: [(PendingConsumer, PostedVersion)] = []
+        var unresolved: [PendingConsumer] = []
+        var payloads: [Int64: Arguments?] = [:]
+        for consumer in consumers {
+            guard let handler = handlers[consumer.consumerID] else { continue }
+            let posted: PostedVersion
+            if consumer.lifetime == .thisRun {
+                posted = candidate
+            } else {
+                guard claimed.contains(consumer.consumerID), let claimedVersion else { continue }
+                posted = claimedVersion
+            }
+            // An earlier handler of this round may have removed it.
+            guard (try? isDue(consumer, posted)) == true else { continue }
+            if payloads[posted.version] == nil {
+                do {
+                    payloads[posted.version] = .some(try Arguments(serialized: posted.payload))
+                } catch {
+                    Log.emit(.error, "signal \(signal) version \(posted.version): the payload does not decode (\(error)); counted as delivered")
+                    payloads[posted.version] = .some(nil)
+                }
+            }
+            guard case .some(.some(let payload)) = payloads[posted.version] else {
+                delivered.append((consumer, posted))
+                continue
+            }
+            var arguments = payload
+            arguments.set("signal_id", .id(IDValue(string: signal)))
+            arguments.set("version", .uinteger(UInt64(clamping: posted.version)))
+            arguments.set("terminated", .bool(posted.terminated))
+            do {
+                try HandlerRegistry.shared.call(handler, with: arguments)
+            } catch let error as OutliveError where error.code == .unresolved {
+                if consumer.lifetime != .thisRun { unresolved.append(consumer) }
+                continue
+            } catch {
+                Log.emit(.warning, "signal \(signal) version \(posted.version): handler \(handler.name) of consumer \(consumer.consumerID) failed: \(error); counted as delivered")
+            }
+            delivered.append((consumer, posted))
+        }
+        // Claimed but neither delivered nor unresolved (removed meanwhile): nothing to release.
+        guard !delivered.isEmpty || !unresolved.isEmpty else { return false }
+        do {
+            try record(delivered, releasing: unresolved, of: signal)
+            return !delivered.isEmpty
+        } catch {
+            Log.emit(.error, "signal \(signal): \(delivered.count) deliveries made but not recorded: \(error)")
+            return false
+        }
+    }
+
+    /// Marks the consumers as being delivered by this run, in one transaction;
+    /// returns the version to deliver and the consumers this run got (not
+    /// those another run holds, removed, or with nothing new).
+    private func claim(_ consumers: [PendingConsumer], of signal: String) throws -> (PostedVersion, Set<String>)? {
+        let run = store.runID
+        return try store.database.write { transaction -> (PostedVersion, Set<String>)? in
+            guard let posted = try Signals.postedVersion(of: signal, in: transaction) else { return nil }
+            var claimed = Set<String>()
+            for consumer in consumers {
+                try transaction.execute("""
+                    UPDATE outlive_signal_consumers SET claim_run = ?
+                    WHERE consumer_id = ? AND claim_run IS NULL AND last_delivered < ?
+                    """, [.text(run), .text(consumer.consumerID), .integer(posted.version)])
+                if transaction.changedRows == 1 { claimed.insert(consumer.consumerID) }
+            }
+            return claimed.isEmpty ? nil : (posted, claimed)
+        }
+    }
+
+    private func isDue(_ consumer: PendingConsumer, _ posted: PostedVersion) throws -> Bool {
+        try store.database.read { transaction in
+            try transaction.integer("SELECT count(*) FROM outlive_signal_consumers WHERE consumer_id = ? AND last_delivered < ?",
+                                    [.text(consumer.consumerID), .integer(posted.version)]) == 1
+        }
+    }
+
+    /// Records the delivered versions and releases the claims of consumers
+    /// whose handler did not resolve after all, in one transaction. A `once`
+    /// consumer, or one that received a terminating version, goes (and the
+    /// record with its last consumer).
+    private func record(_ delivered: [(PendingConsumer, PostedVersion)], releasing unresolved: [PendingConsumer],
+                        of signal: String) throws {
+        let run = store.runID
+        try store.database.write { transaction in
+            for consumer in unresolved {
+                try transaction.execute("UPDATE outlive_signal_consumers SET claim_run = NULL WHERE consumer_id = ? AND claim_run = ?",
+                                        [.text(consumer.consumerID), .text(run)])
+            }
+            var removed = false
+            for (consumer, posted) in delivered {
+                try transaction.execute("""
+                    UPDATE outlive_signal_consumers SET last_delivered = ?, claim_run = NULL
+                    WHERE consumer_id = ? AND last_delivered < ?
+                    """, [.integer(posted.version), .text(consumer.consumerID), .integer(posted.version)])
+                guard transaction.changedRows == 1, consumer.delivery == .once || posted.terminated else { continue }
+                try transaction.execute("DELETE FROM outlive_signal_consumers WHERE consumer_id = ?", [.text(consumer.consumerID)])
+                removed = true
+            }
+            if removed { try Signals.removeRecordIfUnconsumed(signal, in: transaction) }
+        }
+    }
+}

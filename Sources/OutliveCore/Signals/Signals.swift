@@ -1,0 +1,194 @@
+/// Versioned results delivered to durable consumers in any process (the
+/// ownCloud SDK's OCSignal with handlers that outlive the process).
+///
+/// Records: one row per signal (latest payload, version, terminated) that exists
+/// only while it has consumers, and one row per consumer (its serialized handler,
+/// delivery, lifetime, scope, registering process and run, last delivered
+/// version, and the run delivering to it right now). A post touches only its
+/// signal's row and appends one feed entry; a process woken by the feed reads
+/// only the signals named in it (see `SignalDelivery.swift`).
+///
+/// Posts keep only the latest payload: a consumer that is behind receives the
+/// newest version, never an older one after a newer one, and never one version
+/// twice. A post with `terminates` ends the signal: later posts to it are
+/// ignored while its consumers still have to receive the final version; once the
+/// last consumer is gone the record goes and the id is free again.
+public final class Signals {
+    public static let topic = "signal"
+    public static let maxScopeSize = 1_024
+    /// Call-time arguments the library binds; a payload must not use them.
+    public static let reservedArgumentNames = ["signal_id", "version", "terminated"]
+
+    public static let schema = SchemaComponent(name: "signals", migrations: [
+        """
+        CREATE TABLE outlive_signals(signal_id TEXT PRIMARY KEY, version INTEGER NOT NULL,
+            payload BLOB, terminated INTEGER NOT NULL) WITHOUT ROWID;
+        CREATE TABLE outlive_signal_consumers(consumer_id TEXT PRIMARY KEY, signal_id TEXT NOT NULL,
+            handler BLOB NOT NULL, handler_name TEXT NOT NULL, delivery INTEGER NOT NULL, lifetime INTEGER NOT NULL,
+            scope TEXT, process TEXT NOT NULL, run_id TEXT NOT NULL, last_delivered INTEGER NOT NULL,
+            claim_run TEXT, created REAL NOT NULL);
+        CREATE INDEX outlive_signal_consumers_by_signal ON outlive_signal_consumers(signal_id);
+        CREATE INDEX outlive_signal_consumers_by_run ON outlive_signal_consumers(run_id);
+        CREATE INDEX outlive_signal_consumers_by_scope ON outlive_signal_consumers(scope);
+        CREATE INDEX outlive_signal_consumers_by_claim ON outlive_signal_consumers(claim_run);
+        CREATE INDEX outlive_signal_consumers_by_lifetime ON outlive_signal_consumers(lifetime, process)
+        """,
+    ])
+
+    let store: Store
+
+    /// Attaches signals to an open store: the end-of-run hook (register before
+    /// the store reaps ended runs), the feed subscription, and a first look for
+    /// consumers that waited for this process name or for any process.
+    public init(store: Store) throws {
+        self.store = store
+        store.onRunEnded { transaction, run in try Signals.runEnded(run, in: transaction) }
+        _ = try store.subscribe(topic: Signals.topic) { [weak self] batch in self?.changed(batch) }
+        store.loop.post { [weak self] in self?.deliverWaiting() }
+    }
+
+    // MARK: - Validation
+
+    /// A signal id: a UUID in text form, either case; stored in lower case.
+    public static func validate(signalID: String, _ argument: String = "signal_id") throws -> String {
+        guard Identifier.isValid(signalID) else {
+            throw OutliveError.invalidArgument("\(argument) \"\(signalID.prefix(64))\" is not a UUID (8-4-4-4-12 hexadecimal digits)")
+        }
+        return signalID.lowercased()
+    }
+
+    public static func validate(scope: String?) throws {
+        guard let scope else { return }
+        guard !scope.isEmpty else { throw OutliveError.invalidArgument("scope is empty; pass NULL for no scope") }
+        guard scope.utf8.count <= maxScopeSize else {
+            throw OutliveError.invalidArgument("scope is \(scope.utf8.count) bytes long; at most \(maxScopeSize) are allowed")
+        }
+    }
+
+    static func validate(payload: Arguments) throws {
+        for name in reservedArgumentNames where payload[name] != nil {
+            throw OutliveError.invalidArgument("the payload has an argument named \"\(name)\"; signal_id, version and terminated are bound by the library")
+        }
+    }
+
+    // MARK: - Consumers
+
+    /// Registers a consumer of `signalID` and returns its id. If the signal was
+    /// posted already (its record exists with a version), the current version is
+    /// delivered to it as to any consumer that has not received it.
+    @discardableResult
+    public func consume(signalID: String, handler: Handler, delivery: SignalDelivery, lifetime: SignalLifetime,
+                        scope: String? = nil) throws -> String {
+        let signal = try Signals.validate(signalID: signalID)
+        try Signals.validate(scope: scope)
+        if handler.isInvalidated { throw OutliveError(.invalidated, "handler \(handler.name) was invalidated; it cannot consume a signal") }
+        let encoded = try handler.serializedChecked()
+        try store.checkUsable()
+        let consumer = Identifier.make()
+        let process = store.processName, run = store.runID
+        try store.database.write { transaction in
+            try transaction.execute("INSERT INTO outlive_signals(signal_id, version, payload, terminated) VALUES (?, 0, NULL, 0) ON CONFLICT(signal_id) DO NOTHING",
+                                    [.text(signal)])
+            try transaction.execute("""
+                INSERT INTO outlive_signal_consumers(consumer_id, signal_id, handler, handler_name, delivery, lifetime,
+                    scope, process, run_id, last_delivered, claim_run, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, NULL, ?)
+                """, [.text(consumer), .text(signal), .blob(encoded), .text(handler.name), .integer(Int64(delivery.rawValue)),
+                      .integer(Int64(lifetime.rawValue)), scope.map { .text($0) } ?? .null, .text(process), .text(run),
+                      .double(Clock.wall())])
+            let version = try transaction.integer("SELECT version FROM outlive_signals WHERE signal_id = ?", [.text(signal)]) ?? 0
+            if version > 0 { try transaction.recordChange(topic: Signals.topic, key: signal) }
+        }
+        return consumer
+    }
+
+    /// Removes one consumer (and the signal's record with its last consumer).
+    /// A delivery already under way completes.
+    public func removeConsumer(_ consumerID: String) throws {
+        guard Identifier.isValid(consumerID) else {
+            throw OutliveError.invalidArgument("consumer_id \"\(consumerID.prefix(64))\" is not a UUID (8-4-4-4-12 hexadecimal digits)")
+        }
+        let consumer = consumerID.lowercased()
+        try store.checkUsable()
+        try store.database.write { transaction in
+            var signal: String?
+            try transaction.query("SELECT signal_id FROM outlive_signal_consumers WHERE consumer_id = ?", [.text(consumer)]) { signal = $0.text(0) }
+            guard let signal else { throw OutliveError.notFound("no signal consumer with id \(consumer)") }
+            try transaction.execute("DELETE FROM outlive_signal_consumers WHERE consumer_id = ?", [.text(consumer)])
+            try Signals.removeRecordIfUnconsumed(signal, in: transaction)
+        }
+    }
+
+    /// Removes every consumer registered with `scope`, of any process; returns
+    /// how many there were (0 is not an error).
+    @discardableResult
+    public func removeConsumers(scope: String) throws -> Int {
+        try Signals.validate(scope: scope)
+        try store.checkUsable()
+        return try store.database.write { transaction in
+            var signals: [String] = []
+            try transaction.query("SELECT DISTINCT signal_id FROM outlive_signal_consumers WHERE scope = ?", [.text(scope)]) { row in
+                if let id = row.text(0) { signals.append(id) }
+            }
+            try transaction.execute("DELETE FROM outlive_signal_consumers WHERE scope = ?", [.text(scope)])
+            let removed = transaction.changedRows
+            for signal in signals { try Signals.removeRecordIfUnconsumed(signal, in: transaction) }
+            return removed
+        }
+    }
+
+    // MARK: - Posting
+
+    /// Posts a new version of `signalID` with `payload`. With no consumer the
+    /// signal is not stored and nothing happens (not an error: nobody waits for
+    /// it); after a terminating post that still has consumers to reach, further
+    /// posts are ignored the same way. Returns the version stored, or nil.
+    @discardableResult
+    public func post(signalID: String, payload: Arguments = Arguments(), terminates: Bool) throws -> UInt64? {
+        let signal = try Signals.validate(signalID: signalID)
+        try Signals.validate(payload: payload)
+        let encoded = try payload.serialized()
+        try store.checkUsable()
+        return try store.database.write { transaction -> UInt64? in
+            try transaction.execute("UPDATE outlive_signals SET version = version + 1, payload = ?, terminated = ? WHERE signal_id = ? AND terminated = 0",
+                                    [.blob(encoded), .integer(terminates ? 1 : 0), .text(signal)])
+            guard transaction.changedRows == 1 else { return nil }
+            try transaction.recordChange(topic: Signals.topic, key: signal)
+            let version = try transaction.integer("SELECT version FROM outlive_signals WHERE signal_id = ?", [.text(signal)]) ?? 0
+            return UInt64(clamping: version)
+        }
+    }
+
+    // MARK: - Records
+
+    static func removeRecordIfUnconsumed(_ signal: String, in transaction: StoreTransaction) throws {
+        try transaction.execute("""
+            DELETE FROM outlive_signals WHERE signal_id = ?
+                AND NOT EXISTS (SELECT 1 FROM outlive_signal_consumers WHERE signal_id = ?)
+            """, [.text(signal), .text(signal)])
+    }
+
+    /// Inside the transaction that removes a closed or dead run: its this-run
+    /// consumers go (and records left without consumers); deliveries it had
+    /// claimed are released, and their signals announced so that another
+    /// process delivers them.
+    static func runEnded(_ run: EndedRun, in transaction: StoreTransaction) throws {
+        var owned: [String] = []
+        try transaction.query("SELECT DISTINCT signal_id FROM outlive_signal_consumers WHERE run_id = ? AND lifetime = ?",
+                              [.text(run.runID), .integer(Int64(SignalLifetime.thisRun.rawValue))]) { row in
+            if let id = row.text(0) { owned.append(id) }
+        }
+        if !owned.isEmpty {
+            try transaction.execute("DELETE FROM outlive_signal_consumers WHERE run_id = ? AND lifetime = ?",
+                                    [.text(run.runID), .integer(Int64(SignalLifetime.thisRun.rawValue))])
+            for signal in owned { try removeRecordIfUnconsumed(signal, in: transaction) }
+        }
+        var claimed: [String] = []
+        try transaction.query("SELECT DISTINCT signal_id FROM outlive_signal_consumers WHERE claim_run = ?", [.text(run.runID)]) { row in
+            if let id = row.text(0) { claimed.append(id) }
+        }
+        if !claimed.isEmpty {
+            try transaction.execute("UPDATE outlive_signal_consumers SET claim_run = NULL WHERE claim_run = ?", [.text(run.runID)])
+            for signal in claimed { try transaction.recordChange(topic: Signals.topic, key: signal) }
+        }
+    }
+}

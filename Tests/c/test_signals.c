@@ -1,0 +1,293 @@
+/* The signals API from C in one process: ids, delivery through the loop with
+ * the call-time arguments, removal, inspection, and bad input that must get a
+ * precise status and store nothing. Cross-process behaviour is in
+ * test_signals_processes.c. */
+#include "harness.h"
+#include <poll.h>
+
+struct received { int calls; char signal[64]; uint64_t version; bool terminated; char note[64]; int32_t count; };
+static struct received received;
+
+/* Declared in this program (linked -rdynamic): resolvable in this process. */
+OUTLIVE_HANDLER(signals_test_receive, OUTLIVE_ID(signal_id), OUTLIVE_UINTEGER(version), OUTLIVE_BOOL(terminated),
+                OUTLIVE_OPT_ID(note), OUTLIVE_INT(count)) {
+    const char *text = note ? outlive_object_string(note) : NULL;
+    received.calls++;
+    snprintf(received.signal, sizeof received.signal, "%s", outlive_object_string(signal_id));
+    snprintf(received.note, sizeof received.note, "%s", text ? text : "");
+    received.version = version;
+    received.terminated = terminated;
+    received.count = count;
+}
+
+/* Dispatches until the handler ran `want` times, for up to `rounds` waits of
+ * at most 100 ms each (few rounds only where a call must *not* happen). */
+static int dispatch_until_calls(outlive_store *store, int want, int rounds) {
+    outlive_loop *loop = outlive_store_loop(store);
+    for (int round = 0; round < rounds && received.calls < want; round++) {
+        struct pollfd pfd = {.fd = outlive_loop_fd(loop), .events = POLLIN};
+        poll(&pfd, 1, 100);
+        outlive_loop_dispatch(loop, 0);
+    }
+    return received.calls >= want;
+}
+
+static size_t stored_signals(outlive_store *store) {
+    outlive_signal_list *list = NULL;
+    if (outlive_signal_list_new(store, NULL, 0, &list) != OUTLIVE_OK) return (size_t)-1;
+    size_t count = outlive_signal_list_count(list);
+    outlive_signal_list_free(list);
+    return count;
+}
+
+static size_t stored_consumers(outlive_store *store) {
+    outlive_signal_consumer_list *list = NULL;
+    if (outlive_signal_consumer_list_new(store, NULL, &list) != OUTLIVE_OK) return (size_t)-1;
+    size_t count = outlive_signal_consumer_list_count(list);
+    outlive_signal_consumer_list_free(list);
+    return count;
+}
+
+static void test_new_ids_are_distinct_uuids_and_null_is_ignored(void) {
+    char a[OUTLIVE_ID_SIZE], b[OUTLIVE_ID_SIZE];
+    outlive_signal_new_id(a);
+    outlive_signal_new_id(b);
+    CHECK(strlen(a) == 36 && strlen(b) == 36 && strcmp(a, b) != 0);
+    CHECK(a[8] == '-' && a[13] == '-' && a[14] == '4' && a[18] == '-' && a[23] == '-');
+    outlive_signal_new_id(NULL);
+}
+
+static void test_handler_gets_payload_signal_id_version_and_terminated_on_the_loop(void) {
+    const char *dir = harness_temp_dir();
+    outlive_store *store = NULL;
+    CHECK_OK(outlive_store_open(dir, "app", NULL, &store));
+    memset(&received, 0, sizeof received);
+    char signal[OUTLIVE_ID_SIZE];
+    outlive_signal_new_id(signal);
+    outlive_args *bound = outlive_args_new();
+    CHECK_OK(outlive_args_set_int(bound, "count", 7));
+    outlive_handler *handler = outlive_handler_new("signals_test_receive", bound);
+    outlive_args_free(bound);
+    CHECK(handler);
+    CHECK_OK(outlive_signal_consume(store, signal, handler, OUTLIVE_DELIVER_UNTIL_TERMINATED, OUTLIVE_LIFETIME_THIS_RUN, "acct"));
+    outlive_args *payload = outlive_args_new();
+    CHECK_OK(outlive_args_set_string(payload, "note", "half"));
+    CHECK_OK(outlive_signal_post(store, signal, payload, false));
+    CHECK(received.calls == 0);  /* only inside dispatch */
+    CHECK(dispatch_until_calls(store, 1, 100));
+    CHECK(!strcmp(received.signal, signal) && received.version == 1 && !received.terminated);
+    CHECK(!strcmp(received.note, "half") && received.count == 7);
+    CHECK_OK(outlive_args_set_string(payload, "note", "done"));
+    CHECK_OK(outlive_signal_post(store, signal, payload, true));
+    CHECK(dispatch_until_calls(store, 2, 100));
+    CHECK(received.version == 2 && received.terminated && !strcmp(received.note, "done"));
+    outlive_args_free(payload);
+    outlive_handler_free(handler);
+    CHECK(stored_signals(store) == 0 && stored_consumers(store) == 0);
+    outlive_store_close(store);
+    harness_remove_tree(dir);
+}
+
+static void test_removed_consumers_are_not_delivered_and_take_their_record(void) {
+    const char *dir = harness_temp_dir();
+    outlive_store *store = NULL;
+    CHECK_OK(outlive_store_open(dir, "app", NULL, &store));
+    memset(&received, 0, sizeof received);
+    char signal[OUTLIVE_ID_SIZE], other[OUTLIVE_ID_SIZE], consumer[OUTLIVE_ID_SIZE];
+    outlive_signal_new_id(signal);
+    outlive_signal_new_id(other);
+    outlive_args *bound = outlive_args_new();
+    CHECK_OK(outlive_args_set_int(bound, "count", 1));
+    outlive_handler *handler = outlive_handler_new("signals_test_receive", bound);
+    outlive_args_free(bound);
+    CHECK_OK(outlive_signal_consume_with_id(store, signal, handler, OUTLIVE_DELIVER_ONCE, OUTLIVE_LIFETIME_PROCESS, NULL, consumer));
+    CHECK(strlen(consumer) == 36);
+    CHECK_OK(outlive_signal_consume(store, other, handler, OUTLIVE_DELIVER_ONCE, OUTLIVE_LIFETIME_ANY_PROCESS, "account-1"));
+    CHECK_OK(outlive_signal_consume(store, other, handler, OUTLIVE_DELIVER_ONCE, OUTLIVE_LIFETIME_THIS_RUN, "account-1"));
+    outlive_handler_free(handler);
+
+    outlive_signal_consumer_list *list = NULL;
+    CHECK_OK(outlive_signal_consumer_list_new(store, signal, &list));
+    CHECK(outlive_signal_consumer_list_count(list) == 1);
+    CHECK(!strcmp(outlive_signal_consumer_list_id(list, 0), consumer));
+    CHECK(!strcmp(outlive_signal_consumer_list_signal_id(list, 0), signal));
+    CHECK(!strcmp(outlive_signal_consumer_list_handler_name(list, 0), "signals_test_receive"));
+    CHECK(outlive_signal_consumer_list_scope(list, 0) == NULL);
+    CHECK(!strcmp(outlive_signal_consumer_list_process(list, 0), "app"));
+    CHECK(!strcmp(outlive_signal_consumer_list_run_id(list, 0), outlive_store_run_id(store)));
+    CHECK(outlive_signal_consumer_list_delivery(list, 0) == OUTLIVE_DELIVER_ONCE);
+    CHECK(outlive_signal_consumer_list_lifetime(list, 0) == OUTLIVE_LIFETIME_PROCESS);
+    CHECK(outlive_signal_consumer_list_last_version(list, 0) == 0);
+    CHECK(outlive_signal_consumer_list_delivering_run_id(list, 0) == NULL);
+    CHECK(outlive_signal_consumer_list_id(list, 1) == NULL && outlive_signal_consumer_list_delivery(list, 1) == 0);
+    CHECK(outlive_signal_consumer_list_id(NULL, 0) == NULL && outlive_signal_consumer_list_count(NULL) == 0);
+    outlive_signal_consumer_list_free(list);
+    outlive_signal_consumer_list_free(NULL);
+
+    uint64_t version = 99;
+    size_t consumers = 99;
+    bool terminated = true;
+    CHECK_OK(outlive_signal_lookup(store, other, &version, &consumers, &terminated));
+    CHECK(version == 0 && consumers == 2 && !terminated);
+
+    CHECK_OK(outlive_signal_consumer_remove(store, consumer));
+    CHECK_STATUS(outlive_signal_consumer_remove(store, consumer), OUTLIVE_E_NOT_FOUND);
+    CHECK_STATUS(outlive_signal_lookup(store, signal, &version, NULL, NULL), OUTLIVE_E_NOT_FOUND);
+    size_t removed = 0;
+    CHECK_OK(outlive_signal_consumers_remove_scope(store, "account-1", &removed));
+    CHECK(removed == 2);
+    CHECK_OK(outlive_signal_consumers_remove_scope(store, "account-1", NULL));
+    CHECK(stored_signals(store) == 0 && stored_consumers(store) == 0);
+    CHECK_OK(outlive_signal_post(store, signal, NULL, true));
+    CHECK_OK(outlive_signal_post(store, other, NULL, true));
+    CHECK(!dispatch_until_calls(store, 1, 5));
+    CHECK(received.calls == 0);
+    outlive_store_close(store);
+    harness_remove_tree(dir);
+}
+
+static void test_signal_list_pages_in_id_order(void) {
+    const char *dir = harness_temp_dir();
+    outlive_store *store = NULL;
+    CHECK_OK(outlive_store_open(dir, "app", NULL, &store));
+    outlive_handler *handler = outlive_handler_new("signals_nowhere", NULL);
+    CHECK(handler);
+    char ids[5][OUTLIVE_ID_SIZE];
+    for (int i = 0; i < 5; i++) {
+        outlive_signal_new_id(ids[i]);
+        CHECK_OK(outlive_signal_consume(store, ids[i], handler, OUTLIVE_DELIVER_ONCE, OUTLIVE_LIFETIME_ANY_PROCESS, NULL));
+    }
+    outlive_handler_free(handler);
+    CHECK_OK(outlive_signal_post(store, ids[2], NULL, false));
+    outlive_signal_list *page = NULL;
+    CHECK_OK(outlive_signal_list_new(store, NULL, 3, &page));
+    CHECK(outlive_signal_list_count(page) == 3);
+    char last[OUTLIVE_ID_SIZE];
+    snprintf(last, sizeof last, "%s", outlive_signal_list_id(page, 2));
+    CHECK(strcmp(outlive_signal_list_id(page, 0), outlive_signal_list_id(page, 1)) < 0);
+    CHECK(outlive_signal_list_id(page, 3) == NULL && outlive_signal_list_version(page, 3) == 0);
+    outlive_signal_list_free(page);
+    CHECK_OK(outlive_signal_list_new(store, last, 0, &page));
+    CHECK(outlive_signal_list_count(page) == 2);
+    CHECK(strcmp(outlive_signal_list_id(page, 0), last) > 0);
+    outlive_signal_list_free(page);
+    CHECK_OK(outlive_signal_list_new(store, NULL, 0, &page));
+    int posted = 0;
+    for (size_t i = 0; i < outlive_signal_list_count(page); i++) {
+        CHECK(outlive_signal_list_consumer_count(page, i) == 1 && !outlive_signal_list_terminated(page, i));
+        if (!strcmp(outlive_signal_list_id(page, i), ids[2])) posted = outlive_signal_list_version(page, i) == 1;
+    }
+    CHECK(posted);
+    outlive_signal_list_free(page);
+    outlive_signal_list_free(NULL);
+    outlive_store_close(store);
+    harness_remove_tree(dir);
+}
+
+static void test_bad_input_gets_precise_statuses_and_stores_nothing(void) {
+    const char *dir = harness_temp_dir();
+    outlive_store *store = NULL;
+    CHECK_OK(outlive_store_open(dir, "app", NULL, &store));
+    outlive_handler *handler = outlive_handler_new("signals_test_receive", NULL);
+    CHECK(handler);
+    char signal[OUTLIVE_ID_SIZE], out[OUTLIVE_ID_SIZE] = "untouched";
+    outlive_signal_new_id(signal);
+    const outlive_status bad = OUTLIVE_E_INVALID_ARGUMENT;
+    const outlive_delivery once = OUTLIVE_DELIVER_ONCE;
+    const outlive_lifetime run = OUTLIVE_LIFETIME_THIS_RUN;
+    CHECK_STATUS(outlive_signal_consume(NULL, signal, handler, once, run, NULL), bad);
+    CHECK_STATUS(outlive_signal_consume(store, NULL, handler, once, run, NULL), bad);
+    CHECK_STATUS(outlive_signal_consume(store, signal, NULL, once, run, NULL), bad);
+    CHECK_STATUS(outlive_signal_consume(store, "", handler, once, run, NULL), bad);
+    CHECK_STATUS(outlive_signal_consume(store, "not-a-signal-id", handler, once, run, NULL), bad);
+    CHECK_STATUS(outlive_signal_consume(store, "123e4567-e89b-42d3-a456-42661417400g", handler, once, run, NULL), bad);
+    CHECK_STATUS(outlive_signal_consume(store, "123e4567-e89b-42d3-a456-4266141740001", handler, once, run, NULL), bad);
+    CHECK_STATUS(outlive_signal_consume(store, "123e4567-e89b-42d3-a456-42661417\xff\xfe\xfd\xfc", handler, once, run, NULL), bad);
+    CHECK_STATUS(outlive_signal_consume(store, signal, handler, (outlive_delivery)0, run, NULL), bad);
+    CHECK_STATUS(outlive_signal_consume(store, signal, handler, (outlive_delivery)3, run, NULL), bad);
+    CHECK_STATUS(outlive_signal_consume(store, signal, handler, once, (outlive_lifetime)0, NULL), bad);
+    CHECK_STATUS(outlive_signal_consume(store, signal, handler, once, (outlive_lifetime)4, NULL), bad);
+    CHECK_STATUS(outlive_signal_consume(store, signal, handler, once, (outlive_lifetime)-1, NULL), bad);
+    CHECK_STATUS(outlive_signal_consume(store, signal, handler, once, run, ""), bad);
+    CHECK_STATUS(outlive_signal_consume(store, signal, handler, once, run, "bad\xc3\x28utf8"), bad);
+    static char long_scope[OUTLIVE_SIGNAL_MAX_SCOPE_SIZE + 2];
+    memset(long_scope, 's', OUTLIVE_SIGNAL_MAX_SCOPE_SIZE + 1);
+    CHECK_STATUS(outlive_signal_consume(store, signal, handler, once, run, long_scope), bad);
+    CHECK_STATUS(outlive_signal_consume_with_id(store, signal, handler, once, run, NULL, NULL), bad);
+    CHECK_STATUS(outlive_signal_consume_with_id(store, "nope", handler, once, run, NULL, out), bad);
+    CHECK(!strcmp(out, "untouched"));
+    CHECK(strlen(outlive_last_error()) > 0);
+    CHECK_STATUS(outlive_signal_post(NULL, signal, NULL, true), bad);
+    CHECK_STATUS(outlive_signal_post(store, NULL, NULL, true), bad);
+    CHECK_STATUS(outlive_signal_post(store, "xyz", NULL, true), bad);
+    CHECK_STATUS(outlive_signal_consumer_remove(store, NULL), bad);
+    CHECK_STATUS(outlive_signal_consumer_remove(store, "xyz"), bad);
+    CHECK_STATUS(outlive_signal_consumer_remove(NULL, signal), bad);
+    CHECK_STATUS(outlive_signal_consumers_remove_scope(store, NULL, NULL), bad);
+    CHECK_STATUS(outlive_signal_consumers_remove_scope(store, "", NULL), bad);
+    CHECK_STATUS(outlive_signal_lookup(store, NULL, NULL, NULL, NULL), bad);
+    CHECK_STATUS(outlive_signal_lookup(store, "xyz", NULL, NULL, NULL), bad);
+    CHECK_STATUS(outlive_signal_list_new(store, NULL, 0, NULL), bad);
+    CHECK_STATUS(outlive_signal_consumer_list_new(store, NULL, NULL), bad);
+    outlive_signal_list *list = NULL;
+    CHECK_STATUS(outlive_signal_list_new(store, "xyz", 0, &list), bad);
+    CHECK(list == NULL);
+    outlive_signal_consumer_list *consumers = NULL;
+    CHECK_STATUS(outlive_signal_consumer_list_new(store, "xyz", &consumers), bad);
+    CHECK(consumers == NULL);
+    CHECK_STATUS(outlive_signal_consumer_list_new(NULL, NULL, &consumers), bad);
+
+    /* A payload may not carry the arguments the library binds. */
+    CHECK_OK(outlive_signal_consume(store, signal, handler, once, run, NULL));
+    outlive_args *payload = outlive_args_new();
+    CHECK_OK(outlive_args_set_uinteger(payload, "version", 5));
+    CHECK_STATUS(outlive_signal_post(store, signal, payload, true), bad);
+    outlive_args_free(payload);
+    uint64_t version = 99;
+    CHECK_OK(outlive_signal_lookup(store, signal, &version, NULL, NULL));
+    CHECK(version == 0);
+    CHECK(stored_signals(store) == 1 && stored_consumers(store) == 1);
+
+    /* An invalidated handler cannot consume. */
+    CHECK_OK(outlive_invalidate(handler, NULL));
+    char fresh[OUTLIVE_ID_SIZE];
+    outlive_signal_new_id(fresh);
+    CHECK_STATUS(outlive_signal_consume(store, fresh, handler, once, run, NULL), OUTLIVE_E_INVALIDATED);
+    CHECK(stored_signals(store) == 1 && stored_consumers(store) == 1);
+    outlive_handler_free(handler);
+
+    /* A closed handle. */
+    outlive_store *closed = NULL;
+    CHECK_OK(outlive_store_open(dir, "other", NULL, &closed));
+    outlive_store_close(store);
+    CHECK(stored_signals(closed) == 0);
+    outlive_store_close(closed);
+    harness_remove_tree(dir);
+}
+
+static void test_upper_case_ids_name_the_same_signal(void) {
+    const char *dir = harness_temp_dir();
+    outlive_store *store = NULL;
+    CHECK_OK(outlive_store_open(dir, "app", NULL, &store));
+    char signal[OUTLIVE_ID_SIZE], upper[OUTLIVE_ID_SIZE];
+    outlive_signal_new_id(signal);
+    for (int i = 0; i < OUTLIVE_ID_SIZE; i++) upper[i] = (char)((signal[i] >= 'a' && signal[i] <= 'f') ? signal[i] - 32 : signal[i]);
+    outlive_handler *handler = outlive_handler_new("signals_nowhere", NULL);
+    CHECK_OK(outlive_signal_consume(store, upper, handler, OUTLIVE_DELIVER_ONCE, OUTLIVE_LIFETIME_ANY_PROCESS, NULL));
+    outlive_handler_free(handler);
+    CHECK_OK(outlive_signal_post(store, signal, NULL, false));
+    uint64_t version = 0;
+    CHECK_OK(outlive_signal_lookup(store, upper, &version, NULL, NULL));
+    CHECK(version == 1);
+    outlive_store_close(store);
+    harness_remove_tree(dir);
+}
+
+HARNESS_MAIN(
+    T(test_new_ids_are_distinct_uuids_and_null_is_ignored),
+    T(test_handler_gets_payload_signal_id_version_and_terminated_on_the_loop),
+    T(test_removed_consumers_are_not_delivered_and_take_their_record),
+    T(test_signal_list_pages_in_id_order),
+    T(test_bad_input_gets_precise_statuses_and_stores_nothing),
+    T(test_upper_case_ids_name_the_same_signal),
+)
