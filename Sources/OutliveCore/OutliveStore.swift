@@ -38,7 +38,7 @@ public final class OutliveStore {
 
     /// How many of each kind of record the systems hold, for `outlive inspect`.
     public func inspectionCounts() throws -> [(String, Int)] {
-        [("messages", Int(try messages.count()))]
+        [("messages", Int(try messages.count()))] + (try signals.inspectionCounts())
     }
 
     public func close() {
