@@ -5,11 +5,12 @@
 public final class OutliveStore {
     public let store: Store
     public let kv: KeyValueStore
+    public let tasks: TaskQueue
     /// A loop the handle made itself, when the caller gave none.
     public let ownsLoop: Bool
 
     public static var components: [SchemaComponent] {
-        [KeyValueStore.schema]
+        [KeyValueStore.schema, TaskQueue.schema]
     }
 
     public init(path: String, processName: String, loop: Loop?, options: StoreOptions = StoreOptions()) throws {
@@ -18,6 +19,7 @@ public final class OutliveStore {
         store = try Store(path: path, processName: processName, loop: theLoop, options: options, components: OutliveStore.components)
         kv = KeyValueStore(store: store)
         do {
+            tasks = try TaskQueue(store: store)
             try store.reapEndedRuns()
         } catch {
             store.close()
