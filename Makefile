@@ -18,12 +18,12 @@ C_TESTS      := $(patsubst Tests/c/%.c,$(TESTBIN)/%,$(wildcard Tests/c/test_*.c)
 C_PROGRAMS   := $(patsubst Tests/c/programs/%.c,$(TESTBIN)/%,$(wildcard Tests/c/programs/*.c))
 C_LIBRARIES  := $(patsubst Tests/c/libraries/%.c,$(TESTBIN)/lib%.so,$(wildcard Tests/c/libraries/*.c))
 
-.PHONY: all lib test test-c test-swift test-python c-tests demo bench install wheel fuzz clean
+.PHONY: deps all lib test test-c test-swift test-python c-tests demo bench install wheel fuzz clean
 
 all: lib
 
 # SwiftPM decides what is out of date; this rule always asks it.
-lib:
+lib: deps
 	$(SWIFT) build $(SWIFT_FLAGS) --product outlive
 	@mkdir -p $(OUT)
 	@cp -p .build/release/liboutlive.so $(LIB).tmp && mv $(LIB).tmp $(LIB)
@@ -45,8 +45,12 @@ $(TESTBIN)/lib%.so: Tests/c/libraries/%.c include/outlive.h
 
 c-tests: lib $(C_TESTS) $(C_PROGRAMS) $(C_LIBRARIES)
 
-test: lib c-tests
+test: deps lib c-tests
 	$(PYTHON) scripts/run_tests.py
+
+# What a fresh machine may lack (Debian packages, pytest); quick when present.
+deps:
+	@bash scripts/install-deps.sh
 
 test-c: lib c-tests
 	$(PYTHON) scripts/run_tests.py --only c
@@ -67,3 +71,13 @@ install: lib
 
 clean:
 	rm -rf $(OUT) .build
+
+BENCHES := $(patsubst bench/%.c,$(OUT)/bench/%,$(wildcard bench/*.c))
+
+$(OUT)/bench/%: bench/%.c bench/bench_util.h include/outlive.h $(LIB)
+	@mkdir -p $(OUT)/bench
+	$(CC) -std=gnu11 -O2 -Wall -Wextra -Iinclude -Ibench -o $@ $< -L$(OUT) -loutlive -Wl,-rpath,$(abspath $(OUT)) -rdynamic -lsqlite3 -lffi -lpthread -ldl -lm
+
+# Every benchmark with its peers in one run; rewrites BENCHMARKS.md.
+bench: lib $(BENCHES)
+	$(PYTHON) scripts/bench.py $(BENCHES)

@@ -94,6 +94,24 @@ OUTLIVE_API uint32_t outlive_version_number(void);
  * handlers, descriptions). NULL is ignored. Any thread. */
 OUTLIVE_API void outlive_free(void *pointer);
 
+/* Diagnostics. The library prints nothing; what it has to say (a dead run it
+ * cleaned up, a change feed it had to reread, a handler that failed inside a
+ * task) goes to the handler installed here, for messages at `level` or more
+ * severe. The handler may be called on any thread, including the library's
+ * callers' threads inside any call; it must not call back into the library.
+ * NULL handler: messages are dropped (the default). */
+typedef enum outlive_log_level {
+    OUTLIVE_LOG_ERROR = 1,
+    OUTLIVE_LOG_WARNING,
+    OUTLIVE_LOG_INFO,
+    OUTLIVE_LOG_DEBUG
+} outlive_log_level;
+typedef void (*outlive_log_handler)(outlive_log_level level, const char *message, void *context);
+
+/* Installs (or with NULL removes) the process-wide log handler.
+ * OUTLIVE_E_INVALID_ARGUMENT: level is not an outlive_log_level. Any thread. */
+OUTLIVE_API outlive_status outlive_set_log_handler(outlive_log_handler handler, outlive_log_level level, void *context);
+
 /* ── values ───────────────────────────────────────────────────────────────── */
 /* (values and handlers: see the handlers section) */
 
@@ -294,6 +312,16 @@ OUTLIVE_API outlive_status outlive_kv_observe_with_release(outlive_store *store,
  * loop's thread) or after the dispatch under way ends. OUTLIVE_E_NOT_FOUND: no
  * observer with that token. */
 OUTLIVE_API outlive_status outlive_kv_unobserve(outlive_store *store, uint64_t token);
+
+/* The first key under key_prefix that sorts (bytewise) after `after` (NULL or
+ * "": from the start). *out_key receives a copy to free with outlive_free.
+ * OUTLIVE_E_NOT_FOUND: no more keys. Iterates in O(log n) per key; keys
+ * changed meanwhile may or may not be seen. */
+OUTLIVE_API outlive_status outlive_kv_next_key(outlive_store *store, const char *key_prefix, const char *after,
+                                               char **out_key);
+
+/* How many keys start with key_prefix ("" counts all). */
+OUTLIVE_API outlive_status outlive_kv_count(outlive_store *store, const char *key_prefix, size_t *out_count);
 
 /* ── handlers ───────────────────────────────────────────────────────────── */
 

@@ -48,3 +48,20 @@ public func outlive_version_number() -> UInt32 {
 public func outlive_free(_ pointer: UnsafeMutableRawPointer?) {
     free(pointer)
 }
+
+@c @implementation
+public func outlive_set_log_handler(_ handler: outlive_log_handler?, _ level: outlive_log_level, _ context: UnsafeMutableRawPointer?) -> outlive_status {
+    guarded {
+        guard let threshold = LogLevel(rawValue: Int32(level.rawValue)) else {
+            throw OutliveError.invalidArgument("level \(level.rawValue) is not an outlive_log_level")
+        }
+        guard let handler else {
+            Log.install(nil, level: threshold)
+            return
+        }
+        let caller = CallerContext(context, release: nil)
+        Log.install({ level, message in
+            message.withCString { handler(outlive_log_level(rawValue: UInt32(level.rawValue)), $0, caller.pointer) }
+        }, level: threshold)
+    }
+}

@@ -149,3 +149,28 @@ public func outlive_kv_unobserve(_ store: OpaquePointer?, _ token: UInt64) -> ou
         try kvStore(store).unobserve(token)
     }
 }
+
+@c @implementation
+public func outlive_kv_next_key(_ store: OpaquePointer?, _ key_prefix: UnsafePointer<CChar>?, _ after: UnsafePointer<CChar>?,
+                                _ out_key: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> outlive_status {
+    guarded {
+        let kv = try kvStore(store)
+        let prefix = try string(key_prefix, "key_prefix", maxBytes: KeyValueStore.maxKeySize)
+        let start = try optionalString(after, "after", maxBytes: KeyValueStore.maxKeySize)
+        let out = try required(out_key, "out_key")
+        guard let key = try kv.keys(prefix: prefix, after: start, limit: 1).first else {
+            throw OutliveError.notFound("no key under \"\(prefix)\" after \"\(start ?? "")\"")
+        }
+        out.pointee = try mallocString(key)
+    }
+}
+
+@c @implementation
+public func outlive_kv_count(_ store: OpaquePointer?, _ key_prefix: UnsafePointer<CChar>?, _ out_count: UnsafeMutablePointer<Int>?) -> outlive_status {
+    guarded {
+        let kv = try kvStore(store)
+        let prefix = try string(key_prefix, "key_prefix", maxBytes: KeyValueStore.maxKeySize)
+        let out = try required(out_count, "out_count")
+        out.pointee = try kv.count(prefix: prefix)
+    }
+}

@@ -115,8 +115,18 @@ public final class KeyValueStore {
             }
         }
         // The SQL range starts at the prefix; keep only keys that really have it.
-        if let end = keys.firstIndex(where: { !$0.hasPrefix(prefix) }) { keys.removeSubrange(end...) }
+        if let end = keys.firstIndex(where: { !$0.utf8.starts(with: prefix.utf8) }) { keys.removeSubrange(end...) }
         return keys
+    }
+
+    /// How many keys have `prefix`.
+    public func count(prefix: String) throws -> Int {
+        try store.checkUsable()
+        return try store.database.read { transaction in
+            // substr compares bytes of the prefix exactly, whatever the collation.
+            Int(try transaction.integer("SELECT count(*) FROM outlive_kv WHERE key >= ? AND substr(key, 1, length(?)) = ?",
+                                        [.text(prefix), .text(prefix), .text(prefix)]) ?? 0)
+        }
     }
 
     // MARK: - Observers
@@ -158,14 +168,23 @@ public final class KeyValueStore {
                 for key in (try? self.keys(prefix: entry.prefix, limit: Int.max)) ?? [] where seen.insert(key).inserted { keys.append(key) }
             }
         }
-        for key in keys {
-            let interested = current.sorted { $0.key < $1.key }.filter { key.hasPrefix($0.value.prefix) }
-            guard !interested.isEmpty else { continue }
-            // A still-registered observer only: one removed by an earlier call is skipped.
-            let value: [UInt8]?
-            do { value = try store.database.read { try KeyValueStore.read(key, in: $0) } } catch { continue }
-            for (token, entry) in interested where lock.withLock({ observers[token] != nil }) {
-                entry.observer(key, value)
+        let ordered = current.sorted { $0.key < $1.key }
+        let wanted = keys.filter { key in ordered.contains { key.utf8.starts(with: $0.value.prefix.utf8) } }
+        guard !wanted.isEmpty else { return }
+        // One read transaction for the whole batch.
+        var values: [String: [UInt8]] = [:]
+        do {
+            try store.database.read { transaction in
+                for key in wanted { values[key] = try KeyValueStore.read(key, in: transaction) }
+            }
+        } catch {
+            return
+        }
+        for key in wanted {
+            for (token, entry) in ordered where key.utf8.starts(with: entry.prefix.utf8) {
+                // A still-registered observer only: one removed by an earlier call is skipped.
+                guard lock.withLock({ observers[token] != nil }) else { continue }
+                entry.observer(key, values[key])
             }
         }
     }

@@ -2,17 +2,39 @@ import COutliveSystem
 
 /// After a commit that changed something, the writer writes the feed's new
 /// sequence number into `doorbell`; every process watching it with inotify
-/// wakes and reads the change feed. The file is opened per ring, so a doorbell
-/// deleted or replaced under a running store still rings for the watchers,
-/// which re-watch the new file (see ChangeWatch).
-struct Doorbell {
-    let directory: StoreDirectory
+/// wakes and reads the change feed. The fd stays open between rings (an open
+/// and a close per commit cost more than the write), and is opened anew when
+/// the file it points to was deleted or replaced (its link count is 0), so a
+/// doorbell replaced under a running store still rings for the watchers, which
+/// re-watch the new file (see ChangeWatch).
+final class Doorbell {
+    private let path: String
+    private let lock = Lock()
+    private var fd: Int32 = -1
+
+    init(directory: StoreDirectory) {
+        path = directory.doorbellPath
+    }
+
+    deinit {
+        if fd >= 0 { close(fd) }
+    }
 
     func ring(sequence: Int64) {
-        let fd = COutlive_open(directory.doorbellPath, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { return }  // watchers re-read the feed on their next wake-up
-        var value = sequence
-        _ = withUnsafeBytes(of: &value) { pwrite(fd, $0.baseAddress, 8, 0) }
-        close(fd)
+        lock.withLock {
+            if fd >= 0 {
+                var info = stat()
+                if fstat(fd, &info) != 0 || info.st_nlink == 0 {
+                    close(fd)
+                    fd = -1
+                }
+            }
+            if fd < 0 {
+                fd = COutlive_open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+                guard fd >= 0 else { return }  // watchers re-read the feed on their next wake-up
+            }
+            var value = sequence
+            _ = withUnsafeBytes(of: &value) { pwrite(fd, $0.baseAddress, 8, 0) }
+        }
     }
 }

@@ -67,13 +67,14 @@ final class SQLiteBackend: StoreBackend {
             COutlive_set_current_transaction(marker)
             defer { COutlive_set_current_transaction(nil) }
             let transaction = Transaction(connection: connection)
-            try connection.exec(begin)
+            // Cached statements: parsing BEGIN and COMMIT anew costs more than they do.
+            try connection.run(begin, [])
             do {
                 let result = try body(transaction)
-                try connection.exec("COMMIT")
+                try connection.run("COMMIT", [])
                 return (result, transaction)
             } catch {
-                try? connection.exec("ROLLBACK")
+                if sqlite3_get_autocommit(connection.handle) == 0 { try? connection.run("ROLLBACK", []) }
                 throw error
             }
         }
@@ -97,6 +98,8 @@ final class SQLiteBackend: StoreBackend {
                                   [.integer(sequence), .integer(Int64(limit))]) {
                 changes.append(Change(sequence: $0.integer(0), topic: $0.text(1) ?? "", key: $0.text(2) ?? ""))
             }
+            // Only a gap after the cursor can mean pruned entries: then look for the oldest kept.
+            if let first = changes.first, first.sequence == sequence + 1 { return (changes, first.sequence) }
             let oldest = try transaction.integer("SELECT min(seq) FROM outlive_feed")
             return (changes, oldest)
         }

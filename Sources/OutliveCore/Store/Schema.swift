@@ -20,7 +20,7 @@ enum Schema {
 
     static let store = SchemaComponent(name: "store", migrations: [
         """
-        CREATE TABLE outlive_feed(seq INTEGER PRIMARY KEY AUTOINCREMENT, topic TEXT NOT NULL, key TEXT NOT NULL);
+        CREATE TABLE outlive_feed(seq INTEGER PRIMARY KEY, topic TEXT NOT NULL, key TEXT NOT NULL);
         CREATE TABLE outlive_runs(run_id TEXT PRIMARY KEY, process TEXT NOT NULL, pid INTEGER NOT NULL, started REAL NOT NULL);
         """,
     ])

@@ -145,6 +145,7 @@ public final class Store {
         }
         if let candidates { runs = runs.filter { candidates.contains($0.0) } }
         for (run, name) in runs where !isAlive(run: run) {
+            Log.emit(.info, "store \(path): run \(run) of \(name) is no longer alive; cleaning up after it")
             try end(EndedRun(runID: run, processName: name, died: true))
             unlink(directory.lockPath(run: run))
         }
@@ -203,7 +204,10 @@ public final class Store {
         var resync = false
         while true {
             guard let (changes, oldest) = try? backend.changes(after: cursor, limit: 1_000) else { break }
-            if let oldest, oldest > cursor + 1 { resync = true }
+            if let oldest, oldest > cursor + 1 {
+                if !resync { Log.emit(.warning, "store \(path): change feed entries after \(cursor) were pruned before this process read them; rereading state") }
+                resync = true
+            }
             for change in changes { byTopic[change.topic, default: []].append(change.key) }
             guard let last = changes.last else { break }
             cursor = last.sequence

@@ -1,0 +1,234 @@
+/* The key-value store across real processes: atomic updates from several
+ * writers, observers woken through the loop fd, and kill -9 mid-write. */
+#include "harness.h"
+#include <poll.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static pid_t spawn(char *const argv[], int *stdout_fd) {
+    int pipe_fds[2];
+    if (stdout_fd && pipe(pipe_fds) != 0) return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (stdout_fd) { dup2(pipe_fds[1], 1); close(pipe_fds[0]); close(pipe_fds[1]); }
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    if (stdout_fd) { close(pipe_fds[1]); *stdout_fd = pipe_fds[0]; }
+    return pid;
+}
+
+static char *worker_path(void) {
+    static char path[4096];
+    snprintf(path, sizeof path, "%s/kv_worker", harness_bin_dir());
+    return path;
+}
+
+static int wait_ok(pid_t pid) {
+    int status = 0;
+    return waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+static void test_four_processes_increment_one_counter_exactly_2000_times(void) {
+    const char *dir = harness_temp_dir();
+    char path[4096];
+    snprintf(path, sizeof path, "%s", dir);
+    pid_t pids[4];
+    for (int i = 0; i < 4; i++) {
+        char *argv[] = {worker_path(), path, "increment", "counter", "500", NULL};
+        pids[i] = spawn(argv, NULL);
+        CHECK(pids[i] > 0);
+    }
+    for (int i = 0; i < 4; i++) CHECK_MSG(wait_ok(pids[i]), "worker %d failed", i);
+    outlive_store *store = NULL;
+    CHECK_OK(outlive_store_open(path, "checker", NULL, &store));
+    void *bytes = NULL;
+    size_t size = 0;
+    CHECK_OK(outlive_kv_get(store, "counter", &bytes, &size));
+    CHECK_MSG(size == 4 && memcmp(bytes, "2000", 4) == 0, "counter is %.*s", (int)size, (char *)bytes);
+    outlive_free(bytes);
+    outlive_store_close(store);
+    harness_remove_tree(path);
+}
+
+struct seen { char key[64]; char value[64]; int calls; int deleted; };
+
+static void remember(const char *key, const void *bytes, size_t size, void *context) {
+    struct seen *seen = context;
+    snprintf(seen->key, sizeof seen->key, "%s", key);
+    seen->deleted = bytes == NULL;
+    snprintf(seen->value, sizeof seen->value, "%.*s", (int)size, bytes ? (const char *)bytes : "");
+    seen->calls++;
+}
+
+/* Polls the loop's fd (as a host event loop would) until the observer ran. */
+static int dispatch_until(outlive_loop *loop, int *calls, int want) {
+    for (int round = 0; round < 200 && *calls < want; round++) {
+        struct pollfd pfd = {.fd = outlive_loop_fd(loop), .events = POLLIN};
+        if (poll(&pfd, 1, 100) < 0) return 0;
+        if (pfd.revents & POLLIN) outlive_loop_dispatch(loop, 0);
+    }
+    return *calls >= want;
+}
+
+static void test_observer_sees_a_value_set_by_another_process_woken_through_the_fd(void) {
+    const char *dir = harness_temp_dir();
+    char path[4096];
+    snprintf(path, sizeof path, "%s", dir);
+    outlive_loop *loop = NULL;
+    CHECK_OK(outlive_loop_new(&loop));
+    outlive_store *store = NULL;
+    CHECK_OK(outlive_store_open(path, "app", loop, &store));
+    CHECK(outlive_store_loop(store) == loop);
+    struct seen seen = {0};
+    uint64_t token = 0;
+    CHECK_OK(outlive_kv_observe(store, "obs/", remember, &seen, &token));
+    char *set_other[] = {worker_path(), path, "set", "other/x", "ignored", NULL};
+    CHECK(wait_ok(spawn(set_other, NULL)));
+    char *set_observed[] = {worker_path(), path, "set", "obs/x", "hello", NULL};
+    CHECK(wait_ok(spawn(set_observed, NULL)));
+    CHECK_MSG(dispatch_until(loop, &seen.calls, 1), "observer not called");
+    CHECK(strcmp(seen.key, "obs/x") == 0 && strcmp(seen.value, "hello") == 0 && !seen.deleted);
+    CHECK(seen.calls == 1);
+    /* A delete reaches the observer as NULL bytes. */
+    CHECK_OK(outlive_kv_delete(store, "obs/x"));
+    CHECK(dispatch_until(loop, &seen.calls, 2));
+    CHECK(seen.deleted && strcmp(seen.key, "obs/x") == 0);
+    /* After unobserve nothing more arrives. */
+    CHECK_OK(outlive_kv_unobserve(store, token));
+    CHECK(wait_ok(spawn(set_observed, NULL)));
+    CHECK(!dispatch_until(loop, &seen.calls, 3) || seen.calls == 2);
+    CHECK(seen.calls == 2);
+    outlive_store_close(store);
+    outlive_loop_free(loop);
+    harness_remove_tree(path);
+}
+
+static void test_kill_9_mid_write_loses_no_acknowledged_set(void) {
+    srand((unsigned)time(NULL));
+    for (int round = 0; round < 3; round++) {
+        const char *dir = harness_temp_dir();
+        char path[4096];
+        snprintf(path, sizeof path, "%s", dir);
+        int out = -1;
+        char *argv[] = {worker_path(), path, "write", "10000", NULL};
+        pid_t pid = spawn(argv, &out);
+        CHECK(pid > 0);
+        FILE *acks = fdopen(out, "r");
+        long kill_after = 50 + rand() % 400, last = -1, value;
+        while (last < kill_after && fscanf(acks, "%ld", &value) == 1) last = value;
+        kill(pid, SIGKILL);
+        /* Sets acknowledged between our last read and the kill count too. */
+        while (fscanf(acks, "%ld", &value) == 1) last = value;
+        fclose(acks);
+        int status;
+        waitpid(pid, &status, 0);
+        CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+        outlive_store *store = NULL;
+        CHECK_OK(outlive_store_open(path, "checker", NULL, &store));
+        for (long i = 0; i <= last; i++) {
+            char key[32], expected[32];
+            snprintf(key, sizeof key, "k%05ld", i);
+            int length = snprintf(expected, sizeof expected, "v%ld", i);
+            void *bytes = NULL;
+            size_t size = 0;
+            CHECK_MSG(outlive_kv_get(store, key, &bytes, &size) == OUTLIVE_OK, "acknowledged %s lost: %s", key, outlive_last_error());
+            CHECK(size == (size_t)length && memcmp(bytes, expected, size) == 0);
+            outlive_free(bytes);
+        }
+        outlive_store_close(store);
+        char db_path[4200];
+        snprintf(db_path, sizeof db_path, "%s/outlive.db", path);
+        sqlite3 *db = NULL;
+        CHECK(sqlite3_open(db_path, &db) == SQLITE_OK);
+        sqlite3_stmt *check = NULL;
+        CHECK(sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &check, NULL) == SQLITE_OK);
+        CHECK(sqlite3_step(check) == SQLITE_ROW);
+        CHECK(strcmp((const char *)sqlite3_column_text(check, 0), "ok") == 0);
+        sqlite3_finalize(check);
+        sqlite3_close(db);
+        harness_remove_tree(path);
+    }
+}
+
+static void test_handle_used_in_forked_child_is_refused(void) {
+    const char *dir = harness_temp_dir();
+    char path[4096];
+    snprintf(path, sizeof path, "%s", dir);
+    outlive_store *store = NULL;
+    CHECK_OK(outlive_store_open(path, "app", NULL, &store));
+    pid_t pid = fork();
+    if (pid == 0) {
+        outlive_status status = outlive_kv_set(store, "from-child", "x", 1);
+        _exit(status == OUTLIVE_E_STATE ? 0 : 1);
+    }
+    CHECK_MSG(wait_ok(pid), "the child could use its parent's handle");
+    void *bytes = NULL;
+    size_t size = 0;
+    CHECK_STATUS(outlive_kv_get(store, "from-child", &bytes, &size), OUTLIVE_E_NOT_FOUND);
+    CHECK_OK(outlive_kv_set(store, "from-parent", "x", 1));
+    outlive_store_close(store);
+    harness_remove_tree(path);
+}
+
+static void test_closed_and_reopened_runs_get_fresh_run_ids(void) {
+    const char *dir = harness_temp_dir();
+    char path[4096];
+    snprintf(path, sizeof path, "%s", dir);
+    outlive_store *a = NULL, *b = NULL;
+    CHECK_OK(outlive_store_open(path, "app", NULL, &a));
+    CHECK_OK(outlive_store_open(path, "app", NULL, &b));
+    CHECK(strlen(outlive_store_run_id(a)) == 36);
+    CHECK(strcmp(outlive_store_run_id(a), outlive_store_run_id(b)) != 0);
+    CHECK(strcmp(outlive_store_process_name(a), "app") == 0);
+    outlive_store_close(a);
+    outlive_store_close(b);
+    harness_remove_tree(path);
+}
+
+struct log_lines { char text[4096]; int count; };
+
+static void collect_log(outlive_log_level level, const char *message, void *context) {
+    struct log_lines *lines = context;
+    if (level <= OUTLIVE_LOG_INFO && lines->count++ == 0) snprintf(lines->text, sizeof lines->text, "%.2000s", message);
+}
+
+static void test_run_killed_with_9_is_cleaned_up_and_logged_at_the_next_open(void) {
+    const char *dir = harness_temp_dir();
+    char path[4096];
+    snprintf(path, sizeof path, "%s", dir);
+    int out = -1;
+    char *argv[] = {worker_path(), path, "write", "10000", NULL};
+    pid_t pid = spawn(argv, &out);
+    FILE *acks = fdopen(out, "r");
+    long value;
+    CHECK(fscanf(acks, "%ld", &value) == 1);
+    kill(pid, SIGKILL);
+    fclose(acks);
+    waitpid(pid, NULL, 0);
+    static struct log_lines lines;
+    CHECK_STATUS(outlive_set_log_handler(collect_log, (outlive_log_level)9, &lines), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_OK(outlive_set_log_handler(collect_log, OUTLIVE_LOG_INFO, &lines));
+    outlive_store *store = NULL;
+    CHECK_OK(outlive_store_open(path, "checker", NULL, &store));
+    CHECK_OK(outlive_set_log_handler(NULL, OUTLIVE_LOG_ERROR, NULL));
+    CHECK_MSG(strstr(lines.text, "no longer alive") && strstr(lines.text, "worker"), "log: %.900s", lines.text);
+    /* Its lock file went with it. */
+    char runs[8300];
+    snprintf(runs, sizeof runs, "ls %s/runs | wc -l | grep -qx 1", path);
+    CHECK(system(runs) == 0);
+    outlive_store_close(store);
+    harness_remove_tree(path);
+}
+
+HARNESS_MAIN(
+    T(test_run_killed_with_9_is_cleaned_up_and_logged_at_the_next_open),
+    T(test_four_processes_increment_one_counter_exactly_2000_times),
+    T(test_observer_sees_a_value_set_by_another_process_woken_through_the_fd),
+    T(test_kill_9_mid_write_loses_no_acknowledged_set),
+    T(test_handle_used_in_forked_child_is_refused),
+    T(test_closed_and_reopened_runs_get_fresh_run_ids),
+)

@@ -1,0 +1,263 @@
+/* Key-value benchmarks, each beside its peer measured in the same run:
+ *  - durable outlive_kv_set per second vs. a raw SQLite INSERT committed per row
+ *    (WAL, same synchronous level), rounds interleaved to share the noise;
+ *  - cross-process observe latency vs. an inotify ping-pong between two
+ *    processes and vs. one raw SQLite commit;
+ *  - wake-ups and CPU of an idle loop over 10 s.
+ * Usage: kv_bench SCRATCH_DIR. Prints a markdown section. */
+#define _GNU_SOURCE
+#include "bench_util.h"
+#include "outlive.h"
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <sys/inotify.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define ROUNDS 3
+#define WRITES 400
+#define SAMPLES 500
+
+static char scratch[4096];
+
+static void fresh_dir(char *out, size_t size, const char *name) {
+    snprintf(out, size, "%s/%s", scratch, name);
+    char command[8400];
+    snprintf(command, sizeof command, "rm -rf '%s'", out);
+    if (system(command) != 0) exit(2);
+    mkdir(out, 0700);
+}
+
+static double outlive_sets_per_second(outlive_durability durability, int round) {
+    char dir[4200];
+    char name[64];
+    snprintf(name, sizeof name, "kv-%d-%d", (int)durability, round);
+    fresh_dir(dir, sizeof dir, name);
+    outlive_store_options options = OUTLIVE_STORE_OPTIONS_INIT;
+    options.durability = durability;
+    outlive_store *store = NULL;
+    if (outlive_store_open_with_options(dir, "bench", NULL, &options, &store) != OUTLIVE_OK) {
+        fprintf(stderr, "open: %s\n", outlive_last_error());
+        exit(1);
+    }
+    char key[32], value[100];
+    memset(value, 'v', sizeof value);
+    int64_t start = bench_now_ns();
+    for (int i = 0; i < WRITES; i++) {
+        snprintf(key, sizeof key, "key%06d", i);
+        if (outlive_kv_set(store, key, value, sizeof value) != OUTLIVE_OK) exit(1);
+    }
+    int64_t elapsed = bench_now_ns() - start;
+    outlive_store_close(store);
+    return WRITES / (elapsed / 1e9);
+}
+
+static double sqlite_inserts_per_second(const char *synchronous, int round) {
+    char dir[4200], path[4300];
+    char name[64];
+    snprintf(name, sizeof name, "sqlite-%s-%d", synchronous, round);
+    fresh_dir(dir, sizeof dir, name);
+    snprintf(path, sizeof path, "%s/raw.db", dir);
+    sqlite3 *db = NULL;
+    sqlite3_open(path, &db);
+    char pragmas[200];
+    snprintf(pragmas, sizeof pragmas, "PRAGMA journal_mode=WAL; PRAGMA synchronous=%s;", synchronous);
+    sqlite3_exec(db, pragmas, NULL, NULL, NULL);
+    sqlite3_exec(db, "CREATE TABLE kv(key TEXT PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID", NULL, NULL, NULL);
+    sqlite3_stmt *insert = NULL;
+    sqlite3_prepare_v2(db, "INSERT INTO kv(key, value) VALUES (?, ?)", -1, &insert, NULL);
+    char key[32], value[100];
+    memset(value, 'v', sizeof value);
+    int64_t start = bench_now_ns();
+    for (int i = 0; i < WRITES; i++) {
+        snprintf(key, sizeof key, "key%06d", i);
+        sqlite3_bind_text(insert, 1, key, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_blob(insert, 2, value, sizeof value, SQLITE_TRANSIENT);
+        if (sqlite3_step(insert) != SQLITE_DONE) exit(1);
+        sqlite3_reset(insert);
+    }
+    int64_t elapsed = bench_now_ns() - start;
+    sqlite3_finalize(insert);
+    sqlite3_close(db);
+    return WRITES / (elapsed / 1e9);
+}
+
+/* The p50 of single committed SQLite writes (synchronous=FULL), in µs. */
+static double sqlite_commit_p50_us(void) {
+    char dir[4200], path[4300];
+    fresh_dir(dir, sizeof dir, "commit");
+    snprintf(path, sizeof path, "%s/raw.db", dir);
+    sqlite3 *db = NULL;
+    sqlite3_open(path, &db);
+    sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; CREATE TABLE t(v INTEGER)", NULL, NULL, NULL);
+    int64_t samples[SAMPLES];
+    for (int i = 0; i < SAMPLES; i++) {
+        int64_t start = bench_now_ns();
+        sqlite3_exec(db, "INSERT INTO t VALUES (1)", NULL, NULL, NULL);
+        samples[i] = bench_now_ns() - start;
+    }
+    sqlite3_close(db);
+    return bench_percentile(samples, SAMPLES, 50) / 1e3;
+}
+
+/* The writer side of both latency tests: waits for a byte on `go`, writes the
+ * current time, SAMPLES times. */
+static void observe_writer(const char *dir, int go) {
+    outlive_store *store = NULL;
+    if (outlive_store_open(dir, "writer", NULL, &store) != OUTLIVE_OK) _exit(1);
+    char byte;
+    for (int i = 0; i < SAMPLES && read(go, &byte, 1) == 1; i++) {
+        int64_t now = bench_now_ns();
+        outlive_kv_set(store, "latency", &now, sizeof now);
+    }
+    outlive_store_close(store);
+    _exit(0);
+}
+
+struct latency { int64_t samples[SAMPLES]; int count; };
+
+static void on_value(const char *key, const void *bytes, size_t size, void *context) {
+    (void)key;
+    struct latency *latency = context;
+    int64_t sent;
+    if (size == sizeof sent && latency->count < SAMPLES) {
+        memcpy(&sent, bytes, sizeof sent);
+        latency->samples[latency->count++] = bench_now_ns() - sent;
+    }
+}
+
+static void observe_latency(double *p50, double *p99) {
+    char dir[4200];
+    fresh_dir(dir, sizeof dir, "observe");
+    outlive_store *store = NULL;
+    if (outlive_store_open(dir, "observer", NULL, &store) != OUTLIVE_OK) exit(1);
+    static struct latency latency;
+    uint64_t token;
+    outlive_kv_observe(store, "latency", on_value, &latency, &token);
+    int go[2];
+    if (pipe(go) != 0) exit(1);
+    pid_t pid = fork();
+    if (pid == 0) { close(go[1]); observe_writer(dir, go[0]); }
+    close(go[0]);
+    outlive_loop *loop = outlive_store_loop(store);
+    for (int i = 0; i < SAMPLES; i++) {
+        int want = latency.count + 1;
+        if (write(go[1], "x", 1) != 1) break;
+        while (latency.count < want) {
+            struct pollfd pfd = {.fd = outlive_loop_fd(loop), .events = POLLIN};
+            if (poll(&pfd, 1, 5000) <= 0) { fprintf(stderr, "observe: timed out\n"); exit(1); }
+            outlive_loop_dispatch(loop, 0);
+        }
+    }
+    close(go[1]);
+    waitpid(pid, NULL, 0);
+    *p50 = bench_percentile(latency.samples, (size_t)latency.count, 50) / 1e3;
+    *p99 = bench_percentile(latency.samples, (size_t)latency.count, 99) / 1e3;
+    outlive_kv_unobserve(store, token);
+    outlive_store_close(store);
+}
+
+/* The peer: the same ping-pong through a file watched with inotify, no database. */
+static void inotify_latency(double *p50, double *p99) {
+    char dir[4200], path[4300];
+    fresh_dir(dir, sizeof dir, "inotify");
+    snprintf(path, sizeof path, "%s/bell", dir);
+    close(open(path, O_CREAT | O_WRONLY, 0600));
+    int watch = inotify_init1(IN_NONBLOCK);
+    inotify_add_watch(watch, path, IN_MODIFY);
+    int go[2];
+    if (pipe(go) != 0) exit(1);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(go[1]);
+        char byte;
+        for (int i = 0; i < SAMPLES && read(go[0], &byte, 1) == 1; i++) {
+            int64_t now = bench_now_ns();
+            int fd = open(path, O_WRONLY);
+            if (pwrite(fd, &now, sizeof now, 0) != sizeof now) _exit(1);
+            close(fd);
+        }
+        _exit(0);
+    }
+    close(go[0]);
+    int64_t samples[SAMPLES];
+    char events[4096];
+    for (int i = 0; i < SAMPLES; i++) {
+        if (write(go[1], "x", 1) != 1) break;
+        struct pollfd pfd = {.fd = watch, .events = POLLIN};
+        if (poll(&pfd, 1, 5000) <= 0) exit(1);
+        while (read(watch, events, sizeof events) > 0) {}
+        int64_t sent = 0;
+        int fd = open(path, O_RDONLY);
+        if (pread(fd, &sent, sizeof sent, 0) != sizeof sent) exit(1);
+        close(fd);
+        samples[i] = bench_now_ns() - sent;
+    }
+    close(go[1]);
+    waitpid(pid, NULL, 0);
+    *p50 = bench_percentile(samples, SAMPLES, 50) / 1e3;
+    *p99 = bench_percentile(samples, SAMPLES, 99) / 1e3;
+}
+
+static void idle_loop(int *wakeups, double *cpu_ms) {
+    char dir[4200];
+    fresh_dir(dir, sizeof dir, "idle");
+    outlive_store *store = NULL;
+    if (outlive_store_open(dir, "idle", NULL, &store) != OUTLIVE_OK) exit(1);
+    uint64_t token;
+    static struct latency unused;
+    outlive_kv_observe(store, "", on_value, &unused, &token);
+    outlive_loop *loop = outlive_store_loop(store);
+    struct rusage before, after;
+    getrusage(RUSAGE_SELF, &before);
+    int64_t end = bench_now_ns() + 10 * 1000000000LL;
+    *wakeups = 0;
+    for (int64_t now = bench_now_ns(); now < end; now = bench_now_ns()) {
+        struct pollfd pfd = {.fd = outlive_loop_fd(loop), .events = POLLIN};
+        int ready = poll(&pfd, 1, (int)((end - now) / 1000000) + 1);
+        if (ready > 0) { (*wakeups)++; outlive_loop_dispatch(loop, 0); }
+    }
+    getrusage(RUSAGE_SELF, &after);
+    *cpu_ms = (after.ru_utime.tv_sec - before.ru_utime.tv_sec) * 1e3 + (after.ru_utime.tv_usec - before.ru_utime.tv_usec) / 1e3
+            + (after.ru_stime.tv_sec - before.ru_stime.tv_sec) * 1e3 + (after.ru_stime.tv_usec - before.ru_stime.tv_usec) / 1e3;
+    outlive_store_close(store);
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) { fprintf(stderr, "usage: kv_bench SCRATCH_DIR\n"); return 2; }
+    snprintf(scratch, sizeof scratch, "%s", argv[1]);
+    double ours_full[ROUNDS], raw_full[ROUNDS], ours_normal[ROUNDS], raw_normal[ROUNDS];
+    for (int round = 0; round < ROUNDS; round++) {
+        ours_full[round] = outlive_sets_per_second(OUTLIVE_DURABILITY_FULL, round);
+        raw_full[round] = sqlite_inserts_per_second("FULL", round);
+        ours_normal[round] = outlive_sets_per_second(OUTLIVE_DURABILITY_NORMAL, round);
+        raw_normal[round] = sqlite_inserts_per_second("NORMAL", round);
+    }
+    double of = bench_median(ours_full, ROUNDS), rf = bench_median(raw_full, ROUNDS);
+    double on = bench_median(ours_normal, ROUNDS), rn = bench_median(raw_normal, ROUNDS);
+    double commit = sqlite_commit_p50_us();
+    double observe50, observe99, inotify50, inotify99;
+    observe_latency(&observe50, &observe99);
+    inotify_latency(&inotify50, &inotify99);
+    int wakeups;
+    double cpu;
+    idle_loop(&wakeups, &cpu);
+
+    printf("### Key-value store\n\n");
+    printf("Durable writes, one transaction each (median of %d interleaved rounds of %d writes):\n\n", ROUNDS, WRITES);
+    printf("| durability | outlive_kv_set /s | raw SQLite INSERT /s | ratio (goal ≥ 0.8) |\n|---|---:|---:|---:|\n");
+    printf("| FULL | %.0f | %.0f | %.2f |\n", of, rf, of / rf);
+    printf("| NORMAL | %.0f | %.0f | %.2f |\n\n", on, rn, on / rn);
+    printf("Cross-process change notification (%d samples, µs):\n\n", SAMPLES);
+    printf("| path | p50 | p99 |\n|---|---:|---:|\n");
+    printf("| outlive_kv_set in one process → observer in another | %.0f | %.0f |\n", observe50, observe99);
+    printf("| inotify ping-pong between two processes (peer) | %.0f | %.0f |\n", inotify50, inotify99);
+    printf("| one raw SQLite commit, synchronous=FULL (peer) | %.0f | |\n\n", commit);
+    printf("Goal: observe p50 ≤ commit + 100 µs = %.0f µs: %s.\n\n", commit + 100, observe50 <= commit + 100 ? "met" : "not met");
+    printf("Idle loop over 10 s: %d wake-ups (goal 0), %.1f ms CPU.\n\n", wakeups, cpu);
+    return 0;
+}

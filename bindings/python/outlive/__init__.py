@@ -1,0 +1,26 @@
+"""Outlive: callbacks that outlive the process.
+
+Durable handlers, a key-value store, messages, signals and tasks shared by
+every process that opens the same store directory. A ctypes binding of
+liboutlive; see the C header (outlive.h) for the full semantics."""
+from . import _ffi
+from .errors import (BusyError, CorruptError, InvalidArgumentError, InvalidatedError, MissingArgumentError,
+                     NoMemoryError, NotFoundError, OutliveError, PermissionDeniedError, StateError, Status,
+                     StoreIOError, TypeMismatchError, UnresolvedError, VersionError)
+from .loop import Loop
+from .store import UNCHANGED, KeyValue, Observation, Store
+
+__version__ = "0.1.0"
+
+
+def library_version() -> str:
+    """The version of the loaded liboutlive."""
+    return _ffi.outlive_version().decode()
+
+
+__all__ = [
+    "Loop", "Store", "KeyValue", "Observation", "UNCHANGED", "OutliveError", "Status", "library_version",
+    "BusyError", "CorruptError", "InvalidArgumentError", "InvalidatedError", "MissingArgumentError", "NoMemoryError",
+    "NotFoundError", "PermissionDeniedError", "StateError", "StoreIOError", "TypeMismatchError", "UnresolvedError",
+    "VersionError",
+]

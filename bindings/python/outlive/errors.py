@@ -1,0 +1,75 @@
+"""Statuses and exceptions. Every failing call raises OutliveError (or the
+subclass for its status) carrying `.status` and the library's message."""
+import enum
+
+from . import _ffi
+
+
+class Status(enum.IntEnum):
+    OK = 0
+    INVALID_ARGUMENT = 1
+    NOT_FOUND = 2
+    UNRESOLVED = 3
+    TYPE_MISMATCH = 4
+    MISSING_ARGUMENT = 5
+    INVALIDATED = 6
+    CORRUPT = 7
+    IO = 8
+    BUSY = 9
+    PERMISSION = 10
+    STATE = 11
+    VERSION = 12
+    NO_MEMORY = 13
+
+
+class OutliveError(Exception):
+    """A call into liboutlive failed. `status` is an outlive.Status."""
+
+    def __init__(self, status, message):
+        super().__init__(message)
+        self.status = Status(status)
+        self.message = message
+
+    def __str__(self):
+        return f"{self.message} ({self.status.name})"
+
+
+class InvalidArgumentError(OutliveError, ValueError): pass
+class NotFoundError(OutliveError, LookupError): pass
+class UnresolvedError(OutliveError): pass
+class TypeMismatchError(OutliveError, TypeError): pass
+class MissingArgumentError(OutliveError, TypeError): pass
+class InvalidatedError(OutliveError): pass
+class CorruptError(OutliveError): pass
+class StoreIOError(OutliveError, OSError): pass
+class BusyError(OutliveError): pass
+class PermissionDeniedError(OutliveError, PermissionError): pass
+class StateError(OutliveError): pass
+class VersionError(OutliveError): pass
+class NoMemoryError(OutliveError, MemoryError): pass
+
+
+_CLASSES = {
+    Status.INVALID_ARGUMENT: InvalidArgumentError, Status.NOT_FOUND: NotFoundError,
+    Status.UNRESOLVED: UnresolvedError, Status.TYPE_MISMATCH: TypeMismatchError,
+    Status.MISSING_ARGUMENT: MissingArgumentError, Status.INVALIDATED: InvalidatedError,
+    Status.CORRUPT: CorruptError, Status.IO: StoreIOError, Status.BUSY: BusyError,
+    Status.PERMISSION: PermissionDeniedError, Status.STATE: StateError, Status.VERSION: VersionError,
+    Status.NO_MEMORY: NoMemoryError,
+}
+
+
+def error_for(status):
+    """The exception for a non-OK status, with this thread's last error message
+    (read at once, on the thread that made the call)."""
+    message = _ffi.outlive_last_error().decode("utf-8", "replace")
+    try:
+        status = Status(status)
+    except ValueError:
+        return OutliveError.__new__(OutliveError)
+    return _CLASSES.get(status, OutliveError)(status, message)
+
+
+def check(status):
+    if status != 0:
+        raise error_for(status)

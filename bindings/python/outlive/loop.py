@@ -1,0 +1,70 @@
+"""The loop: where callbacks run. Poll `fileno()` in your event loop and call
+`dispatch()` when it is readable, or `attach()` it to asyncio, or
+`run_thread()` to have the library dispatch on a thread of its own."""
+import ctypes
+
+from . import _callbacks, _ffi
+from .errors import check
+
+
+class Loop:
+    def __init__(self, _handle=None):
+        self._owned = _handle is None
+        if _handle is None:
+            handle = ctypes.c_void_p()
+            check(_ffi.outlive_loop_new(ctypes.byref(handle)))
+            _handle = handle.value
+        self._handle = _handle
+        self._asyncio_loop = None
+
+    @property
+    def handle(self):
+        if not self._handle:
+            raise ValueError("the loop is closed")
+        return self._handle
+
+    def fileno(self) -> int:
+        return _ffi.outlive_loop_fd(self.handle)
+
+    def dispatch(self, timeout: float = 0.0) -> None:
+        """Runs due callbacks on this thread, waiting up to `timeout` seconds for
+        work (None: until work is due). Re-raises an exception a callback raised."""
+        milliseconds = -1 if timeout is None else max(0, int(timeout * 1000))
+        status = _ffi.outlive_loop_dispatch(self.handle, milliseconds)
+        _callbacks.raise_pending()
+        check(status)
+
+    def run_thread(self) -> None:
+        """Dispatches on a thread owned by the library from now on. Exceptions
+        raised by callbacks there are reported through sys.unraisablehook."""
+        check(_ffi.outlive_loop_run_thread(self.handle))
+
+    def attach(self, asyncio_loop=None) -> None:
+        """Dispatches from an asyncio event loop whenever the fd is readable."""
+        import asyncio
+        asyncio_loop = asyncio_loop or asyncio.get_event_loop()
+        asyncio_loop.add_reader(self.fileno(), self.dispatch)
+        self._asyncio_loop = asyncio_loop
+
+    def detach(self) -> None:
+        if self._asyncio_loop is not None:
+            self._asyncio_loop.remove_reader(self.fileno())
+            self._asyncio_loop = None
+
+    def close(self) -> None:
+        if self._handle and self._owned:
+            self.detach()
+            _ffi.outlive_loop_free(self._handle)
+        self._handle = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass

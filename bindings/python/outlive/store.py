@@ -1,0 +1,192 @@
+"""A store: a directory shared by every process that opens it."""
+import ctypes
+import os
+from collections.abc import MutableMapping
+
+from . import _callbacks, _ffi
+from .errors import NotFoundError, check
+from .loop import Loop
+
+UNCHANGED = object()
+"""Returned by an update function: leave the value as it is."""
+
+_DURABILITY = {"full": 1, "normal": 2}
+
+
+def _encode(text: str, what: str) -> bytes:
+    if not isinstance(text, str):
+        raise TypeError(f"{what} must be str, not {type(text).__name__}")
+    return text.encode("utf-8")
+
+
+class Store:
+    """Opens (creating if needed) the store in `path` as a run of `process`.
+    loop=None: the store makes its own loop (`store.loop`)."""
+
+    def __init__(self, path, process: str = "app", loop: Loop = None, durability: str = "full",
+                 busy_timeout: float = 10.0):
+        if durability not in _DURABILITY:
+            raise ValueError("durability must be 'full' or 'normal'")
+        options = _ffi.StoreOptions(1, _DURABILITY[durability], int(busy_timeout * 1000))
+        handle = ctypes.c_void_p()
+        check(_ffi.outlive_store_open_with_options(os.fsencode(path), _encode(process, "process"),
+                                                   loop.handle if loop else None, ctypes.byref(options),
+                                                   ctypes.byref(handle)))
+        self._handle = handle.value
+        self.path = os.fspath(path)
+        self.loop = loop if loop is not None else Loop(_handle=_ffi.outlive_store_loop(self._handle))
+        self.kv = KeyValue(self)
+
+    @property
+    def handle(self):
+        if not self._handle:
+            raise ValueError("the store is closed")
+        return self._handle
+
+    @property
+    def run_id(self) -> str:
+        return _ffi.outlive_store_run_id(self.handle).decode()
+
+    @property
+    def process(self) -> str:
+        return _ffi.outlive_store_process_name(self.handle).decode()
+
+    def close(self) -> None:
+        if self._handle:
+            handle, self._handle = self._handle, None
+            _ffi.outlive_store_close(handle)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+@_ffi.KV_MODIFIER
+def _modifier_trampoline(value, context):
+    function = _callbacks.lookup(context)
+    size = ctypes.c_size_t()
+    pointer = _ffi.outlive_kv_value_bytes(value, ctypes.byref(size))
+    current = None if pointer is None else _callbacks.as_bytes(pointer, size.value)
+    try:
+        result = function(current)
+        if result is UNCHANGED:
+            return 0
+        if result is None:
+            return _ffi.outlive_kv_value_delete(value) if current is not None else 0
+        data = bytes(result)
+        return _ffi.outlive_kv_value_set(value, data, len(data))
+    except BaseException as error:
+        _callbacks.keep(error)
+        return 11  # STATE: the update is abandoned, the exception re-raised
+
+
+@_ffi.KV_OBSERVER
+def _observer_trampoline(key, pointer, size, context):
+    function = _callbacks.lookup(context)
+    if function is None:
+        return
+    try:
+        function(key.decode("utf-8"), None if pointer is None else _callbacks.as_bytes(pointer, size))
+    except BaseException as error:
+        _callbacks.keep(error)
+
+
+class Observation:
+    """An observer registration; `cancel()` stops it."""
+
+    def __init__(self, kv, token):
+        self._kv, self.token = kv, token
+
+    def cancel(self) -> None:
+        if self.token is not None:
+            check(_ffi.outlive_kv_unobserve(self._kv._store.handle, self.token))
+            self.token = None
+
+
+class KeyValue(MutableMapping):
+    """`store.kv`: a mutable mapping of str to bytes, shared by every process."""
+
+    def __init__(self, store):
+        self._store = store
+
+    def __getitem__(self, key: str) -> bytes:
+        data, size = ctypes.c_void_p(), ctypes.c_size_t()
+        try:
+            check(_ffi.outlive_kv_get(self._store.handle, _encode(key, "key"), ctypes.byref(data), ctypes.byref(size)))
+        except NotFoundError:
+            raise KeyError(key) from None
+        try:
+            return _callbacks.as_bytes(data.value, size.value)
+        finally:
+            _ffi.outlive_free(data)
+
+    def __setitem__(self, key: str, value) -> None:
+        data = bytes(value)
+        check(_ffi.outlive_kv_set(self._store.handle, _encode(key, "key"), data, len(data)))
+
+    def __delitem__(self, key: str) -> None:
+        try:
+            check(_ffi.outlive_kv_delete(self._store.handle, _encode(key, "key")))
+        except NotFoundError:
+            raise KeyError(key) from None
+
+    def keys_with_prefix(self, prefix: str = ""):
+        after = None
+        encoded = _encode(prefix, "prefix")
+        while True:
+            out = ctypes.c_void_p()
+            try:
+                check(_ffi.outlive_kv_next_key(self._store.handle, encoded, after, ctypes.byref(out)))
+            except NotFoundError:
+                return
+            try:
+                after = ctypes.string_at(out.value)
+            finally:
+                _ffi.outlive_free(out)
+            yield after.decode("utf-8")
+
+    def __iter__(self):
+        return self.keys_with_prefix("")
+
+    def __len__(self) -> int:
+        count = ctypes.c_size_t()
+        check(_ffi.outlive_kv_count(self._store.handle, b"", ctypes.byref(count)))
+        return count.value
+
+    def update(self, *args, **kwargs):
+        """update(key, fn): atomic read-modify-write across processes. fn gets
+        the current bytes (None if absent) and returns new bytes, None to delete,
+        or outlive.UNCHANGED. It runs exactly once; if it raises, nothing changes
+        and the exception propagates. Other forms behave like dict.update."""
+        if len(args) == 2 and callable(args[1]) and isinstance(args[0], str) and not kwargs:
+            key, function = args
+            handle = _callbacks.register(function)
+            try:
+                status = _ffi.outlive_kv_update(self._store.handle, _encode(key, "key"), _modifier_trampoline, handle)
+            finally:
+                _callbacks.forget(handle)
+            _callbacks.raise_pending()
+            check(status)
+            return
+        MutableMapping.update(self, *args, **kwargs)
+
+    def observe(self, prefix: str, function) -> Observation:
+        """Calls function(key, value_or_None) on the store's loop for keys under
+        prefix changed by any process."""
+        token = ctypes.c_uint64()
+        handle = _callbacks.register(function)
+        status = _ffi.outlive_kv_observe_with_release(self._store.handle, _encode(prefix, "prefix"),
+                                                      _observer_trampoline, handle, _callbacks.release,
+                                                      ctypes.byref(token))
+        if status != 0:
+            _callbacks.forget(handle)
+        check(status)
+        return Observation(self, token.value)

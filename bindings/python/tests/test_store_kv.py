@@ -1,0 +1,153 @@
+import asyncio
+import select
+
+import pytest
+
+import outlive
+from conftest import run_python, spawn_python
+
+INCREMENT = """
+import sys, outlive
+with outlive.Store(sys.argv[1], process="worker") as store:
+    for _ in range(int(sys.argv[2])):
+        store.kv.update("counter", lambda old: str(int(old or b"0") + 1).encode())
+"""
+
+SET = """
+import sys, outlive
+with outlive.Store(sys.argv[1], process="writer") as store:
+    store.kv[sys.argv[2]] = sys.argv[3].encode()
+"""
+
+
+def test_kv_behaves_like_a_mapping_of_str_to_bytes(store_dir):
+    with outlive.Store(store_dir) as store:
+        store.kv["a"] = b"1"
+        store.kv["b/c"] = bytearray(b"2")
+        store.kv["empty"] = b""
+        assert store.kv["a"] == b"1" and store.kv["b/c"] == b"2" and store.kv["empty"] == b""
+        assert sorted(store.kv) == ["a", "b/c", "empty"]
+        assert len(store.kv) == 3
+        assert list(store.kv.keys_with_prefix("b/")) == ["b/c"]
+        del store.kv["a"]
+        assert "a" not in store.kv
+        with pytest.raises(KeyError):
+            store.kv["a"]
+        with pytest.raises(KeyError):
+            del store.kv["a"]
+        assert store.kv.get("missing", b"default") == b"default"
+
+
+def test_values_survive_closing_and_reopening(store_dir):
+    with outlive.Store(store_dir) as store:
+        store.kv["kept"] = b"\x00\xff" * 100
+    with outlive.Store(store_dir, process="other") as store:
+        assert store.kv["kept"] == b"\x00\xff" * 100
+
+
+def test_errors_carry_status_and_message(store_dir, tmp_path):
+    with outlive.Store(store_dir) as store:
+        with pytest.raises(outlive.InvalidArgumentError) as caught:
+            store.kv[""] = b"x"
+        assert caught.value.status is outlive.Status.INVALID_ARGUMENT
+        assert "empty" in str(caught.value)
+        with pytest.raises(outlive.InvalidArgumentError):
+            store.kv["k" * 2000] = b"x"
+        with pytest.raises(TypeError):
+            store.kv[1] = b"x"
+    with pytest.raises(outlive.StoreIOError) as caught:
+        outlive.Store(str(tmp_path / "missing" / "store"))
+    assert caught.value.status is outlive.Status.IO
+    with pytest.raises(outlive.InvalidArgumentError):
+        outlive.Store(store_dir, process="bad:name")
+
+
+def test_update_is_atomic_and_exceptions_change_nothing(store_dir):
+    with outlive.Store(store_dir) as store:
+        store.kv.update("n", lambda old: b"1" if old is None else old)
+        store.kv.update("n", lambda old: str(int(old) + 1).encode())
+        assert store.kv["n"] == b"2"
+        store.kv.update("n", lambda old: outlive.UNCHANGED)
+        assert store.kv["n"] == b"2"
+
+        def explode(old):
+            raise RuntimeError("no")
+
+        with pytest.raises(RuntimeError, match="no"):
+            store.kv.update("n", explode)
+        assert store.kv["n"] == b"2"
+        store.kv.update("n", lambda old: None)
+        assert "n" not in store.kv
+
+
+def test_four_processes_increment_one_counter_exactly_2000_times(store_dir):
+    with outlive.Store(store_dir) as store:
+        workers = [spawn_python(INCREMENT, store_dir, "500") for _ in range(4)]
+        for worker in workers:
+            out, err = worker.communicate(timeout=300)
+            assert worker.returncode == 0, err
+        assert store.kv["counter"] == b"2000"
+
+
+def dispatch_until(store, condition, seconds=10.0):
+    fd = store.loop.fileno()
+    for _ in range(int(seconds * 10)):
+        if condition():
+            return True
+        ready, _, _ = select.select([fd], [], [], 0.1)
+        if ready:
+            store.loop.dispatch()
+    return condition()
+
+
+def test_observer_sees_a_value_set_by_another_process(store_dir):
+    with outlive.Store(store_dir) as store:
+        seen = []
+        observation = store.kv.observe("obs/", lambda key, value: seen.append((key, value)))
+        run_python(SET, store_dir, "other", "ignored")
+        run_python(SET, store_dir, "obs/x", "hello")
+        assert dispatch_until(store, lambda: seen)
+        assert seen == [("obs/x", b"hello")]
+        observation.cancel()
+        run_python(SET, store_dir, "obs/y", "late")
+        store.loop.dispatch(timeout=0.5)
+        assert seen == [("obs/x", b"hello")]
+
+
+def test_exception_in_observer_is_raised_by_dispatch(store_dir):
+    with outlive.Store(store_dir) as store:
+        def broken(key, value):
+            raise ValueError("observer broke")
+
+        store.kv.observe("", broken)
+        store.kv["x"] = b"1"
+        with pytest.raises(ValueError, match="observer broke"):
+            for _ in range(50):
+                store.loop.dispatch(timeout=0.1)
+
+
+def test_loop_attaches_to_asyncio(store_dir):
+    async def scenario():
+        with outlive.Store(store_dir) as store:
+            store.loop.attach(asyncio.get_running_loop())
+            arrived = asyncio.get_running_loop().create_future()
+            store.kv.observe("a/", lambda key, value: arrived.done() or arrived.set_result((key, value)))
+            await asyncio.get_running_loop().run_in_executor(None, run_python, SET, store_dir, "a/1", "async")
+            result = await asyncio.wait_for(arrived, 10)
+            store.loop.detach()
+            return result
+
+    assert asyncio.run(scenario()) == ("a/1", b"async")
+
+
+def test_shared_loop_serves_two_stores(store_dir, tmp_path):
+    with outlive.Loop() as loop:
+        with outlive.Store(store_dir, loop=loop) as first, outlive.Store(str(tmp_path / "b"), loop=loop) as second:
+            assert first.loop is loop and second.loop is loop
+            seen = []
+            first.kv.observe("", lambda k, v: seen.append(("first", k)))
+            second.kv.observe("", lambda k, v: seen.append(("second", k)))
+            first.kv["x"] = b"1"
+            second.kv["y"] = b"2"
+            assert dispatch_until(first, lambda: len(seen) == 2)
+            assert sorted(seen) == [("first", "x"), ("second", "y")]

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs what building and testing Outlive needs and a fresh machine may lack:
+# Debian's -dev packages for the C libraries, and pytest. A no-op when present.
+set -euo pipefail
+
+packages=(libffi-dev libsqlite3-dev pkg-config valgrind)
+missing=()
+for package in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "installing: ${missing[*]}"
+    sudo_cmd=""
+    [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+    $sudo_cmd apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+python3 -c "import pytest" 2>/dev/null || python3 -m pip install -q pytest
