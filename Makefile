@@ -16,11 +16,14 @@ LDFLAGS_TEST := -L$(OUT) -loutlive -Wl,-rpath,$(abspath $(OUT)) -rdynamic -lsqli
 
 C_TESTS      := $(patsubst Tests/c/%.c,$(TESTBIN)/%,$(wildcard Tests/c/test_*.c))
 C_PROGRAMS   := $(patsubst Tests/c/programs/%.c,$(TESTBIN)/%,$(wildcard Tests/c/programs/*.c))
+C_CRASH      := $(patsubst Tests/crash/%.c,$(TESTBIN)/%,$(wildcard Tests/crash/*.c))
+FUZZERS      := $(patsubst fuzz/%.c,$(OUT)/fuzz/%,$(wildcard fuzz/fuzz_*.c))
+FUZZ_CC      ?= clang
 C_LIBRARIES  := $(patsubst Tests/c/libraries/%.c,$(TESTBIN)/lib%.so,$(wildcard Tests/c/libraries/*.c))
 
-.PHONY: deps all lib test test-c test-swift test-python c-tests demo bench install wheel fuzz clean
+.PHONY: deps all lib cli soak fuzz fuzzers test test-c test-swift test-python c-tests demo bench install wheel fuzz clean
 
-all: lib
+all: lib cli
 
 # SwiftPM decides what is out of date; this rule always asks it.
 lib: deps
@@ -30,6 +33,12 @@ lib: deps
 	@ln -sf liboutlive.so $(OUT)/liboutlive.so.0
 
 $(LIB): lib
+
+# The `outlive` command (the SwiftPM product is outlive-cli: one name per product).
+cli: deps
+	$(SWIFT) build $(SWIFT_FLAGS) --product outlive-cli
+	@mkdir -p $(OUT)
+	@cp -p .build/release/outlive-cli $(OUT)/outlive.tmp && mv $(OUT)/outlive.tmp $(OUT)/outlive
 
 $(TESTBIN)/test_%: Tests/c/test_%.c Tests/c/harness.c Tests/c/harness.h include/outlive.h $(LIB)
 	@mkdir -p $(TESTBIN)
@@ -43,9 +52,30 @@ $(TESTBIN)/lib%.so: Tests/c/libraries/%.c include/outlive.h
 	@mkdir -p $(TESTBIN)
 	$(CC) $(CFLAGS_TEST) -fPIC -shared -o $@ $<
 
-c-tests: lib $(C_TESTS) $(C_PROGRAMS) $(C_LIBRARIES)
+$(TESTBIN)/%: Tests/crash/%.c include/outlive.h $(LIB)
+	@mkdir -p $(TESTBIN)
+	$(CC) $(CFLAGS_TEST) -o $@ $< $(LDFLAGS_TEST)
 
-test: deps lib c-tests
+$(OUT)/fuzz/%: fuzz/%.c include/outlive.h $(LIB)
+	@mkdir -p $(OUT)/fuzz
+	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address -Iinclude -o $@ $< -L$(OUT) -loutlive -Wl,-rpath,$(abspath $(OUT)) 2>&1 | grep -v "Cannot export local symbol" || true
+
+fuzzers: lib $(FUZZERS)
+
+# Each libFuzzer target for FUZZ_SECONDS (default 60), growing its corpus in fuzz/corpus/NAME.
+FUZZ_SECONDS ?= 60
+fuzz: fuzzers
+	@for target in $(FUZZERS); do name=$$(basename $$target); mkdir -p fuzz/corpus/$$name; \
+	  echo "fuzzing $$name for $(FUZZ_SECONDS) s"; \
+	  $$target -max_total_time=$(FUZZ_SECONDS) -max_len=4096 fuzz/corpus/$$name || exit 1; done
+
+c-tests: lib $(C_TESTS) $(C_PROGRAMS) $(C_CRASH) $(C_LIBRARIES) $(FUZZERS)
+
+# The crash harness with many more kills than `make test` runs.
+soak: c-tests
+	OUTLIVE_CRASH_KILLS=2000 $(TESTBIN)/test_crash
+
+test: deps lib cli c-tests
 	$(PYTHON) scripts/run_tests.py
 
 # What a fresh machine may lack (Debian packages, pytest); quick when present.
@@ -61,7 +91,7 @@ test-swift:
 test-python: lib
 	$(PYTHON) scripts/run_tests.py --only python
 
-install: lib
+install: lib cli
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	install -m 0755 $(LIB) $(DESTDIR)$(PREFIX)/lib/liboutlive.so.$(VERSION)
 	ln -sf liboutlive.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/liboutlive.so.0

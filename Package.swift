@@ -4,11 +4,18 @@ import PackageDescription
 // liboutlive.so exports only the C API: everything else (the Swift runtime linked
 // statically, OutliveCore's symbols, the C shims) stays local through this script.
 let exportMap = Context.packageDirectory + "/Sources/Outlive/exports.map"
+// The `outlive` command carries the C API itself and exports it, so that the
+// handler libraries its worker loads bind to this one copy of the core.
+let commandExports = Context.packageDirectory + "/Sources/outlive-cli/exports.list"
 
 let package = Package(
     name: "outlive",
     products: [
         .library(name: "outlive", type: .dynamic, targets: ["Outlive"]),
+        .executable(name: "outlive-cli", targets: ["outlive-cli"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
     ],
     targets: [
         // Shims over libc, SQLite, libffi and dlfcn, prefixed outlive_sys_*.
@@ -25,6 +32,13 @@ let package = Package(
             exclude: ["exports.map"],
             linkerSettings: [.unsafeFlags(["-Xlinker", "--version-script=\(exportMap)",
                                            "-Xlinker", "-soname=liboutlive.so.0"])]
+        ),
+        // The `outlive` command: inspect a store, run durable work as a service.
+        .executableTarget(
+            name: "outlive-cli",
+            dependencies: ["OutliveCore", "Outlive", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            exclude: ["exports.list"],
+            linkerSettings: [.unsafeFlags(["-Xlinker", "--dynamic-list=\(commandExports)"])]
         ),
         .testTarget(name: "OutliveCoreTests", dependencies: ["OutliveCore"]),
     ],

@@ -113,7 +113,134 @@ typedef void (*outlive_log_handler)(outlive_log_level level, const char *message
 OUTLIVE_API outlive_status outlive_set_log_handler(outlive_log_handler handler, outlive_log_level level, void *context);
 
 /* ── values ───────────────────────────────────────────────────────────────── */
-/* (values and handlers: see the handlers section) */
+/*
+ * Handler arguments are named, typed values. The seven types and the C type a
+ * handler function receives for each:
+ *
+ *   OUTLIVE_TYPE_ID        const outlive_object *   bytes + optional type tag
+ *   OUTLIVE_TYPE_HANDLER   const outlive_handler *  a nested handler value
+ *   OUTLIVE_TYPE_BOOL      bool
+ *   OUTLIVE_TYPE_INT       int32_t
+ *   OUTLIVE_TYPE_DOUBLE    double
+ *   OUTLIVE_TYPE_INTEGER   int64_t
+ *   OUTLIVE_TYPE_UINTEGER  uint64_t
+ *
+ * Argument names are C identifiers of 1 to OUTLIVE_MAX_NAME_SIZE bytes
+ * ([A-Za-z_][A-Za-z0-9_]*). Type tags ("xmpp.account") are 1 to
+ * OUTLIVE_MAX_NAME_SIZE bytes of letters, digits, '_', '.' and '-'.
+ */
+typedef enum outlive_type {
+    OUTLIVE_TYPE_ID = 1,
+    OUTLIVE_TYPE_HANDLER,
+    OUTLIVE_TYPE_BOOL,
+    OUTLIVE_TYPE_INT,
+    OUTLIVE_TYPE_DOUBLE,
+    OUTLIVE_TYPE_INTEGER,
+    OUTLIVE_TYPE_UINTEGER
+} outlive_type;
+
+typedef struct outlive_object  outlive_object;   /* an ID value: bytes + optional type tag (immutable) */
+typedef struct outlive_args    outlive_args;     /* an ordered set of named, typed values */
+typedef struct outlive_handler outlive_handler;  /* a serializable callback (see handlers) */
+
+/* Bytes of an argument name, parameter name or type tag. */
+#define OUTLIVE_MAX_NAME_SIZE 128
+/* Bytes of one ID value. */
+#define OUTLIVE_MAX_ID_SIZE (16u * 1024u * 1024u)
+/* Arguments in one set (bound arguments of a handler included). */
+#define OUTLIVE_MAX_ARGUMENTS 1024
+/* Handlers nested in handler arguments: a handler without HANDLER arguments
+ * has depth 1. */
+#define OUTLIVE_MAX_NESTING 16
+
+/* The bytes of an ID; *size (size may be NULL) receives their count. The bytes
+ * are followed by a NUL that is not counted, so a text ID can be read as a C
+ * string. Valid as long as the object: during a handler call for a parameter,
+ * or until the outlive_args it came from changes or is freed. NULL (and *size
+ * 0) when object is NULL; never NULL otherwise, also for 0 bytes. Any thread. */
+OUTLIVE_API const void *outlive_object_bytes(const outlive_object *object, size_t *size);
+
+/* The ID's type tag, or NULL when it has none (or object is NULL). Same
+ * lifetime as outlive_object_bytes(). */
+OUTLIVE_API const char *outlive_object_type(const outlive_object *object);
+
+/* The bytes as a NUL-terminated string when they are valid UTF-8 without a NUL
+ * byte; NULL otherwise (or when object is NULL). Same lifetime as
+ * outlive_object_bytes(). */
+OUTLIVE_API const char *outlive_object_string(const outlive_object *object);
+
+/* A new empty argument set, freed with outlive_args_free(). NULL only when out
+ * of memory. An outlive_args may be read from several threads at once, but not
+ * changed while another thread uses it. */
+OUTLIVE_API outlive_args *outlive_args_new(void);
+
+/* A copy of args (NULL when args is NULL or out of memory). */
+OUTLIVE_API outlive_args *outlive_args_copy(const outlive_args *args);
+
+/* Frees an argument set. Pointers it handed out (objects, strings, handler
+ * views, names) become invalid. NULL is ignored. */
+OUTLIVE_API void outlive_args_free(outlive_args *args);
+
+/*
+ * Setters: each copies its value into args under name, replacing a value of the
+ * same name in place (the order is that of first insertion). Pointers handed
+ * out by args before (getters, names) become invalid.
+ * Every setter returns OUTLIVE_E_INVALID_ARGUMENT for a NULL args or name, a
+ * name that is not an identifier of at most OUTLIVE_MAX_NAME_SIZE bytes, or a
+ * new name past OUTLIVE_MAX_ARGUMENTS.
+ */
+
+/* An ID of `size` bytes (bytes may be NULL when size is 0), tagged with
+ * type_tag (NULL: untagged). Also OUTLIVE_E_INVALID_ARGUMENT: bytes NULL with a
+ * size, size above OUTLIVE_MAX_ID_SIZE, a malformed type tag. */
+OUTLIVE_API outlive_status outlive_args_set_id(outlive_args *args, const char *name, const char *type_tag,
+                                               const void *bytes, size_t size);
+/* An untagged ID holding the UTF-8 bytes of utf8 (without its NUL). Also
+ * OUTLIVE_E_INVALID_ARGUMENT: utf8 NULL or not UTF-8. */
+OUTLIVE_API outlive_status outlive_args_set_string(outlive_args *args, const char *name, const char *utf8);
+/* A copy of the handler value (its invalidated state included). Also
+ * OUTLIVE_E_INVALID_ARGUMENT: handler NULL, or nesting past OUTLIVE_MAX_NESTING. */
+OUTLIVE_API outlive_status outlive_args_set_handler(outlive_args *args, const char *name, const outlive_handler *handler);
+OUTLIVE_API outlive_status outlive_args_set_bool(outlive_args *args, const char *name, bool value);
+OUTLIVE_API outlive_status outlive_args_set_int(outlive_args *args, const char *name, int32_t value);
+OUTLIVE_API outlive_status outlive_args_set_double(outlive_args *args, const char *name, double value);
+OUTLIVE_API outlive_status outlive_args_set_integer(outlive_args *args, const char *name, int64_t value);
+OUTLIVE_API outlive_status outlive_args_set_uinteger(outlive_args *args, const char *name, uint64_t value);
+
+/* Removes name. OUTLIVE_E_NOT_FOUND: no argument of that name. */
+OUTLIVE_API outlive_status outlive_args_remove(outlive_args *args, const char *name);
+
+/*
+ * Getters: *out receives the value of name. OUTLIVE_E_NOT_FOUND: no argument
+ * of that name; OUTLIVE_E_TYPE_MISMATCH: it has another type (the message says
+ * which); OUTLIVE_E_INVALID_ARGUMENT: args, name or out is NULL. *out is
+ * written only on success. Pointers received stay valid until args changes or
+ * is freed.
+ */
+OUTLIVE_API outlive_status outlive_args_get_id(const outlive_args *args, const char *name, const outlive_object **out);
+/* An ID as a NUL-terminated string; OUTLIVE_E_TYPE_MISMATCH also when its
+ * bytes are not UTF-8 or contain a NUL. */
+OUTLIVE_API outlive_status outlive_args_get_string(const outlive_args *args, const char *name, const char **out);
+/* A view of a HANDLER argument, owned by args: call it or copy it
+ * (outlive_handler_copy), never free it. */
+OUTLIVE_API outlive_status outlive_args_get_handler(const outlive_args *args, const char *name, const outlive_handler **out);
+OUTLIVE_API outlive_status outlive_args_get_bool(const outlive_args *args, const char *name, bool *out);
+OUTLIVE_API outlive_status outlive_args_get_int(const outlive_args *args, const char *name, int32_t *out);
+OUTLIVE_API outlive_status outlive_args_get_double(const outlive_args *args, const char *name, double *out);
+OUTLIVE_API outlive_status outlive_args_get_integer(const outlive_args *args, const char *name, int64_t *out);
+OUTLIVE_API outlive_status outlive_args_get_uinteger(const outlive_args *args, const char *name, uint64_t *out);
+
+/* The number of arguments (0 when args is NULL). */
+OUTLIVE_API size_t outlive_args_count(const outlive_args *args);
+
+/* Iteration in order, index 0 to count - 1: the name at index (owned by args,
+ * valid until it changes or is freed), or NULL when index is out of range or
+ * args is NULL. */
+OUTLIVE_API const char *outlive_args_name_at(const outlive_args *args, size_t index);
+
+/* The type of the argument at index, or 0 when index is out of range or args
+ * is NULL. */
+OUTLIVE_API outlive_type outlive_args_type_at(const outlive_args *args, size_t index);
 
 /* ── loop ───────────────────────────────────────────────────────────────── */
 /*
@@ -324,6 +451,313 @@ OUTLIVE_API outlive_status outlive_kv_next_key(outlive_store *store, const char 
 OUTLIVE_API outlive_status outlive_kv_count(outlive_store *store, const char *key_prefix, size_t *out_count);
 
 /* ── handlers ───────────────────────────────────────────────────────────── */
+/*
+ * A handler is a value: the name of a declared handler, bound arguments, an
+ * optional invalidation handler's name and an invalidated flag. It can be
+ * serialized, stored, sent to another process and called there. The
+ * serialized form names the handler, never a library path or an address; it is
+ * resolved by name in the process that calls it.
+ *
+ * Declaring a handler in C defines the function and exports a descriptor:
+ *
+ *     OUTLIVE_HANDLER(on_login, OUTLIVE_OPT_ID(account), OUTLIVE_BOOL(success)) {
+ *         ... account may be NULL; success is always there ...
+ *     }
+ *
+ *     static void *find_session(const outlive_args *merged) { ... }
+ *     OUTLIVE_INSTANCE_HANDLER(on_key, find_session, OUTLIVE_ID(key)) {
+ *         ... self (void *) is what find_session returned for the arguments ...
+ *     }
+ *
+ * Parameter macros (the C parameter they declare, the signature they add):
+ *     OUTLIVE_ID(n)              const outlive_object *n    "ID n"
+ *     OUTLIVE_OPT_ID(n)          const outlive_object *n    "ID? n"      (NULL when absent)
+ *     OUTLIVE_ID_OF(tag, n)      const outlive_object *n    "ID<tag> n"  (tag written bare: xmpp.account)
+ *     OUTLIVE_OPT_ID_OF(tag, n)  const outlive_object *n    "ID<tag>? n"
+ *     OUTLIVE_HANDLER_ARG(n)     const outlive_handler *n   "HANDLER n"
+ *     OUTLIVE_OPT_HANDLER_ARG(n) const outlive_handler *n   "HANDLER? n" (NULL when absent)
+ *     OUTLIVE_BOOL(n) bool n, OUTLIVE_INT(n) int32_t n, OUTLIVE_DOUBLE(n) double n,
+ *     OUTLIVE_INTEGER(n) int64_t n, OUTLIVE_UINTEGER(n) uint64_t n
+ * Up to OUTLIVE_MAX_DECLARED_PARAMETERS parameters, or none: OUTLIVE_HANDLER(ping).
+ * The macros need only the preprocessor; they compile as C99 and C++ (with
+ * -Wall -Wextra -pedantic). The function has external linkage (C linkage in
+ * C++); its name is the handler's name, so a C-declared handler name is a C
+ * identifier. Names containing '.' ("app.greet") can only be registered at
+ * run time (outlive_register); they are never looked up as symbols.
+ *
+ * The descriptor is the exported constant `outlive_handler__NAME`. An
+ * executable that declares handlers must export its symbols: link it with
+ * -rdynamic (pkg-config --libs outlive adds it). A shared library exports them
+ * as it is (the descriptor has default visibility even under
+ * -fvisibility=hidden); load it with outlive_load_handlers().
+ *
+ * Resolution of a name, in this order: handlers registered at run time in this
+ * process (outlive_register, and the library's built-ins); then the descriptor
+ * symbol found with dlsym in the main program (and the libraries it was linked
+ * with), then in each library loaded with outlive_load_handlers(), in load
+ * order. A symbol counts only when it carries OUTLIVE_HANDLER_MAGIC, this
+ * descriptor version, the very name asked for and a function. Nothing else is
+ * ever called: a name that resolves to no descriptor (`system`, `getpid`, any
+ * function that is not a declared handler) is OUTLIVE_E_UNRESOLVED.
+ *
+ * Signature strings (outlive_register; the macros generate them):
+ *
+ *     signature = ws [ param *( ws "," ws param ) ws ]
+ *     param     = type [ "<" tag ">" ] [ "?" ] 1*( SP / TAB ) name
+ *     type      = "ID" / "HANDLER" / "BOOL" / "INT" / "DOUBLE" / "INTEGER" / "UINTEGER"
+ *     ws        = *( SP / TAB )
+ *
+ * e.g. "ID<xmpp.account>? account, BOOL success", or "" for no parameters.
+ * Types are upper case; "<tag>" follows only ID and restricts it to values with
+ * that type tag (an ID parameter without a tag accepts any); "?" (optional:
+ * absent → NULL) follows only ID and HANDLER — primitives are always
+ * mandatory; names are identifiers, unique; at most 64 parameters, at most
+ * 8192 bytes. Anything else is OUTLIVE_E_INVALID_ARGUMENT, and the message
+ * gives the byte position and what was expected there.
+ *
+ * Calling: the bound arguments merged with the call-time ones (call-time wins
+ * on equal names) are matched to the declared parameters by name. A mandatory
+ * parameter without a value is OUTLIVE_E_MISSING_ARGUMENT, a value of another
+ * type (or an ID with another tag) OUTLIVE_E_TYPE_MISMATCH; in both cases
+ * nothing is called. Extra arguments are ignored. The function runs on the
+ * calling thread, during the call. ID and HANDLER pointers it receives are
+ * valid until it returns: copy what it keeps (outlive_handler_copy for a
+ * handler, which it may also call). Any thread may call any handler; a
+ * handler's function must be safe to run on whichever threads call it.
+ *
+ * Invalidation: outlive_invalidate() calls the invalidation handler (when there
+ * is one) with the merged arguments, then marks the handler invalidated; from
+ * then on calling, binding or invalidating it is OUTLIVE_E_INVALIDATED. If the
+ * invalidation handler cannot run (unresolved, missing argument, mismatch), the
+ * call fails with that status and the handler stays valid. The invalidated
+ * state is part of the value: it survives copies and serialization.
+ */
+
+/* The magic number every descriptor starts with. */
+#define OUTLIVE_HANDLER_MAGIC UINT64_C(0x4F55544C49564548)
+/* The layout version of outlive_handler_descriptor. */
+#define OUTLIVE_HANDLER_DESCRIPTOR_VERSION 1u
+/* The most parameters the declaration macros take (signatures allow 64). */
+#define OUTLIVE_MAX_DECLARED_PARAMETERS 16
+
+/* An instance handler's resolver: the instance for these merged arguments
+ * (passed to the function as its first parameter, self), or NULL when there is
+ * none — then nothing is called and the call returns OUTLIVE_E_NOT_FOUND.
+ * merged is valid during the call only. Runs on the calling thread. */
+typedef void *(*outlive_instance_resolver)(const outlive_args *merged_arguments);
+
+/* What OUTLIVE_HANDLER exports as `outlive_handler__NAME` (64-bit layout:
+ * magic at 0, version at 8, name at 16, signature at 24, function at 32,
+ * resolver at 40). Write one by hand only if you cannot use the macros; the
+ * symbol must then be a data object of at least sizeof(outlive_handler_descriptor)
+ * bytes, or it is not considered. */
+typedef struct outlive_handler_descriptor {
+    uint64_t    magic;        /* OUTLIVE_HANDLER_MAGIC */
+    uint32_t    version;      /* OUTLIVE_HANDLER_DESCRIPTOR_VERSION */
+    uint32_t    reserved;     /* 0 */
+    const char *name;         /* the handler's name, equal to NAME in the symbol */
+    const char *signature;    /* the parameters, in the signature grammar */
+    void      (*function)(void);  /* the function, cast; called with the declared parameters */
+    outlive_instance_resolver resolver;  /* NULL for a plain handler */
+} outlive_handler_descriptor;
+
+#ifdef __cplusplus
+#define OUTLIVE__EXTERN_C_BEGIN extern "C" {
+#define OUTLIVE__EXTERN_C_END }
+#else
+#define OUTLIVE__EXTERN_C_BEGIN
+#define OUTLIVE__EXTERN_C_END
+#endif
+#if defined(__GNUC__) || defined(__clang__)
+#define OUTLIVE__VISIBLE __attribute__((visibility("default")))
+#define OUTLIVE__USED __attribute__((used))
+#else
+#define OUTLIVE__VISIBLE
+#define OUTLIVE__USED
+#endif
+
+/* Each parameter macro is a pair: (C parameter, signature text). */
+#define OUTLIVE_ID(n)               (const outlive_object *n, "ID " #n)
+#define OUTLIVE_OPT_ID(n)           (const outlive_object *n, "ID? " #n)
+#define OUTLIVE_ID_OF(tag, n)       (const outlive_object *n, "ID<" #tag "> " #n)
+#define OUTLIVE_OPT_ID_OF(tag, n)   (const outlive_object *n, "ID<" #tag ">? " #n)
+#define OUTLIVE_HANDLER_ARG(n)      (const outlive_handler *n, "HANDLER " #n)
+#define OUTLIVE_OPT_HANDLER_ARG(n)  (const outlive_handler *n, "HANDLER? " #n)
+#define OUTLIVE_BOOL(n)             (bool n, "BOOL " #n)
+#define OUTLIVE_INT(n)              (int32_t n, "INT " #n)
+#define OUTLIVE_DOUBLE(n)           (double n, "DOUBLE " #n)
+#define OUTLIVE_INTEGER(n)          (int64_t n, "INTEGER " #n)
+#define OUTLIVE_UINTEGER(n)         (uint64_t n, "UINTEGER " #n)
+
+#define OUTLIVE__C(p) OUTLIVE__C_ p
+#define OUTLIVE__C_(c, s) c
+#define OUTLIVE__S(p) OUTLIVE__S_ p
+#define OUTLIVE__S_(c, s) s
+#define OUTLIVE__CAT(a, b) OUTLIVE__CAT_(a, b)
+#define OUTLIVE__CAT_(a, b) a##b
+
+#define OUTLIVE__COUNT(...) OUTLIVE__COUNT_(__VA_ARGS__, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+#define OUTLIVE__COUNT_(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15, _16, _17, _18, N, ...) N
+
+#define OUTLIVE__DEFINE(name, resolver, params, signature) \
+    OUTLIVE__EXTERN_C_BEGIN \
+    void name params; \
+    OUTLIVE__VISIBLE extern const outlive_handler_descriptor outlive_handler__##name; \
+    OUTLIVE__USED const outlive_handler_descriptor outlive_handler__##name = { \
+        OUTLIVE_HANDLER_MAGIC, OUTLIVE_HANDLER_DESCRIPTOR_VERSION, 0u, #name, signature, \
+        (void (*)(void))name, resolver }; \
+    OUTLIVE__EXTERN_C_END \
+    void name params
+
+#define OUTLIVE_HANDLER(...) OUTLIVE__CAT(OUTLIVE__H, OUTLIVE__COUNT(__VA_ARGS__))(__VA_ARGS__)
+#define OUTLIVE_INSTANCE_HANDLER(...) OUTLIVE__CAT(OUTLIVE__I, OUTLIVE__COUNT(__VA_ARGS__))(__VA_ARGS__)
+#define OUTLIVE__H1(name) OUTLIVE__DEFINE(name, NULL, (void), "")
+#define OUTLIVE__H2(name, p1) OUTLIVE__DEFINE(name, NULL, (OUTLIVE__C(p1)), OUTLIVE__S(p1))
+#define OUTLIVE__H3(name, p1, p2) OUTLIVE__DEFINE(name, NULL, (OUTLIVE__C(p1), OUTLIVE__C(p2)), OUTLIVE__S(p1) ", " OUTLIVE__S(p2))
+#define OUTLIVE__H4(name, p1, p2, p3) OUTLIVE__DEFINE(name, NULL, (OUTLIVE__C(p1), OUTLIVE__C(p2), OUTLIVE__C(p3)), OUTLIVE__S(p1) ", " OUTLIVE__S(p2) ", " OUTLIVE__S(p3))
+#define OUTLIVE__H5(name, p1, p2, p3, p4) OUTLIVE__DEFINE(name, NULL, (OUTLIVE__C(p1), OUTLIVE__C(p2), OUTLIVE__C(p3), OUTLIVE__C(p4)), OUTLIVE__S(p1) ", " OUTLIVE__S(p2) ", " OUTLIVE__S(p3) ", " OUTLIVE__S(p4))
+#define OUTLIVE__H6(name, p1, p2, p3, p4, p5) OUTLIVE__DEFINE(name, NULL, (OUTLIVE__C(p1), OUTLIVE__C(p2), OUTLIVE__C(p3), OUTLIVE__C(p4), OUTLIVE__C(p5)), OUTLIVE__S(p1) ", " OUTLIVE__S(p2) ", " OUTLIVE__S(p3) ", " OUTLIVE__S(p4) ", " OUTLIVE__S(p5))
+#define OUTLIVE__H7(name, p1, p2, p3, p4, p5, p6) OUTLIVE__DEFINE(name, NULL, (OUTLIVE__C(p1), OUTLIVE__C(p2), OUTLIVE__C(p3), OUTLIVE__C(p4), OUTLIVE__C(p5), OUTLIVE__C(p6)), OUTLIVE__S(p1) ", " OUTLIVE__S(p2) ", " OUTLIVE__S(p3) ", " OUTLIVE__S(p4) ", " OUTLIVE__S(p5) ", " OUTLIVE__S(p6))
+#define OUTLIVE__H8(name, p1, p2, p3, p4, p5, p6, p7) OUTLIVE__DEFINE(name, NULL, (OUTLIVE__C(p1), OUTLIVE__C(p2), OUTLIVE__C(p3), OUTLIVE__C(p4), OUTLIVE__C(p5), OUTLIVE__C(p6), OUTLIVE__C(p7)), OUTLIVE__S(p1) ", " OUTLIVE__S(p2) ", " OUTLIVE__S(p3) ", " OUTLIVE__S(p4) ", " OUTLIVE__S(p5) ", " OUTLIVE__S(p6) ", " OUTLIVE__S(p7))
+#define OUTLIVE__H9(name, p1, p2, p3, p4, p5, p6, p7, p8) OUTLIVE__DEFINE(name, NULL, (OUTLIVE__C(p1), OUTLIVE__C(p2), OUTLIVE__C(p3), OUTLIVE__C(p4), OUTLIVE__C(p5), OUTLIVE__C(p6), OUTLIVE__C(p7), OUTLIVE__C(p8)), OUTLIVE__S(p1) ", " OUTLIVE__S(p2) ", " OUTLIVE__S(p3) ", " OUTLIVE__S(p4) ", " OUTLIVE__S(p5) ", " OUTLIVE__S(p6) ", " OUTLIVE__S(p7) ", " OUTLIVE__S(p8))
+#define OUTLIVE__H10(name, p1, p2, p3, p4, p5, p6, p7, p8, p9) OUTLIVE__DEFINE(name, NULL, (OUTLIVE__C(p1), OUTLIVE__C(p2), OUTLIVE__C(p3), OUTLIVE__C(p4), OUTLIVE__C(p5), OUTLIVE__C(p6), OUTLIVE__C(p7), OUTLIVE__C(p8), OUTLIVE__C(p9)), OUTLIVE__S(p1) ", " OUTLIVE__S(p2) ", " OUTLIVE__S(p3) ", " OUTLIVE__S(p4) ", " OUTLIVE__S(p5) ", " OUTLIVE__S(p6) ", " OUTLIVE__S(p7) ", " OUTLIVE__S(p8) ", " OUTLIVE__S(p9))
+#define OUTLIVE__H11(name, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10) OUTLIVE__DEFINE(name, NULL, (OUTLIVE__C(p1), OUTLIVE__C(p2), OUTLIVE__C(p3), OUTLIVE__C(p4), OUTLIVE__C(p5), OUTLIVE__C(p6), OUTLIVE__C(p7), OUTLIVE__C(p8), OUTLIVE__C(p9), OUTLIVE__C(p10)), OUTLIVE__S(p1) ", " OUTLIVE__S(p2) ", " OUTLIVE__S(p3) ", " OUTLIVE__S(p4) ", " OUTLIVE__S(p5) ", " OUTLIVE__S(p6) ", " OUTLIVE__S(p7) ", " OUTLIVE__S(p8) ", " OUTLIVE__S(p9) ", " OUTLIVE__S(p10))
+#define OUTLIVE__H12(name, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11) OUTLIVE__DEFINE(name, NULL, (OUTLIVE__C(p1), OUTLIVE__C(p2), OUTLIVE__C(p3), OUTLIVE__C(p4), OUTLIVE__C(p5), OUTLIVE__C(p6), OUTLIVE__C(p7), OUTLIVE__C(p8), OUTLIVE__C(p9), OUTLIVE__C(p10), OUTLIVE__C(p11)), OUTLIVE__S(p1) ", " OUTLIVE__S(p2) ", " OUTLIVE__S(p3) ", " OUTLIVE__S(p4) ", " OUTLIVE__S(p5) ", " OUTLIVE__S(p6) ", " OUTLIVE__S(p7) ", " OUTLIVE__S(p8) ", " OUTLIVE__S(p9) ", " OUTLIVE__S(p10) ", " OUTLIVE__S(p11))
+#define OUTLIVE__H13(name, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12) OUTLIVE__DEFINE(name, NULL, (OUTLIVE__C(p1), OUTLIVE__C(p2), OUTLIVE__C(p3), OUTLIVE__C(p4), OUTLIVE__C(p5), OUTLIVE__C(p6), OUTLIVE__C(p7), OUTLIVE__C(p8), OUTLIVE__C(p9), OUTLIVE__C(p10), OUTLIVE__C(p11), OUTLIVE__C(p12)), OUTLIVE__S(p1) ", " OUTLIVE__S(p2) ", " OUTLIVE__S(p3) ", " OUTLIVE__S(p4) ", " OUTLIVE__S(p5) ", " OUTLIVE__S(p6) ", " OUTLIVE__S(p7) ", " OUTLIVE__S(p8) ", " OUTLIVE__S(p9) ", " OUTLIVE__S(p10) ", " OUTLIVE__S(p11) ", " OUTLIVE__S(p12))
+#define OUTLIVE__H14(name, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13) OUTLIVE__DEFINE(name, NULL, (OUTLIVE__C(p1), OUTLIVE__C(p2), OUTLIVE__C(p3), OUTLIVE__C(p4), OUTLIVE__C(p5), OUTLIVE__C(p6), OUTLIVE__C(p7), OUTLIVE__C(p8), OUTLIVE__C(p9), OUTLIVE__C(p10), OUTLIVE__C(p11), OUTLIVE__C(p12), OUTLIVE__C(p13)), OUTLIVE__S(p1) ", " OUTLIVE__S(p2) ", " OUTLIVE__S(p3) ", " OUTLIVE__S(p4) ", " OUTLIVE__S(p5) ", " OUTLIVE__S(p6) ", " OUTLIVE__S(p7) ", " OUTLIVE__S(p8) ", " OUTLIVE__S(p9) ", " OUTLIVE__S(p10) ", " OUTLIVE__S(p11) ", " OUTLIVE__S(p12) ", " OUTLIVE__S(p13))
+#define OUTLIVE__H15(name, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14) OUTLIVE__DEFINE(name, NULL, (OUTLIVE__C(p1), OUTLIVE__C(p2), OUTLIVE__C(p3), OUTLIVE__C(p4), OUTLIVE__C(p5), OUTLIVE__C(p6), OUTLIVE__C(p7), OUTLIVE__C(p8), OUTLIVE__C(p9), OUTLIVE__C(p10), OUTLIVE__C(p11), OUTLIVE__C(p12), OUTLIVE__C(p13), OUTLIVE__C(p14)), OUTLIVE__S(p1) ", " OUTLIVE__S(p2) ", " OUTLIVE__S(p3) ", " OUTLIVE__S(p4) ", " OUTLIVE__S(p5) ", " OUTLIVE__S(p6) ", " OUTLIVE__S(p7) ", " OUTLIVE__S(p8) ", " OUTLIVE__S(p9) ", " OUTLIVE__S(p10) ", " OUTLIVE__S(p11) ", " OUTLIVE__S(p12) ", " OUTLIVE__S(p13) ", " OUTLIVE__S(p14))
+#define OUTLIVE__H16(name, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15) OUTLIVE__DEFINE(name, NULL, (OUTLIVE__C(p1), OUTLIVE__C(p2), OUTLIVE__C(p3), OUTLIVE__C(p4), OUTLIVE__C(p5), OUTLIVE__C(p6), OUTLIVE__C(p7), OUTLIVE__C(p8), OUTLIVE__C(p9), OUTLIVE__C(p10), OUTLIVE__C(p11), OUTLIVE__C(p12), OUTLIVE__C(p13), OUTLIVE__C(p14), OUTLIVE__C(p15)), OUTLIVE__S(p1) ", " OUTLIVE__S(p2) ", " OUTLIVE__S(p3) ", " OUTLIVE__S(p4) ", " OUTLIVE__S(p5) ", " OUTLIVE__S(p6) ", " OUTLIVE__S(p7) ", " OUTLIVE__S(p8) ", " OUTLIVE__S(p9) ", " OUTLIVE__S(p10) ", " OUTLIVE__S(p11) ", " OUTLIVE__S(p12) ", " OUTLIVE__S(p13) ", " OUTLIVE__S(p14) ", " OUTLIVE__S(p15))
+#define OUTLIVE__H17(name, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, p16) OUTLIVE__DEFINE(name, NULL, (OUTLIVE__C(p1), OUTLIVE__C(p2), OUTLIVE__C(p3), OUTLIVE__C(p4), OUTLIVE__C(p5), OUTLIVE__C(p6), OUTLIVE__C(p7), OUTLIVE__C(p8), OUTLIVE__C(p9), OUTLIVE__C(p10), OUTLIVE__C(p11), OUTLIVE__C(p12), OUTLIVE__C(p13), OUTLIVE__C(p14), OUTLIVE__C(p15), OUTLIVE__C(p16)), OUTLIVE__S(p1) ", " OUTLIVE__S(p2) ", " OUTLIVE__S(p3) ", " OUTLIVE__S(p4) ", " OUTLIVE__S(p5) ", " OUTLIVE__S(p6) ", " OUTLIVE__S(p7) ", " OUTLIVE__S(p8) ", " OUTLIVE__S(p9) ", " OUTLIVE__S(p10) ", " OUTLIVE__S(p11) ", " OUTLIVE__S(p12) ", " OUTLIVE__S(p13) ", " OUTLIVE__S(p14) ", " OUTLIVE__S(p15) ", " OUTLIVE__S(p16))
+#define OUTLIVE__I2(name, resolver) OUTLIVE__DEFINE(name, resolver, (void *self), "")
+#define OUTLIVE__I3(name, resolver, p1) OUTLIVE__DEFINE(name, resolver, (void *self, OUTLIVE__C(p1)), OUTLIVE__S(p1))
+#define OUTLIVE__I4(name, resolver, p1, p2) OUTLIVE__DEFINE(name, resolver, (void *self, OUTLIVE__C(p1), OUTLIVE__C(p2)), OUTLIVE__S(p1) ", " OUTLIVE__S(p2))
+#define OUTLIVE__I5(name, resolver, p1, p2, p3) OUTLIVE__DEFINE(name, resolver, (void *self, OUTLIVE__C(p1), OUTLIVE__C(p2), OUTLIVE__C(p3)), OUTLIVE__S(p1) ", " OUTLIVE__S(p2) ", " OUTLIVE__S(p3))
+#define OUTLIVE__I6(name, resolver, p1, p2, p3, p4) OUTLIVE__DEFINE(name, resolver, (void *self, OUTLIVE__C(p1), OUTLIVE__C(p2), OUTLIVE__C(p3), OUTLIVE__C(p4)), OUTLIVE__S(p1) ", " OUTLIVE__S(p2) ", " OUTLIVE__S(p3) ", " OUTLIVE__S(p4))
+#define OUTLIVE__I7(name, resolver, p1, p2, p3, p4, p5) OUTLIVE__DEFINE(name, resolver, (void *self, OUTLIVE__C(p1), OUTLIVE__C(p2), OUTLIVE__C(p3), OUTLIVE__C(p4), OUTLIVE__C(p5)), OUTLIVE__S(p1) ", " OUTLIVE__S(p2) ", " OUTLIVE__S(p3) ", " OUTLIVE__S(p4) ", " OUTLIVE__S(p5))
+#define OUTLIVE__I8(name, resolver, p1, p2, p3, p4, p5, p6) OUTLIVE__DEFINE(name, resolver, (void *self, OUTLIVE__C(p1), OUTLIVE__C(p2), OUTLIVE__C(p3), OUTLIVE__C(p4), OUTLIVE__C(p5), OUTLIVE__C(p6)), OUTLIVE__S(p1) ", " OUTLIVE__S(p2) ", " OUTLIVE__S(p3) ", " OUTLIVE__S(p4) ", " OUTLIVE__S(p5) ", " OUTLIVE__S(p6))
+#define OUTLIVE__I9(name, resolver, p1, p2, p3, p4, p5, p6, p7) OUTLIVE__DEFINE(name, resolver, (void *self, OUTLIVE__C(p1), OUTLIVE__C(p2), OUTLIVE__C(p3), OUTLIVE__C(p4), OUTLIVE__C(p5), OUTLIVE__C(p6), OUTLIVE__C(p7)), OUTLIVE__S(p1) ", " OUTLIVE__S(p2) ", " OUTLIVE__S(p3) ", " OUTLIVE__S(p4) ", " OUTLIVE__S(p5) ", " OUTLIVE__S(p6) ", " OUTLIVE__S(p7))
+#define OUTLIVE__I10(name, resolver, p1, p2, p3, p4, p5, p6, p7, p8) OUTLIVE__DEFINE(name, resolver, (void *self, OUTLIVE__C(p1), OUTLIVE__C(p2), OUTLIVE__C(p3), OUTLIVE__C(p4), OUTLIVE__C(p5), OUTLIVE__C(p6), OUTLIVE__C(p7), OUTLIVE__C(p8)), OUTLIVE__S(p1) ", " OUTLIVE__S(p2) ", " OUTLIVE__S(p3) ", " OUTLIVE__S(p4) ", " OUTLIVE__S(p5) ", " OUTLIVE__S(p6) ", " OUTLIVE__S(p7) ", " OUTLIVE__S(p8))
+#define OUTLIVE__I11(name, resolver, p1, p2, p3, p4, p5, p6, p7, p8, p9) OUTLIVE__DEFINE(name, resolver, (void *self, OUTLIVE__C(p1), OUTLIVE__C(p2), OUTLIVE__C(p3), OUTLIVE__C(p4), OUTLIVE__C(p5), OUTLIVE__C(p6), OUTLIVE__C(p7), OUTLIVE__C(p8), OUTLIVE__C(p9)), OUTLIVE__S(p1) ", " OUTLIVE__S(p2) ", " OUTLIVE__S(p3) ", " OUTLIVE__S(p4) ", " OUTLIVE__S(p5) ", " OUTLIVE__S(p6) ", " OUTLIVE__S(p7) ", " OUTLIVE__S(p8) ", " OUTLIVE__S(p9))
+#define OUTLIVE__I12(name, resolver, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10) OUTLIVE__DEFINE(name, resolver, (void *self, OUTLIVE__C(p1), OUTLIVE__C(p2), OUTLIVE__C(p3), OUTLIVE__C(p4), OUTLIVE__C(p5), OUTLIVE__C(p6), OUTLIVE__C(p7), OUTLIVE__C(p8), OUTLIVE__C(p9), OUTLIVE__C(p10)), OUTLIVE__S(p1) ", " OUTLIVE__S(p2) ", " OUTLIVE__S(p3) ", " OUTLIVE__S(p4) ", " OUTLIVE__S(p5) ", " OUTLIVE__S(p6) ", " OUTLIVE__S(p7) ", " OUTLIVE__S(p8) ", " OUTLIVE__S(p9) ", " OUTLIVE__S(p10))
+#define OUTLIVE__I13(name, resolver, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11) OUTLIVE__DEFINE(name, resolver, (void *self, OUTLIVE__C(p1), OUTLIVE__C(p2), OUTLIVE__C(p3), OUTLIVE__C(p4), OUTLIVE__C(p5), OUTLIVE__C(p6), OUTLIVE__C(p7), OUTLIVE__C(p8), OUTLIVE__C(p9), OUTLIVE__C(p10), OUTLIVE__C(p11)), OUTLIVE__S(p1) ", " OUTLIVE__S(p2) ", " OUTLIVE__S(p3) ", " OUTLIVE__S(p4) ", " OUTLIVE__S(p5) ", " OUTLIVE__S(p6) ", " OUTLIVE__S(p7) ", " OUTLIVE__S(p8) ", " OUTLIVE__S(p9) ", " OUTLIVE__S(p10) ", " OUTLIVE__S(p11))
+#define OUTLIVE__I14(name, resolver, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12) OUTLIVE__DEFINE(name, resolver, (void *self, OUTLIVE__C(p1), OUTLIVE__C(p2), OUTLIVE__C(p3), OUTLIVE__C(p4), OUTLIVE__C(p5), OUTLIVE__C(p6), OUTLIVE__C(p7), OUTLIVE__C(p8), OUTLIVE__C(p9), OUTLIVE__C(p10), OUTLIVE__C(p11), OUTLIVE__C(p12)), OUTLIVE__S(p1) ", " OUTLIVE__S(p2) ", " OUTLIVE__S(p3) ", " OUTLIVE__S(p4) ", " OUTLIVE__S(p5) ", " OUTLIVE__S(p6) ", " OUTLIVE__S(p7) ", " OUTLIVE__S(p8) ", " OUTLIVE__S(p9) ", " OUTLIVE__S(p10) ", " OUTLIVE__S(p11) ", " OUTLIVE__S(p12))
+#define OUTLIVE__I15(name, resolver, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13) OUTLIVE__DEFINE(name, resolver, (void *self, OUTLIVE__C(p1), OUTLIVE__C(p2), OUTLIVE__C(p3), OUTLIVE__C(p4), OUTLIVE__C(p5), OUTLIVE__C(p6), OUTLIVE__C(p7), OUTLIVE__C(p8), OUTLIVE__C(p9), OUTLIVE__C(p10), OUTLIVE__C(p11), OUTLIVE__C(p12), OUTLIVE__C(p13)), OUTLIVE__S(p1) ", " OUTLIVE__S(p2) ", " OUTLIVE__S(p3) ", " OUTLIVE__S(p4) ", " OUTLIVE__S(p5) ", " OUTLIVE__S(p6) ", " OUTLIVE__S(p7) ", " OUTLIVE__S(p8) ", " OUTLIVE__S(p9) ", " OUTLIVE__S(p10) ", " OUTLIVE__S(p11) ", " OUTLIVE__S(p12) ", " OUTLIVE__S(p13))
+#define OUTLIVE__I16(name, resolver, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14) OUTLIVE__DEFINE(name, resolver, (void *self, OUTLIVE__C(p1), OUTLIVE__C(p2), OUTLIVE__C(p3), OUTLIVE__C(p4), OUTLIVE__C(p5), OUTLIVE__C(p6), OUTLIVE__C(p7), OUTLIVE__C(p8), OUTLIVE__C(p9), OUTLIVE__C(p10), OUTLIVE__C(p11), OUTLIVE__C(p12), OUTLIVE__C(p13), OUTLIVE__C(p14)), OUTLIVE__S(p1) ", " OUTLIVE__S(p2) ", " OUTLIVE__S(p3) ", " OUTLIVE__S(p4) ", " OUTLIVE__S(p5) ", " OUTLIVE__S(p6) ", " OUTLIVE__S(p7) ", " OUTLIVE__S(p8) ", " OUTLIVE__S(p9) ", " OUTLIVE__S(p10) ", " OUTLIVE__S(p11) ", " OUTLIVE__S(p12) ", " OUTLIVE__S(p13) ", " OUTLIVE__S(p14))
+#define OUTLIVE__I17(name, resolver, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15) OUTLIVE__DEFINE(name, resolver, (void *self, OUTLIVE__C(p1), OUTLIVE__C(p2), OUTLIVE__C(p3), OUTLIVE__C(p4), OUTLIVE__C(p5), OUTLIVE__C(p6), OUTLIVE__C(p7), OUTLIVE__C(p8), OUTLIVE__C(p9), OUTLIVE__C(p10), OUTLIVE__C(p11), OUTLIVE__C(p12), OUTLIVE__C(p13), OUTLIVE__C(p14), OUTLIVE__C(p15)), OUTLIVE__S(p1) ", " OUTLIVE__S(p2) ", " OUTLIVE__S(p3) ", " OUTLIVE__S(p4) ", " OUTLIVE__S(p5) ", " OUTLIVE__S(p6) ", " OUTLIVE__S(p7) ", " OUTLIVE__S(p8) ", " OUTLIVE__S(p9) ", " OUTLIVE__S(p10) ", " OUTLIVE__S(p11) ", " OUTLIVE__S(p12) ", " OUTLIVE__S(p13) ", " OUTLIVE__S(p14) ", " OUTLIVE__S(p15))
+#define OUTLIVE__I18(name, resolver, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, p16) OUTLIVE__DEFINE(name, resolver, (void *self, OUTLIVE__C(p1), OUTLIVE__C(p2), OUTLIVE__C(p3), OUTLIVE__C(p4), OUTLIVE__C(p5), OUTLIVE__C(p6), OUTLIVE__C(p7), OUTLIVE__C(p8), OUTLIVE__C(p9), OUTLIVE__C(p10), OUTLIVE__C(p11), OUTLIVE__C(p12), OUTLIVE__C(p13), OUTLIVE__C(p14), OUTLIVE__C(p15), OUTLIVE__C(p16)), OUTLIVE__S(p1) ", " OUTLIVE__S(p2) ", " OUTLIVE__S(p3) ", " OUTLIVE__S(p4) ", " OUTLIVE__S(p5) ", " OUTLIVE__S(p6) ", " OUTLIVE__S(p7) ", " OUTLIVE__S(p8) ", " OUTLIVE__S(p9) ", " OUTLIVE__S(p10) ", " OUTLIVE__S(p11) ", " OUTLIVE__S(p12) ", " OUTLIVE__S(p13) ", " OUTLIVE__S(p14) ", " OUTLIVE__S(p15) ", " OUTLIVE__S(p16))
+
+/* Registers `function` under name for this process, with the parameters of
+ * `signature` (the grammar above). The function is called with those
+ * parameters (as the C types of the values section) and returns void; cast it
+ * to void (*)(void) to pass it. Registrations come first in resolution; a
+ * second registration of a name replaces the first for calls that start after
+ * it. name: 1 to 200 bytes of letters, digits, '_' and '.'.
+ * OUTLIVE_E_INVALID_ARGUMENT: NULL, a bad name, a malformed signature (the
+ * message gives the position). Any thread. */
+OUTLIVE_API outlive_status outlive_register(const char *name, const char *signature, void (*function)(void));
+
+/* Removes a registration made with outlive_register. OUTLIVE_E_NOT_FOUND: the
+ * name is not registered. Calls under way finish. Any thread. */
+OUTLIVE_API outlive_status outlive_unregister(const char *name);
+
+/* Loads a handler library (dlopen, RTLD_NOW | RTLD_LOCAL): its descriptors
+ * become resolvable, after the main program's and those of libraries loaded
+ * before. Loading the same library again does nothing. The library stays loaded
+ * for the life of the process; its constructors run now, as with any dlopen.
+ * OUTLIVE_E_INVALID_ARGUMENT: NULL or empty path. OUTLIVE_E_NOT_FOUND: no such
+ * file. OUTLIVE_E_IO: dlopen refused it (the message has dlerror's text).
+ * Any thread. */
+OUTLIVE_API outlive_status outlive_load_handlers(const char *library_path);
+
+/* OUTLIVE_OK when name resolves in this process now (see resolution above);
+ * OUTLIVE_E_UNRESOLVED when it does not; OUTLIVE_E_INVALID_ARGUMENT for NULL
+ * or a malformed name, or a descriptor with a malformed signature. Any thread. */
+OUTLIVE_API outlive_status outlive_resolve(const char *name);
+
+/* A new handler value naming `name`, with a copy of bound (NULL: none) as its
+ * bound arguments. The name need not resolve here (it is resolved when called).
+ * Free it with outlive_handler_free(). NULL on a NULL or malformed name, more
+ * than OUTLIVE_MAX_NESTING nesting, or no memory (outlive_last_error() says
+ * which). Any thread. */
+OUTLIVE_API outlive_handler *outlive_handler_new(const char *name, const outlive_args *bound);
+
+/* outlive_handler_new() with the name of an invalidation handler, called by
+ * outlive_invalidate() with the merged arguments. */
+OUTLIVE_API outlive_handler *outlive_handler_new_with_invalidation(const char *name, const char *invalidation_name,
+                                                                   const outlive_args *bound);
+
+/* An independent copy of the handler value (invalidated state included), to
+ * free with outlive_handler_free(). NULL when handler is NULL. */
+OUTLIVE_API outlive_handler *outlive_handler_copy(const outlive_handler *handler);
+
+/* Frees a handler made by new, copy or deserialize. Never free a handler a
+ * function received as a parameter or got from outlive_args_get_handler().
+ * NULL is ignored. */
+OUTLIVE_API void outlive_handler_free(outlive_handler *handler);
+
+/* Binds copies of the arguments in `more` (later wins on equal names).
+ * OUTLIVE_E_INVALIDATED: the handler was invalidated. OUTLIVE_E_INVALID_ARGUMENT:
+ * NULL, or past OUTLIVE_MAX_ARGUMENTS / OUTLIVE_MAX_NESTING (nothing bound). */
+OUTLIVE_API outlive_status outlive_handler_bind(outlive_handler *handler, const outlive_args *more);
+
+/* Calls the handler on this thread with its bound arguments merged with
+ * call_args (NULL: none; call-time wins), and returns when the function has
+ * returned. The function may call handlers itself, this one included.
+ * OUTLIVE_E_UNRESOLVED      the name resolves to nothing in this process
+ * OUTLIVE_E_MISSING_ARGUMENT a mandatory parameter has no value (nothing called)
+ * OUTLIVE_E_TYPE_MISMATCH   an argument has another type or tag (nothing called)
+ * OUTLIVE_E_NOT_FOUND       an instance handler's resolver returned NULL (nothing called)
+ * OUTLIVE_E_INVALIDATED     the handler was invalidated
+ * OUTLIVE_E_INVALID_ARGUMENT handler is NULL, or its descriptor's signature is malformed
+ * Any thread. A call of a resolved handler with primitive arguments allocates
+ * no memory. */
+OUTLIVE_API outlive_status outlive_call(const outlive_handler *handler, const outlive_args *call_args);
+
+/* Invalidates the handler (see Invalidation above): calls its invalidation
+ * handler, if it has one, with the merged arguments (call_args may be NULL),
+ * then marks it invalidated. On any failure it stays valid.
+ * Statuses of outlive_call() for the invalidation handler, and
+ * OUTLIVE_E_INVALIDATED when it was invalidated already, OUTLIVE_E_BUSY while
+ * another thread is invalidating the same outlive_handler. Any thread. */
+OUTLIVE_API outlive_status outlive_invalidate(outlive_handler *handler, const outlive_args *call_args);
+
+/* Whether the handler was invalidated (false when handler is NULL). */
+OUTLIVE_API bool outlive_handler_is_invalidated(const outlive_handler *handler);
+
+/* The handler's name, owned by the handler (NULL when handler is NULL). */
+OUTLIVE_API const char *outlive_handler_name(const outlive_handler *handler);
+
+/* The invalidation handler's name, owned by the handler, or NULL. */
+OUTLIVE_API const char *outlive_handler_invalidation_name(const outlive_handler *handler);
+
+/* A copy of the bound arguments into *out (free with outlive_args_free).
+ * OUTLIVE_E_INVALID_ARGUMENT: NULL. OUTLIVE_E_NO_MEMORY. */
+OUTLIVE_API outlive_status outlive_handler_bound(const outlive_handler *handler, outlive_args **out);
+
+/* A one-line description for logs, e.g.
+ * `on_login(account: ID "dana", success: BOOL true) invalidation: cancel [invalidated]`.
+ * Owned by the handler; valid until it is bound, invalidated or freed. NULL when
+ * handler is NULL. Not a format to parse: use the getters. */
+OUTLIVE_API const char *outlive_handler_description(const outlive_handler *handler);
+
+/* Serializes the handler value (name, bound arguments, invalidation name and
+ * state) in the format of docs/FORMAT.md: *bytes receives a new allocation (free
+ * it with outlive_free), *size its length. The bytes hold no pointers or paths
+ * and can be decoded by any process and machine.
+ * OUTLIVE_E_INVALID_ARGUMENT: NULL, or the result would be larger than
+ * OUTLIVE_MAX_SERIALIZED_SIZE. OUTLIVE_E_NO_MEMORY. */
+OUTLIVE_API outlive_status outlive_handler_serialize(const outlive_handler *handler, void **bytes, size_t *size);
+
+/* The largest serialized handler accepted. */
+#define OUTLIVE_MAX_SERIALIZED_SIZE (32u * 1024u * 1024u)
+
+/* Decodes `size` bytes made by outlive_handler_serialize() into a new handler
+ * (*out; free it with outlive_handler_free). Every byte is validated: lengths,
+ * names, types, nesting, trailing bytes.
+ * OUTLIVE_E_CORRUPT: malformed, truncated or too large (the message gives the
+ * byte offset). OUTLIVE_E_VERSION: written by a newer format version.
+ * OUTLIVE_E_INVALID_ARGUMENT: bytes NULL with a size, or out NULL. */
+OUTLIVE_API outlive_status outlive_handler_deserialize(const void *bytes, size_t size, outlive_handler **out);
 
 /* ── tasks ──────────────────────────────────────────────────────────────── */
 

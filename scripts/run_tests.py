@@ -48,6 +48,32 @@ def run_c(timeout):
     return passed, failed
 
 
+def run_fuzz(runs):
+    """Each libFuzzer target briefly, on a scratch copy of its corpus (make fuzz
+    runs them longer and keeps what they find)."""
+    import shutil
+    import tempfile
+    passed = failed = 0
+    fuzz_dir = os.path.join(BUILD, "fuzz")
+    targets = sorted(os.listdir(fuzz_dir)) if os.path.isdir(fuzz_dir) else []
+    for name in targets:
+        corpus = tempfile.mkdtemp(prefix=f"{name}-")
+        seeds = os.path.join(ROOT, "fuzz", "corpus", name)
+        if os.path.isdir(seeds):
+            shutil.rmtree(corpus)
+            shutil.copytree(seeds, corpus)
+        start = time.time()
+        result = subprocess.run([os.path.join(fuzz_dir, name), f"-runs={runs}", "-max_len=4096",
+                                 f"-artifact_prefix={corpus}/", corpus], capture_output=True, text=True, timeout=600)
+        ok = result.returncode == 0
+        print(f"  fuzz/{name}: {runs} runs ({time.time() - start:.1f}s) {'ok' if ok else 'FAILED'}")
+        if not ok:
+            print("\n".join(result.stderr.splitlines()[-40:]))
+        shutil.rmtree(corpus, ignore_errors=True)
+        passed, failed = passed + ok, failed + (not ok)
+    return passed, failed
+
+
 def run_swift(timeout):
     try:
         result = subprocess.run(["swift", "test"], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
@@ -101,11 +127,12 @@ def run_pytest(label, paths, timeout):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--only", choices=["c", "swift", "python"])
+    parser.add_argument("--only", choices=["c", "fuzz", "swift", "python"])
     args = parser.parse_args()
     total_passed = total_failed = 0
     suites = [
         ("c", lambda: run_c(timeout=600)),
+        ("fuzz", lambda: run_fuzz(runs=int(os.environ.get("OUTLIVE_FUZZ_RUNS", "20000")))),
         ("swift", lambda: run_swift(timeout=1800)),
         ("python", lambda: run_pytest("python", ["Tests/api", "bindings/python/tests"], timeout=1200)),
     ]

@@ -29,6 +29,11 @@ public final class OutliveStore {
 
     public var loop: Loop { store.loop }
 
+    /// How many of each kind of record the systems hold, for `outlive inspect`.
+    public func inspectionCounts() throws -> [(String, Int)] {
+        []
+    }
+
     public func close() {
         store.close()
     }

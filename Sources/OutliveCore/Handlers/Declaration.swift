@@ -1,0 +1,35 @@
+/// What a handler name resolves to: its parameters and how to call it.
+public final class Declaration {
+    /// A C function taking the declared parameters (after `self` when it has a resolver).
+    public typealias CFunction = @convention(c) () -> Void
+    /// `void *resolver(const outlive_args *merged)`.
+    public typealias Resolver = @convention(c) (OpaquePointer?) -> UnsafeMutableRawPointer?
+
+    public enum Body {
+        /// A C function called through libffi.
+        case function(CFunction, resolver: Resolver?, CallInterface)
+        /// A handler implemented by the library (or a test) in Swift.
+        case builtin((Arguments) throws -> Void)
+    }
+
+    public enum Origin: Equatable {
+        case registered, builtin, descriptor(library: String)
+    }
+
+    public let name: String
+    public let signature: Signature
+    public let body: Body
+    public let origin: Origin
+
+    init(name: String, signature: Signature, body: Body, origin: Origin) {
+        self.name = name
+        self.signature = signature
+        self.body = body
+        self.origin = origin
+    }
+
+    static func function(name: String, signature: Signature, function: CFunction, resolver: Resolver?, origin: Origin) throws -> Declaration {
+        let callInterface = try CallInterface(parameters: signature.parameters, hasSelf: resolver != nil)
+        return Declaration(name: name, signature: signature, body: .function(function, resolver: resolver, callInterface), origin: origin)
+    }
+}
