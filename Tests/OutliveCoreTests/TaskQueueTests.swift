@@ -48,7 +48,6 @@ private func registerTestHandlers() {
             journal.lock.withLock { journal.completions.append(completion) }
         }
     }
-    TaskQueue.declareTakesCompletion(handlerName: "test.tasks.later")
 }
 
 final class TaskQueueTests: XCTestCase {

@@ -27,8 +27,6 @@ public final class TaskQueue {
     nonisolated(unsafe) private static var openQueues: [String: [WeakQueue]] = [:]
     private struct WeakQueue { weak var queue: TaskQueue? }
 
-    nonisolated(unsafe) private static var completionTakers: Set<String> = []
-
     public init(store: Store) throws {
         self.store = store
         TaskCompletion.register()
@@ -65,16 +63,12 @@ public final class TaskQueue {
 
     // MARK: - Which handlers take a completion
 
-    /// Whether a handler declares `completion`, so that its attempt ends only when
-    /// the completion is called (or times out). Until the handler registry can
-    /// answer from declarations, names are declared here; any other handler
-    /// succeeds when it returns, unless it called its completion before.
-    public static func declareTakesCompletion(handlerName: String) {
-        registryLock.withLock { _ = completionTakers.insert(handlerName) }
-    }
-
+    /// Whether a handler declares a `completion` parameter: then its attempt
+    /// ends only when the completion is called (or times out); any other
+    /// handler succeeds when it returns, unless it called a completion first.
     static func takesCompletion(_ handlerName: String) -> Bool {
-        registryLock.withLock { completionTakers.contains(handlerName) }
+        guard let declaration = try? HandlerRegistry.shared.resolve(handlerName) else { return false }
+        return declaration.signature.parameters.contains { $0.name == "completion" }
     }
 
     // MARK: - Settings
@@ -127,7 +121,7 @@ public final class TaskQueue {
         }
         for (index, task) in tasks.enumerated() {
             do { try task.validate() } catch let error as OutliveError {
-                throw tasks.count == 1 ? error : OutliveError(error.code, "task \(index): \(error.message)")
+                throw tasks.count == 1 ? error : OutliveError(error.code, "tasks[\(index)]: \(error.message)")
             }
         }
         try store.checkUsable()

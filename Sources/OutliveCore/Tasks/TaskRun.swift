@@ -2,6 +2,9 @@
 /// order with a cursor (tasks added during the run lie ahead of it and are
 /// taken), and keeps the attempts in flight. Lives on the loop thread.
 final class TaskRun {
+    /// Whether this run holds the runner claim (taken in the transaction that
+    /// starts its first task, so that a run with nothing to do writes nothing).
+    var claimed = false
     /// The `seq` of the last task this pass looked at.
     var cursor: Int64 = 0
     /// Tasks started in this pass; a pass that started some is followed by
@@ -9,6 +12,8 @@ final class TaskRun {
     /// the cursor), a pass that started none ends the run.
     var startedInPass = 0
     var inFlight: [String: TaskAttempt] = [:]
+    /// Names that resolved but whose call said otherwise: skipped for the run.
+    var unresolvedNames: Set<String> = []
 }
 
 /// One attempt of one task.
@@ -41,36 +46,35 @@ extension TaskQueue {
     func requestRun() {
         guard run == nil, (try? store.checkUsable()) != nil else { return }
         do {
-            let me = store.runID
+            // A dead holder's run is ended first, so that its hooks return its task.
             var holder: String?
             try store.database.read { transaction in
                 try transaction.query("SELECT run_id FROM outlive_task_runner WHERE slot = 0") { holder = $0.text(0) }
             }
-            if let holder, holder != me, !store.isAlive(run: holder) {
+            if let holder, holder != store.runID, !store.isAlive(run: holder) {
                 try store.reapEndedRuns(candidates: [holder])
             }
-            let claimed = try store.database.write { transaction -> Bool in
-                var current: String?
-                try transaction.query("SELECT run_id FROM outlive_task_runner WHERE slot = 0") { current = $0.text(0) }
-                if let current, current != me {
-                    if store.isAlive(run: current) { return false }
-                    try TaskQueue.runEnded(EndedRun(runID: current, processName: "?", died: true), in: transaction)
-                }
-                try transaction.execute("INSERT INTO outlive_task_runner(slot, run_id, started) VALUES (0, ?, ?) ON CONFLICT(slot) DO UPDATE SET run_id = excluded.run_id, started = excluded.started",
-                                        [.text(me), .double(Clock.wall())])
-                return true
-            }
-            guard claimed else {
-                wantsRun = true
-                return
-            }
-            wantsRun = false
-            if let timer = delayTimer { store.loop.cancelTimer(timer); delayTimer = nil }
-            run = TaskRun()
-            pump()
         } catch {
             retryLater()
+            return
         }
+        if let timer = delayTimer { store.loop.cancelTimer(timer); delayTimer = nil }
+        run = TaskRun()
+        pump()
+    }
+
+    /// Takes the runner claim inside `transaction`; false while another live run holds it.
+    private func claim(in transaction: StoreTransaction) throws -> Bool {
+        let me = store.runID
+        var current: String?
+        try transaction.query("SELECT run_id FROM outlive_task_runner WHERE slot = 0") { current = $0.text(0) }
+        if let current, current != me {
+            if store.isAlive(run: current) { return false }
+            try TaskQueue.runEnded(EndedRun(runID: current, processName: "(unknown)", died: true), in: transaction)
+        }
+        try transaction.execute("INSERT INTO outlive_task_runner(slot, run_id, started) VALUES (0, ?, ?) ON CONFLICT(slot) DO UPDATE SET run_id = excluded.run_id, started = excluded.started",
+                                [.text(me), .double(Clock.wall())])
+        return true
     }
 
     /// After a database failure (busy, I/O): try again in a second.
@@ -96,6 +100,8 @@ extension TaskQueue {
             let wantStart = run.inFlight.count < limit
             var started: TaskAttempt?
             var released = false
+            var claimedNow = false
+            var lostClaim = false
             do {
                 try store.checkUsable()
                 try store.database.write { transaction in
@@ -103,8 +109,21 @@ extension TaskQueue {
                         try finish(attempt, result, policy: policy, in: transaction)
                     }
                     guard wantStart else { return }
+                    if !run.claimed {
+                        // Another live runner: leave before looking at a task.
+                        var current: String?
+                        try transaction.query("SELECT run_id FROM outlive_task_runner WHERE slot = 0") { current = $0.text(0) }
+                        if let current, current != store.runID, store.isAlive(run: current) {
+                            lostClaim = true
+                            return
+                        }
+                    }
                     started = try startNext(run, policy: policy, in: transaction)
-                    if started == nil && run.inFlight.isEmpty {
+                    if started != nil && !run.claimed {
+                        guard try claim(in: transaction) else { throw OutliveError(.busy, "the runner claim was taken meanwhile") }
+                        claimedNow = true
+                    }
+                    if started == nil && run.inFlight.isEmpty && run.claimed {
                         try transaction.execute("DELETE FROM outlive_task_runner WHERE slot = 0 AND run_id = ?", [.text(store.runID)])
                         try transaction.recordChange(topic: TaskSchema.topic, key: "released")
                         released = true
@@ -119,7 +138,19 @@ extension TaskQueue {
                 return
             }
             for (attempt, _) in finished { TaskCompletion.ended(claim: attempt.claim) }
+            if claimedNow { run.claimed = true; wantsRun = false }
+            if lostClaim {
+                self.run = nil
+                wantsRun = true
+                return
+            }
             if !finished.isEmpty { scheduleDue() }
+            if started == nil && run.inFlight.isEmpty && !run.claimed {
+                self.run = nil  // nothing to do: no claim was taken, nothing to release
+                wantsRun = false
+                scheduleDue()
+                return
+            }
             if released {
                 self.run = nil
                 scheduleDue()
@@ -165,6 +196,7 @@ extension TaskQueue {
             try HandlerRegistry.shared.call(handler, with: arguments)
         } catch let error as OutliveError where error.code == .unresolved {
             // Not this process's to run after all: back to ready, attempt not counted.
+            run.unresolvedNames.insert(handler.name)
             deliver(attempt.claim, success: false, error: nil, unresolved: true)
             return
         } catch {
@@ -280,7 +312,7 @@ extension TaskQueue {
                                   [.text(last)]) { next = $0.text(0) }
             guard let name = next else { break }
             last = name
-            if HandlerRegistry.shared.canResolve(name) { names.append(name) }
+            if !run.unresolvedNames.contains(name) && HandlerRegistry.shared.canResolve(name) { names.append(name) }
         }
         guard !names.isEmpty else { return nil }
         var passes = 0
