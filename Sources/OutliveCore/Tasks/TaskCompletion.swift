@@ -1,3 +1,5 @@
+import COutliveSystem
+
 /// The completion handler a task handler receives as `completion`: a library
 /// built-in bound with the store directory, the task id and the attempt's
 /// claim token, so that calling it works from any thread and any process.
@@ -36,10 +38,19 @@ public enum TaskCompletion {
 
     static func make(storePath: String, taskID: String, claim: String) -> Handler? {
         try? Handler(name: handlerName, bound: Arguments([
-            ("store", .id(IDValue(string: storePath))),
+            ("store", .id(IDValue(string: absolute(storePath)))),
             ("task_id", .id(IDValue(string: taskID))),
             ("claim", .id(IDValue(string: claim))),
         ]))
+    }
+
+    /// The store path as another process (with another working directory) finds it.
+    static func absolute(_ path: String) -> String {
+        if path.hasPrefix("/") { return path }
+        var buffer = [CChar](repeating: 0, count: 4_096)
+        guard getcwd(&buffer, buffer.count) != nil else { return path }
+        let directory = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return directory + "/" + path
     }
 
     static func began(claim: String, queue: TaskQueue) {

@@ -37,8 +37,9 @@ public final class TaskQueue {
             self?.changed(batch)
         }
         TaskQueue.registryLock.withLock {
-            TaskQueue.openQueues[store.path, default: []].removeAll { $0.queue == nil }
-            TaskQueue.openQueues[store.path, default: []].append(WeakQueue(queue: self))
+            let key = TaskCompletion.absolute(store.path)
+            TaskQueue.openQueues[key, default: []].removeAll { $0.queue == nil }
+            TaskQueue.openQueues[key, default: []].append(WeakQueue(queue: self))
         }
         // Tasks left by earlier runs: start the add trigger and the due timer.
         store.loop.post { [weak self] in
