@@ -16,7 +16,7 @@ private func newTask(_ work: OpaquePointer?, _ groupStart: UnsafePointer<CChar>?
                      _ members: UnsafePointer<UnsafePointer<CChar>?>?, _ memberCount: Int, _ prefix: String) throws -> NewTask {
     let handler = try handlerBox(work, "\(prefix)work").handler
     let start = try groupStart.map { try groupID($0, "\(prefix)group_start") }
-    guard memberCount <= NewTask.maxGroupMembers else {
+    guard memberCount >= 0, memberCount <= NewTask.maxGroupMembers else {
         throw OutliveError.invalidArgument("\(prefix)group_member_count is \(memberCount); a task is a member of at most \(NewTask.maxGroupMembers) groups")
     }
     var groups: [String] = []

@@ -290,6 +290,9 @@ static void test_bad_input_gets_precise_statuses_and_stores_nothing(void) {
     char long_group[OUTLIVE_TASK_MAX_GROUP_ID_SIZE + 2];
     memset(long_group, 'x', sizeof long_group - 1);
     long_group[sizeof long_group - 1] = 0;
+    outlive_task_spec spec_for_size = { work, NULL, NULL, 0 };
+    outlive_task_info *list_for_size = NULL;
+    size_t count_for_size = 0;
     CHECK_STATUS(outlive_task_add(NULL, work, NULL, NULL, 0, id), OUTLIVE_E_INVALID_ARGUMENT);
     CHECK_STATUS(outlive_task_add(store, NULL, NULL, NULL, 0, id), OUTLIVE_E_INVALID_ARGUMENT);
     CHECK_STATUS(outlive_task_add(store, work, bad_utf8, NULL, 0, id), OUTLIVE_E_INVALID_ARGUMENT);
@@ -301,6 +304,10 @@ static void test_bad_input_gets_precise_statuses_and_stores_nothing(void) {
     CHECK(strstr(outlive_last_error(), "group_members[0]") != NULL);
     CHECK_STATUS(outlive_task_add(store, work, NULL, members_with_null, OUTLIVE_TASK_MAX_GROUP_MEMBERS + 1, id), OUTLIVE_E_INVALID_ARGUMENT);
     CHECK_STATUS(outlive_tasks_add_batch(store, NULL, 1, NULL), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_task_add(store, work, NULL, members_with_null, (size_t)-1, id), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_tasks_add_batch(store, &spec_for_size, (size_t)-1, NULL), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_tasks_set_triggers(store, (size_t)-1, 1), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_tasks_list(store, NULL, (size_t)-1, &list_for_size, &count_for_size), OUTLIVE_E_INVALID_ARGUMENT);
     outlive_task_spec spec = { work, NULL, NULL, 0 };
     CHECK_STATUS(outlive_tasks_add_batch(store, &spec, 0, NULL), OUTLIVE_E_INVALID_ARGUMENT);
     outlive_handler *invalidated = outlive_handler_new("local_record", NULL);

@@ -64,7 +64,7 @@ public struct TaskTriggers: Equatable {
     public init() {}
 
     public func validate() throws {
-        guard pendingCount >= 0 else { throw OutliveError.invalidArgument("pending_count is negative") }
+        guard pendingCount >= 0 else { throw OutliveError.invalidArgument("pending_count is too large") }
         guard delay.isFinite, delay >= 0, delay <= 1e9 else {
             throw OutliveError.invalidArgument("delay_seconds must be a finite number of seconds >= 0, got \(delay)")
         }
