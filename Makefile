@@ -21,7 +21,7 @@ FUZZERS      := $(patsubst fuzz/%.c,$(OUT)/fuzz/%,$(wildcard fuzz/fuzz_*.c))
 FUZZ_CC      ?= clang
 C_LIBRARIES  := $(patsubst Tests/c/libraries/%.c,$(TESTBIN)/lib%.so,$(wildcard Tests/c/libraries/*.c))
 
-.PHONY: deps all lib cli soak fuzz fuzzers test test-c test-swift test-python c-tests demo bench install wheel fuzz clean
+.PHONY: deps all lib cli soak fuzz fuzzers wheel test test-c test-swift test-python c-tests demo bench install wheel fuzz clean
 
 all: lib cli
 
@@ -98,6 +98,14 @@ install: lib cli
 	ln -sf liboutlive.so.0 $(DESTDIR)$(PREFIX)/lib/liboutlive.so
 	install -m 0644 include/outlive.h $(DESTDIR)$(PREFIX)/include/outlive.h
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' outlive.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/outlive.pc
+
+# A platform wheel of the Python package with liboutlive.so inside it.
+wheel: lib
+	cp $(LIB) bindings/python/outlive/liboutlive.so
+	rm -rf $(OUT)/wheel bindings/python/build
+	$(PYTHON) -m pip wheel -q --no-deps -w $(OUT)/wheel ./bindings/python
+	rm -rf bindings/python/outlive/liboutlive.so bindings/python/build bindings/python/*.egg-info
+	@ls $(OUT)/wheel/*.whl
 
 clean:
 	rm -rf $(OUT) .build

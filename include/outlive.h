@@ -664,7 +664,10 @@ OUTLIVE_API outlive_status outlive_unregister(const char *name);
  * become resolvable, after the main program's and those of libraries loaded
  * before. Loading the same library again does nothing. The library stays loaded
  * for the life of the process; its constructors run now, as with any dlopen.
- * OUTLIVE_E_INVALID_ARGUMENT: NULL or empty path. OUTLIVE_E_NOT_FOUND: no such
+ * The path must name the file (contain a '/', e.g. "./libx.so"): a bare name
+ * would make dlopen search LD_LIBRARY_PATH and the system's directories, so
+ * code could come from somewhere the caller did not choose.
+ * OUTLIVE_E_INVALID_ARGUMENT: NULL or empty path, or no '/' in it. OUTLIVE_E_NOT_FOUND: no such
  * file. OUTLIVE_E_IO: dlopen refused it (the message has dlerror's text).
  * Any thread. */
 OUTLIVE_API outlive_status outlive_load_handlers(const char *library_path);
@@ -939,8 +942,266 @@ OUTLIVE_API outlive_status outlive_task_delete(outlive_store *store, const char 
 /* ── messages ───────────────────────────────────────────────────────────── */
 
 /* ── interactions ───────────────────────────────────────────────────────── */
+/*
+ * An interaction queue presents modal interactions (a permission prompt, a
+ * login sheet, an important notice) strictly one at a time. Each interaction's
+ * run callback is called on the loop's thread, inside outlive_loop_dispatch(),
+ * with a token that must be finished exactly once — from any thread — with
+ * outlive_interaction_finish(). Only then does the next interaction start, in a
+ * later dispatch of the loop, in the order they were added. An interaction that
+ * needs no UI finishes its token at once.
+ *
+ * suspend/resume mirror a view disappearing and appearing: while the queue is
+ * suspended nothing starts; the running interaction is not interrupted.
+ *
+ * A forgotten finish stalls the queue for good; the stall report
+ * (outlive_interactions_set_stall_report) names the interaction that has been
+ * running too long.
+ */
+typedef struct outlive_interactions outlive_interactions;
+
+/* A started interaction. It is not a pointer to memory you may read: pass it to
+ * outlive_interaction_finish(). Finishing it more than once is safe and returns
+ * OUTLIVE_E_STATE; tokens are never reused within the process. */
+typedef struct outlive_interaction outlive_interaction;
+
+/* Called on the loop's thread when the interaction starts. */
+typedef void (*outlive_interaction_fn)(outlive_interaction *interaction, void *context);
+
+/* Creates an interaction queue whose interactions run on `loop` (the queue
+ * keeps the loop alive; the host must keep dispatching it). *out receives the
+ * queue; free it with outlive_interactions_free().
+ * OUTLIVE_E_INVALID_ARGUMENT: loop or out is NULL. Any thread. */
+OUTLIVE_API outlive_status outlive_interactions_new(outlive_loop *loop, outlive_interactions **out);
+
+/* Frees the queue. Waiting interactions are dropped without running: the
+ * release callback of each (outlive_interactions_add_with_release) is called
+ * here, on this thread, in the order they were added. The running interaction,
+ * if any, is not interrupted: its token can still be finished (its context is
+ * released then), but nothing starts after it, and no stall is reported.
+ * Call it on the loop's thread, or while no thread dispatches the loop, for the
+ * guarantee that no run callback starts after it returns. NULL is ignored. */
+OUTLIVE_API void outlive_interactions_free(outlive_interactions *queue);
+
+/* Queues an interaction: run(token, context) is called on the loop's thread
+ * when every interaction added before it has finished and the queue is not
+ * suspended. Any thread; never calls run inside this call.
+ * OUTLIVE_E_INVALID_ARGUMENT: queue or run is NULL. */
+OUTLIVE_API outlive_status outlive_interactions_add(outlive_interactions *queue, outlive_interaction_fn run,
+                                                    void *context);
+
+/* outlive_interactions_add() with a release callback for context (NULL: none).
+ * release(context) is called exactly once: after the interaction was finished
+ * and its run callback has returned (on whichever of those two threads comes
+ * last), or by outlive_interactions_free() when it never started. It is not
+ * called when this function fails. */
+OUTLIVE_API outlive_status outlive_interactions_add_with_release(outlive_interactions *queue,
+                                                                 outlive_interaction_fn run, void *context,
+                                                                 void (*release)(void *context));
+
+/* Nothing starts until outlive_interactions_resume() (call it when the view
+ * will disappear). The running interaction goes on. Suspending twice is the same
+ * as once. Any thread. OUTLIVE_E_INVALID_ARGUMENT: queue is NULL. */
+OUTLIVE_API outlive_status outlive_interactions_suspend(outlive_interactions *queue);
+
+/* Lets interactions start again (call it when the view did appear). A queue is
+ * created running. Any thread. OUTLIVE_E_INVALID_ARGUMENT: queue is NULL. */
+OUTLIVE_API outlive_status outlive_interactions_resume(outlive_interactions *queue);
+
+/* Finishes a running interaction, so the next one can start on the loop's
+ * thread (this call only posts that to the loop; it never runs an interaction
+ * itself). Any thread, any time, including inside its run callback.
+ * OUTLIVE_E_INVALID_ARGUMENT: interaction is NULL.
+ * OUTLIVE_E_STATE: it was finished already (or is no token); nothing changes. */
+OUTLIVE_API outlive_status outlive_interaction_finish(outlive_interaction *interaction);
+
+/* How many interactions of the queue are not finished: the waiting ones and the
+ * running one. 0 when queue is NULL. Any thread. */
+OUTLIVE_API size_t outlive_interactions_unfinished(const outlive_interactions *queue);
+
+/* Called on the loop's thread, once per interaction, when an interaction has been
+ * running for `seconds` without being finished. `stalled` may be finished from
+ * here (a watchdog's way out); it may also have been finished by another thread
+ * in the meantime, which outlive_interaction_finish() tells with OUTLIVE_E_STATE. */
+typedef void (*outlive_interaction_stall_fn)(outlive_interaction *stalled, double seconds, void *context);
+
+/* Reports interactions that are still running `seconds` after they started
+ * (applies to interactions started after this call). report NULL or seconds 0
+ * turns the report off. Replacing a report releases the previous context
+ * (release, when not NULL, is called with it); outlive_interactions_free()
+ * releases the last one.
+ * OUTLIVE_E_INVALID_ARGUMENT: queue is NULL, seconds is negative, infinite or NaN.
+ * Any thread. */
+OUTLIVE_API outlive_status outlive_interactions_set_stall_report(outlive_interactions *queue, double seconds,
+                                                                 outlive_interaction_stall_fn report, void *context,
+                                                                 void (*release)(void *context));
 
 /* ── operations ─────────────────────────────────────────────────────────── */
+/*
+ * An operation queue runs asynchronous operations: an operation's run callback
+ * is called on the queue's loop (inside outlive_loop_dispatch()) once all of its
+ * dependencies have finished and the queue has room, and the operation is
+ * finished only when outlive_operation_finish() is called for it, from any
+ * thread — returning from run does not finish it.
+ *
+ * An operation goes through one state at a time (outlive_operation_state):
+ *
+ *   NEW ──outlive_operations_add──▶ WAITING ──started──▶ EXECUTING ──finish──▶ FINISHED
+ *                                      └──────── cancelled before it started ────────▶┘
+ *
+ * Every transition is atomic; an operation is never both executing and finished.
+ *
+ * Dependencies may be operations of any queue, on any loop. A cancelled operation
+ * that has not started never runs: it finishes (cancelled) as soon as its own
+ * dependencies have finished, and counts as finished for its dependents, which
+ * can see it cancelled (outlive_operation_dependency + is_cancelled). A running
+ * operation that is cancelled sees outlive_operation_is_cancelled() true and must
+ * still call outlive_operation_finish().
+ *
+ * Ownership: an outlive_operation is reference counted.
+ *  - outlive_operation_new() gives you one reference. Release it with
+ *    outlive_operation_free() when you no longer use the pointer — whatever
+ *    happened to the operation. outlive_operation_retain() adds one.
+ *  - outlive_operations_add() does not take your reference: the queue holds its
+ *    own until the operation has finished and its completion callback returned.
+ *    So you may free yours right after adding it if you don't need it.
+ *  - The pointer passed to run stays valid until the operation is finished; the
+ *    one passed to the completion callback during that call. After
+ *    outlive_operation_finish() returns, use the pointer only if you hold a
+ *    reference.
+ *  - An operation holds its dependencies until it finishes.
+ */
+typedef struct outlive_operations outlive_operations;
+typedef struct outlive_operation outlive_operation;
+
+typedef enum outlive_operation_state {
+    OUTLIVE_OPERATION_NEW = 0,    /* not added to a queue yet */
+    OUTLIVE_OPERATION_WAITING,    /* in a queue; waiting for dependencies or room */
+    OUTLIVE_OPERATION_EXECUTING,  /* run was called; not finished yet */
+    OUTLIVE_OPERATION_FINISHED    /* finished, or cancelled before it started */
+} outlive_operation_state;
+
+/* The operation's work: called once, on its queue's loop thread. */
+typedef void (*outlive_operation_fn)(outlive_operation *operation, void *context);
+
+/* Called on the loop's thread once the operation has finished (after finish, or
+ * after it was cancelled before it started, then without having run). cancelled
+ * is outlive_operation_is_cancelled() at that moment. */
+typedef void (*outlive_operation_completion_fn)(outlive_operation *operation, bool cancelled, void *context);
+
+/* max_unfinished for no limit. */
+#define OUTLIVE_OPERATIONS_UNLIMITED 0
+
+/* Creates a queue that starts operations on `loop` and lets at most
+ * max_unfinished of them be started and not finished at once
+ * (OUTLIVE_OPERATIONS_UNLIMITED, 0: no limit; 1: one after the other).
+ * *out receives it; free it with outlive_operations_free().
+ * OUTLIVE_E_INVALID_ARGUMENT: loop or out is NULL, or max_unfinished exceeds
+ * INTPTR_MAX. Any thread. */
+OUTLIVE_API outlive_status outlive_operations_new(outlive_loop *loop, size_t max_unfinished,
+                                                  outlive_operations **out);
+
+/* Frees the queue. Its operations that have not started are cancelled and
+ * finished (their dependents in other queues see them cancelled and may
+ * start); no run, completion or drained callback of this queue is called after
+ * it returns (call it on the loop's thread, or while no thread dispatches the
+ * loop). Executing operations stay valid until they are finished;
+ * outlive_operation_finish() on them still returns OUTLIVE_OK. Your references to
+ * operations stay yours. NULL is ignored. */
+OUTLIVE_API void outlive_operations_free(outlive_operations *queue);
+
+/* Creates an operation (state NEW) that will call run(operation, context).
+ * *out receives your reference (see Ownership above).
+ * OUTLIVE_E_INVALID_ARGUMENT: run or out is NULL. Any thread. */
+OUTLIVE_API outlive_status outlive_operation_new(outlive_operation_fn run, void *context, outlive_operation **out);
+
+/* outlive_operation_new() with release(context) (when not NULL) called once the
+ * last reference to the operation is gone, on the thread that dropped it. Not
+ * called when this function fails. */
+OUTLIVE_API outlive_status outlive_operation_new_with_release(outlive_operation_fn run, void *context,
+                                                              void (*release)(void *context),
+                                                              outlive_operation **out);
+
+/* Adds a reference; returns operation (NULL for NULL). Any thread. */
+OUTLIVE_API outlive_operation *outlive_operation_retain(outlive_operation *operation);
+
+/* Releases one reference; the operation is destroyed (and its contexts released)
+ * with the last one. It does not cancel the operation. NULL is ignored. */
+OUTLIVE_API void outlive_operation_free(outlive_operation *operation);
+
+/* Sets the completion callback (NULL: none), replacing (and releasing) a previous
+ * one. Its context is released with release (when not NULL) once: after the
+ * completion was called, when it is replaced, or when the operation is
+ * destroyed without having completed (e.g. its queue was freed).
+ * OUTLIVE_E_INVALID_ARGUMENT: operation is NULL.
+ * OUTLIVE_E_STATE: the operation was added to a queue already. Any thread. */
+OUTLIVE_API outlive_status outlive_operation_set_completion(outlive_operation *operation,
+                                                            outlive_operation_completion_fn completion,
+                                                            void *context, void (*release)(void *context));
+
+/* operation will not start before dependency has finished (or was cancelled).
+ * dependency may be in any queue, or in none yet (then operation waits until it
+ * is added and finishes). Adding the same dependency twice is the same as once.
+ * OUTLIVE_E_INVALID_ARGUMENT: a NULL argument, operation == dependency, or
+ *   dependency depends (directly or not) on operation: a cycle. Nothing changes.
+ * OUTLIVE_E_STATE: operation was added to a queue already. Nothing changes.
+ * Any thread. */
+OUTLIVE_API outlive_status outlive_operation_add_dependency(outlive_operation *operation,
+                                                            outlive_operation *dependency);
+
+/* Adds a NEW operation to the queue (WAITING from then on; see Ownership above).
+ * An operation that is ready and not cancelled starts on the loop's thread;
+ * never inside this call.
+ * OUTLIVE_E_INVALID_ARGUMENT: queue or operation is NULL.
+ * OUTLIVE_E_STATE: the operation was added already, to this queue or another.
+ *   Nothing changes. Any thread. */
+OUTLIVE_API outlive_status outlive_operations_add(outlive_operations *queue, outlive_operation *operation);
+
+/* Finishes an EXECUTING operation: its queue may start another, its dependents
+ * may start, its completion is called on the loop's thread. Any thread, including
+ * inside run. OUTLIVE_E_INVALID_ARGUMENT: operation is NULL.
+ * OUTLIVE_E_STATE: it is not executing — not started yet (cancel it instead) or
+ *   finished already. Nothing changes. */
+OUTLIVE_API outlive_status outlive_operation_finish(outlive_operation *operation);
+
+/* Cancels an operation. NEW or WAITING: it will never run, and finishes
+ * cancelled as soon as its dependencies have finished (at once if they have).
+ * EXECUTING: it is marked cancelled and must still be finished. Cancelling
+ * again returns OUTLIVE_OK and changes nothing.
+ * OUTLIVE_E_INVALID_ARGUMENT: operation is NULL.
+ * OUTLIVE_E_STATE: it finished already (it stays not cancelled). Any thread. */
+OUTLIVE_API outlive_status outlive_operation_cancel(outlive_operation *operation);
+
+/* Whether the operation was cancelled. false for NULL. Any thread. */
+OUTLIVE_API bool outlive_operation_is_cancelled(const outlive_operation *operation);
+
+/* The operation's state; OUTLIVE_OPERATION_NEW for NULL. Any thread. */
+OUTLIVE_API outlive_operation_state outlive_operation_get_state(const outlive_operation *operation);
+
+/* How many dependencies the operation holds: all it was given until it finishes,
+ * none after. 0 for NULL. Any thread. */
+OUTLIVE_API size_t outlive_operation_dependency_count(const outlive_operation *operation);
+
+/* Its dependency number `index` (in the order they were added), borrowed: valid
+ * while the operation has not finished (e.g. inside run). NULL when out of
+ * range or operation is NULL. Any thread. */
+OUTLIVE_API outlive_operation *outlive_operation_dependency(const outlive_operation *operation, size_t index);
+
+/* Cancels every operation of the queue that has not finished (see
+ * outlive_operation_cancel). Any thread. OUTLIVE_E_INVALID_ARGUMENT: queue is NULL. */
+OUTLIVE_API outlive_status outlive_operations_cancel_all(outlive_operations *queue);
+
+/* Operations added to the queue and not finished (WAITING or EXECUTING). 0 for
+ * NULL. Any thread. */
+OUTLIVE_API size_t outlive_operations_unfinished(const outlive_operations *queue);
+
+/* drained(context) is called on the loop's thread each time the queue's
+ * unfinished operations drop to zero, after their completions — the way to wait
+ * for all. NULL removes it. A previous context is released with its release
+ * callback; outlive_operations_free() releases the last one.
+ * OUTLIVE_E_INVALID_ARGUMENT: queue is NULL. Any thread. */
+OUTLIVE_API outlive_status outlive_operations_set_drained(outlive_operations *queue, void (*drained)(void *context),
+                                                          void *context, void (*release)(void *context));
 
 #ifdef __cplusplus
 }

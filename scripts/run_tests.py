@@ -48,6 +48,34 @@ def run_c(timeout):
     return passed, failed
 
 
+# In-process C suites run again under valgrind memcheck: no leak (definite,
+# indirect or possible, bar the Swift runtime's metadata caches in
+# Tests/valgrind.supp), no invalid read or write.
+VALGRIND_SUITES = ["test_kv", "test_handlers", "test_handlers_cross", "test_interactions", "test_operations"]
+
+
+def run_valgrind(timeout):
+    passed = failed = 0
+    for name in VALGRIND_SUITES:
+        binary = os.path.join(BUILD, "tests", name)
+        if not os.path.exists(binary):
+            continue
+        start = time.time()
+        command = ["valgrind", "-q", "--leak-check=full", "--errors-for-leak-kinds=definite,indirect,possible",
+                   "--error-exitcode=99", f"--suppressions={os.path.join(ROOT, 'Tests', 'valgrind.supp')}", binary]
+        try:
+            result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+            ok = result.returncode == 0
+            output = result.stdout + result.stderr
+        except subprocess.TimeoutExpired:
+            ok, output = False, "timed out"
+        print(f"  valgrind/{name}: ({time.time() - start:.1f}s) {'ok' if ok else 'FAILED'}")
+        if not ok:
+            print("\n".join(output.splitlines()[-40:]))
+        passed, failed = passed + ok, failed + (not ok)
+    return passed, failed
+
+
 def run_fuzz(runs):
     """Each libFuzzer target briefly, on a scratch copy of its corpus (make fuzz
     runs them longer and keeps what they find)."""
@@ -74,18 +102,32 @@ def run_fuzz(runs):
     return passed, failed
 
 
-def run_swift(timeout):
+def run_swift(timeout, sanitizer=None):
+    label = f"swift-{sanitizer}" if sanitizer else "swift"
+    command = ["swift", "test"]
+    if sanitizer:
+        # A build folder of its own per sanitizer (.build-* is ignored by git).
+        command += ["--scratch-path", os.path.join(ROOT, f".build-{sanitizer}"), f"--sanitize={sanitizer}"]
+    env = dict(os.environ)
+    # XCTest and the Swift runtime's weak-reference side tables look like leaks to
+    # LeakSanitizer; leaks are checked by valgrind on the C suites instead, and
+    # AddressSanitizer here checks memory errors.
+    env["ASAN_OPTIONS"] = "detect_leaks=0"
     try:
-        result = subprocess.run(["swift", "test"], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+        result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=env)
     except subprocess.TimeoutExpired:
-        print("  swift: timed out")
+        print(f"  {label}: timed out")
         return 0, 1
     output = result.stdout + result.stderr
     # XCTest: "Executed 12 tests, with 0 failures"; take the last (the total).
     totals = re.findall(r"Executed (\d+) tests?, with (\d+) failures?", output)
     if not totals:
         print(output[-3000:])
-        print("  swift: no test summary (build failure?)")
+        print(f"  {label}: no test summary (build failure?)")
+        return 0, 1
+    if sanitizer and ("Sanitizer" in output and "ERROR" in output or "WARNING: ThreadSanitizer" in output):
+        print("\n".join(line for line in output.splitlines() if "Sanitizer" in line or "#" in line[:4])[-3000:])
+        print(f"  {label}: sanitizer report")
         return 0, 1
     executed, failures = map(int, totals[-1])
     if result.returncode != 0 and failures == 0:
@@ -93,7 +135,7 @@ def run_swift(timeout):
     for line in output.splitlines():
         if "error:" in line or " failed (" in line:
             print("    " + line)
-    print(f"  swift: {executed - failures} passed, {failures} failed")
+    print(f"  {label}: {executed - failures} passed, {failures} failed")
     return executed - failures, failures
 
 
@@ -127,13 +169,16 @@ def run_pytest(label, paths, timeout):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--only", choices=["c", "fuzz", "swift", "python"])
+    parser.add_argument("--only", choices=["c", "valgrind", "fuzz", "swift", "swift-address", "swift-thread", "python"])
     args = parser.parse_args()
     total_passed = total_failed = 0
     suites = [
         ("c", lambda: run_c(timeout=600)),
-        ("fuzz", lambda: run_fuzz(runs=int(os.environ.get("OUTLIVE_FUZZ_RUNS", "20000")))),
+        ("valgrind", lambda: run_valgrind(timeout=600)),
+        ("fuzz", lambda: run_fuzz(runs=int(os.environ.get("OUTLIVE_FUZZ_RUNS", "100000")))),
         ("swift", lambda: run_swift(timeout=1800)),
+        ("swift-address", lambda: run_swift(timeout=1800, sanitizer="address")),
+        ("swift-thread", lambda: run_swift(timeout=1800, sanitizer="thread")),
         ("python", lambda: run_pytest("python", ["Tests/api", "bindings/python/tests"], timeout=1200)),
     ]
     for name, suite in suites:

@@ -51,3 +51,16 @@ def test_exit_codes_say_what_went_wrong(tmp_path):
     assert unusable.returncode == 1 and "cannot create" in unusable.stderr
     assert run("kv").returncode == 64
     assert run("--version").stdout.strip() == open(os.path.join(ROOT, "VERSION")).read().strip()
+
+
+def test_handlers_lists_what_a_library_declares():
+    fixture = os.path.join(ROOT, "build", "tests", "libhandlers_fixture.so")
+    listed = {entry["name"]: entry for entry in json.loads(run("handlers", fixture, "--json").stdout)}
+    assert listed["fixture_completion"] == {"name": "fixture_completion", "signature": "INTEGER result, ID? label",
+                                            "instance": False}
+    assert listed["fixture_on_key"]["instance"] is True
+    assert "fixture_ping" in listed and listed["fixture_ping"]["signature"] == ""
+    table = run("handlers", fixture).stdout
+    assert "fixture_all_types" in table and "ID<fixture.account> account" in table
+    not_elf = run("handlers", os.path.join(ROOT, "VERSION"))
+    assert not_elf.returncode == 1 and "not an ELF file" in not_elf.stderr

@@ -168,6 +168,10 @@ public final class HandlerRegistry {
     /// same library again changes nothing.
     public func loadLibrary(path: String) throws {
         guard !path.isEmpty else { throw OutliveError.invalidArgument("library_path is empty") }
+        // A bare name would make dlopen search the library path: only an explicit file is loaded.
+        guard path.contains("/") else {
+            throw OutliveError.invalidArgument("library_path \"\(path)\" has no '/': give the library's path (\"./\(path)\" for the current directory), never a name to search for")
+        }
         if access(path, F_OK) != 0 {
             throw OutliveError.notFound("handler library \(path) does not exist")
         }

@@ -7,7 +7,11 @@ from . import _ffi
 from .errors import (BusyError, CorruptError, InvalidArgumentError, InvalidatedError, MissingArgumentError,
                      NoMemoryError, NotFoundError, OutliveError, PermissionDeniedError, StateError, Status,
                      StoreIOError, TypeMismatchError, UnresolvedError, VersionError)
+from .handlers import Handler, handler, load_handlers, resolves, unregister
+from .logs import set_log_level
 from .loop import Loop
+from .values import ID, Int, UInteger
+from .queues import Interaction, InteractionQueue, Operation, OperationQueue, OperationState
 from .store import UNCHANGED, KeyValue, Observation, Store
 
 __version__ = "0.1.0"
@@ -19,7 +23,9 @@ def library_version() -> str:
 
 
 __all__ = [
-    "Loop", "Store", "KeyValue", "Observation", "UNCHANGED", "OutliveError", "Status", "library_version",
+    "Handler", "handler", "load_handlers", "resolves", "unregister", "ID", "Int", "UInteger",
+    "set_log_level", "Loop", "Store", "Interaction", "InteractionQueue", "Operation", "OperationQueue",
+    "OperationState", "KeyValue", "Observation", "UNCHANGED", "OutliveError", "Status", "library_version",
     "BusyError", "CorruptError", "InvalidArgumentError", "InvalidatedError", "MissingArgumentError", "NoMemoryError",
     "NotFoundError", "PermissionDeniedError", "StateError", "StoreIOError", "TypeMismatchError", "UnresolvedError",
     "VersionError",

@@ -12,6 +12,12 @@ status = c_int
 KV_MODIFIER = CFUNCTYPE(c_int, c_void_p, c_void_p)
 KV_OBSERVER = CFUNCTYPE(None, c_char_p, c_void_p, c_size_t, c_void_p)
 RELEASE = CFUNCTYPE(None, c_void_p)
+LOG_HANDLER = CFUNCTYPE(None, c_int, c_char_p, c_void_p)
+INTERACTION_FN = CFUNCTYPE(None, c_void_p, c_void_p)
+STALL_FN = CFUNCTYPE(None, c_void_p, c_double, c_void_p)
+OPERATION_FN = CFUNCTYPE(None, c_void_p, c_void_p)
+COMPLETION_FN = CFUNCTYPE(None, c_void_p, c_bool, c_void_p)
+DRAINED_FN = CFUNCTYPE(None, c_void_p)
 
 
 class StoreOptions(ctypes.Structure):
@@ -25,6 +31,7 @@ _DECLARATIONS = {
     "outlive_version": (c_char_p, []),
     "outlive_version_number": (c_uint32, []),
     "outlive_free": (None, [c_void_p]),
+    "outlive_set_log_handler": (status, [LOG_HANDLER, c_int, c_void_p]),
     # loop
     "outlive_loop_new": (status, [POINTER(c_void_p)]),
     "outlive_loop_free": (None, [c_void_p]),
@@ -50,6 +57,75 @@ _DECLARATIONS = {
     "outlive_kv_unobserve": (status, [c_void_p, c_uint64]),
     "outlive_kv_next_key": (status, [c_void_p, c_char_p, c_char_p, POINTER(c_void_p)]),
     "outlive_kv_count": (status, [c_void_p, c_char_p, POINTER(c_size_t)]),
+    # values
+    "outlive_object_bytes": (c_void_p, [c_void_p, POINTER(c_size_t)]),
+    "outlive_object_type": (c_char_p, [c_void_p]),
+    "outlive_object_string": (c_char_p, [c_void_p]),
+    "outlive_args_new": (c_void_p, []),
+    "outlive_args_copy": (c_void_p, [c_void_p]),
+    "outlive_args_free": (None, [c_void_p]),
+    "outlive_args_set_id": (status, [c_void_p, c_char_p, c_char_p, c_void_p, c_size_t]),
+    "outlive_args_set_string": (status, [c_void_p, c_char_p, c_char_p]),
+    "outlive_args_set_handler": (status, [c_void_p, c_char_p, c_void_p]),
+    "outlive_args_set_bool": (status, [c_void_p, c_char_p, c_bool]),
+    "outlive_args_set_int": (status, [c_void_p, c_char_p, c_int32]),
+    "outlive_args_set_double": (status, [c_void_p, c_char_p, c_double]),
+    "outlive_args_set_integer": (status, [c_void_p, c_char_p, c_int64]),
+    "outlive_args_set_uinteger": (status, [c_void_p, c_char_p, c_uint64]),
+    "outlive_args_remove": (status, [c_void_p, c_char_p]),
+    "outlive_args_get_id": (status, [c_void_p, c_char_p, POINTER(c_void_p)]),
+    "outlive_args_get_handler": (status, [c_void_p, c_char_p, POINTER(c_void_p)]),
+    "outlive_args_get_bool": (status, [c_void_p, c_char_p, POINTER(c_bool)]),
+    "outlive_args_get_int": (status, [c_void_p, c_char_p, POINTER(c_int32)]),
+    "outlive_args_get_double": (status, [c_void_p, c_char_p, POINTER(c_double)]),
+    "outlive_args_get_integer": (status, [c_void_p, c_char_p, POINTER(c_int64)]),
+    "outlive_args_get_uinteger": (status, [c_void_p, c_char_p, POINTER(c_uint64)]),
+    "outlive_args_count": (c_size_t, [c_void_p]),
+    "outlive_args_name_at": (c_char_p, [c_void_p, c_size_t]),
+    "outlive_args_type_at": (c_int, [c_void_p, c_size_t]),
+    # interactions
+    "outlive_interactions_new": (status, [c_void_p, POINTER(c_void_p)]),
+    "outlive_interactions_free": (None, [c_void_p]),
+    "outlive_interactions_add_with_release": (status, [c_void_p, INTERACTION_FN, c_void_p, RELEASE]),
+    "outlive_interactions_suspend": (status, [c_void_p]),
+    "outlive_interactions_resume": (status, [c_void_p]),
+    "outlive_interaction_finish": (status, [c_void_p]),
+    "outlive_interactions_unfinished": (c_size_t, [c_void_p]),
+    "outlive_interactions_set_stall_report": (status, [c_void_p, c_double, STALL_FN, c_void_p, RELEASE]),
+    # operations
+    "outlive_operations_new": (status, [c_void_p, c_size_t, POINTER(c_void_p)]),
+    "outlive_operations_free": (None, [c_void_p]),
+    "outlive_operation_new_with_release": (status, [OPERATION_FN, c_void_p, RELEASE, POINTER(c_void_p)]),
+    "outlive_operation_free": (None, [c_void_p]),
+    "outlive_operation_set_completion": (status, [c_void_p, COMPLETION_FN, c_void_p, RELEASE]),
+    "outlive_operation_add_dependency": (status, [c_void_p, c_void_p]),
+    "outlive_operations_add": (status, [c_void_p, c_void_p]),
+    "outlive_operation_finish": (status, [c_void_p]),
+    "outlive_operation_cancel": (status, [c_void_p]),
+    "outlive_operation_is_cancelled": (c_bool, [c_void_p]),
+    "outlive_operation_get_state": (c_int, [c_void_p]),
+    "outlive_operations_cancel_all": (status, [c_void_p]),
+    "outlive_operations_unfinished": (c_size_t, [c_void_p]),
+    "outlive_operations_set_drained": (status, [c_void_p, DRAINED_FN, c_void_p, RELEASE]),
+    # handlers
+    "outlive_register": (status, [c_char_p, c_char_p, c_void_p]),
+    "outlive_unregister": (status, [c_char_p]),
+    "outlive_load_handlers": (status, [c_char_p]),
+    "outlive_resolve": (status, [c_char_p]),
+    "outlive_handler_new": (c_void_p, [c_char_p, c_void_p]),
+    "outlive_handler_new_with_invalidation": (c_void_p, [c_char_p, c_char_p, c_void_p]),
+    "outlive_handler_copy": (c_void_p, [c_void_p]),
+    "outlive_handler_free": (None, [c_void_p]),
+    "outlive_handler_bind": (status, [c_void_p, c_void_p]),
+    "outlive_call": (status, [c_void_p, c_void_p]),
+    "outlive_invalidate": (status, [c_void_p, c_void_p]),
+    "outlive_handler_is_invalidated": (c_bool, [c_void_p]),
+    "outlive_handler_name": (c_char_p, [c_void_p]),
+    "outlive_handler_invalidation_name": (c_char_p, [c_void_p]),
+    "outlive_handler_bound": (status, [c_void_p, POINTER(c_void_p)]),
+    "outlive_handler_description": (c_char_p, [c_void_p]),
+    "outlive_handler_serialize": (status, [c_void_p, POINTER(c_void_p), POINTER(c_size_t)]),
+    "outlive_handler_deserialize": (status, [c_void_p, c_size_t, POINTER(c_void_p)]),
 }
 
 

@@ -13,16 +13,23 @@ def store_dir(tmp_path):
     return str(tmp_path / "store")
 
 
+def _environment():
+    env = dict(os.environ)
+    # Against an installed wheel (OUTLIVE_TEST_INSTALLED=1) the child imports
+    # the installed package, not the source tree.
+    if not os.environ.get("OUTLIVE_TEST_INSTALLED"):
+        env["PYTHONPATH"] = PACKAGE_ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
 def run_python(code: str, *args: str, check=True, timeout=120):
     """Runs code in a fresh Python process that imports the same package."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = PACKAGE_ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    env = _environment()
     return subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True, text=True,
                           check=check, timeout=timeout)
 
 
 def spawn_python(code: str, *args: str):
-    env = dict(os.environ)
-    env["PYTHONPATH"] = PACKAGE_ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    env = _environment()
     return subprocess.Popen([sys.executable, "-c", code, *args], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)

@@ -151,3 +151,25 @@ def test_shared_loop_serves_two_stores(store_dir, tmp_path):
             second.kv["y"] = b"2"
             assert dispatch_until(first, lambda: len(seen) == 2)
             assert sorted(seen) == [("first", "x"), ("second", "y")]
+
+
+def test_library_log_lines_reach_python_logging(store_dir, caplog):
+    import logging
+    import signal
+    worker = spawn_python("""
+import sys, time, outlive
+store = outlive.Store(sys.argv[1], process="doomed")
+print("open", flush=True)
+time.sleep(60)
+""", store_dir)
+    assert worker.stdout.readline().strip() == "open"
+    worker.send_signal(signal.SIGKILL)
+    worker.wait()
+    outlive.set_log_level(logging.INFO)
+    try:
+        with caplog.at_level(logging.INFO, logger="outlive"):
+            with outlive.Store(store_dir, process="survivor"):
+                pass
+    finally:
+        outlive.set_log_level(logging.WARNING)
+    assert any("doomed" in record.getMessage() and "no longer alive" in record.getMessage() for record in caplog.records)

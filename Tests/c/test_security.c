@@ -1,0 +1,129 @@
+/* The security promises of docs/SECURITY.md that a test can hold the library to:
+ * links are never followed inside a store, stores of other users and stores
+ * others can write are refused, handler libraries load only from an explicit
+ * path, and names from stored data never reach undeclared symbols. */
+#include "harness.h"
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void test_planted_symlink_for_the_database_is_refused_and_its_target_untouched(void) {
+    const char *base = harness_temp_dir();
+    char store[4096], target[4200], link[4300];
+    snprintf(store, sizeof store, "%s/store", base);
+    snprintf(target, sizeof target, "%s/victim", base);
+    CHECK(mkdir(store, 0700) == 0);
+    int fd = open(target, O_WRONLY | O_CREAT, 0600);
+    CHECK(fd >= 0 && write(fd, "precious", 8) == 8);
+    close(fd);
+    snprintf(link, sizeof link, "%s/outlive.db", store);
+    CHECK(symlink(target, link) == 0);
+    outlive_store *handle = NULL;
+    CHECK_STATUS(outlive_store_open(store, "app", NULL, &handle), OUTLIVE_E_PERMISSION);
+    CHECK(strstr(outlive_last_error(), "link") != NULL);
+    struct stat info;
+    CHECK(stat(target, &info) == 0 && info.st_size == 8);
+    harness_remove_tree(base);
+}
+
+static void test_planted_symlink_for_the_wal_or_doorbell_is_refused(void) {
+    const char *names[] = {"outlive.db-wal", "doorbell"};
+    for (size_t i = 0; i < 2; i++) {
+        const char *base = harness_temp_dir();
+        char store[4096], link[4300], target[4200];
+        snprintf(store, sizeof store, "%s/store", base);
+        snprintf(target, sizeof target, "%s/elsewhere", base);
+        outlive_store *handle = NULL;
+        CHECK_OK(outlive_store_open(store, "app", NULL, &handle));
+        outlive_store_close(handle);
+        snprintf(link, sizeof link, "%s/%s", store, names[i]);
+        unlink(link);
+        CHECK(symlink(target, link) == 0);
+        CHECK_MSG(outlive_store_open(store, "app", NULL, &handle) == OUTLIVE_E_PERMISSION, "%s: %s", names[i], outlive_last_error());
+        CHECK(access(target, F_OK) != 0);  /* nothing was created through the link */
+        harness_remove_tree(base);
+    }
+}
+
+static void test_database_readable_by_others_is_refused(void) {
+    const char *base = harness_temp_dir();
+    outlive_store *handle = NULL;
+    CHECK_OK(outlive_store_open(base, "app", NULL, &handle));
+    outlive_store_close(handle);
+    char db[4200];
+    snprintf(db, sizeof db, "%s/outlive.db", base);
+    CHECK(chmod(db, 0644) == 0);
+    CHECK_STATUS(outlive_store_open(base, "app", NULL, &handle), OUTLIVE_E_PERMISSION);
+    CHECK(strstr(outlive_last_error(), "0644") != NULL);
+    harness_remove_tree(base);
+}
+
+static void test_store_owned_by_another_user_is_refused(void) {
+    if (geteuid() != 0) { printf("(skipped: needs root to give a directory away)\n"); return; }
+    const char *base = harness_temp_dir();
+    CHECK(chown(base, 65534, 65534) == 0);
+    outlive_store *handle = NULL;
+    CHECK_STATUS(outlive_store_open(base, "app", NULL, &handle), OUTLIVE_E_PERMISSION);
+    CHECK(strstr(outlive_last_error(), "owned by uid 65534") != NULL);
+    CHECK(chown(base, 0, 0) == 0);
+    harness_remove_tree(base);
+}
+
+static void test_handler_libraries_load_only_from_an_explicit_path(void) {
+    CHECK_STATUS(outlive_load_handlers("libhandlers_fixture.so"), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK(strstr(outlive_last_error(), "'/'") != NULL);
+    CHECK_STATUS(outlive_load_handlers("libc.so.6"), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_load_handlers(""), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_load_handlers("/nonexistent/libx.so"), OUTLIVE_E_NOT_FOUND);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/libhandlers_fixture.so", harness_bin_dir());
+    CHECK_OK(outlive_load_handlers(path));
+    CHECK_OK(outlive_resolve("fixture_ping"));
+}
+
+static void test_stored_names_never_reach_undeclared_symbols(void) {
+    /* A deserialized handler naming libc functions resolves to nothing. */
+    const char *names[] = {"system", "exit", "abort", "getpid", "unlink", "outlive_kv_delete", "main"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        outlive_handler *handler = outlive_handler_new(names[i], NULL);
+        CHECK(handler);
+        void *bytes = NULL;
+        size_t size = 0;
+        CHECK_OK(outlive_handler_serialize(handler, &bytes, &size));
+        outlive_handler_free(handler);
+        CHECK_OK(outlive_handler_deserialize(bytes, size, &handler));
+        outlive_free(bytes);
+        CHECK_MSG(outlive_call(handler, NULL) == OUTLIVE_E_UNRESOLVED, "%s resolved", names[i]);
+        outlive_handler_free(handler);
+    }
+}
+
+static void test_size_limits_have_clear_statuses(void) {
+    const char *base = harness_temp_dir();
+    outlive_store *handle = NULL;
+    CHECK_OK(outlive_store_open(base, "app", NULL, &handle));
+    char key[OUTLIVE_KV_MAX_KEY_SIZE + 2];
+    memset(key, 'k', sizeof key - 1);
+    key[sizeof key - 1] = '\0';
+    CHECK_STATUS(outlive_kv_set(handle, key, "v", 1), OUTLIVE_E_INVALID_ARGUMENT);
+    key[OUTLIVE_KV_MAX_KEY_SIZE] = '\0';
+    CHECK_OK(outlive_kv_set(handle, key, "v", 1));
+    static char dummy[1];
+    CHECK_STATUS(outlive_kv_set(handle, "big", dummy, (size_t)OUTLIVE_KV_MAX_VALUE_SIZE + 1), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK(strstr(outlive_last_error(), "at most") != NULL);
+    outlive_args *args = outlive_args_new();
+    CHECK_STATUS(outlive_args_set_id(args, "x", NULL, dummy, (size_t)OUTLIVE_MAX_ID_SIZE + 1), OUTLIVE_E_INVALID_ARGUMENT);
+    outlive_args_free(args);
+    outlive_store_close(handle);
+    harness_remove_tree(base);
+}
+
+HARNESS_MAIN(
+    T(test_planted_symlink_for_the_database_is_refused_and_its_target_untouched),
+    T(test_planted_symlink_for_the_wal_or_doorbell_is_refused),
+    T(test_database_readable_by_others_is_refused),
+    T(test_store_owned_by_another_user_is_refused),
+    T(test_handler_libraries_load_only_from_an_explicit_path),
+    T(test_stored_names_never_reach_undeclared_symbols),
+    T(test_size_limits_have_clear_statuses),
+)

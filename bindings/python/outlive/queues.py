@@ -1,0 +1,272 @@
+"""The in-process queues, on a loop: InteractionQueue (modal interactions
+strictly one at a time, each finished explicitly) and OperationQueue
+(operations with dependencies and a limit of unfinished ones, each finished
+explicitly; `await operation` from asyncio)."""
+import ctypes
+import enum
+
+from . import _callbacks, _ffi
+from .errors import check
+
+
+# ── interactions ───────────────────────────────────────────────────────────
+
+class Interaction:
+    """A started interaction: call finish() exactly once, from any thread."""
+
+    __slots__ = ("_token",)
+
+    def __init__(self, token):
+        self._token = token
+
+    def finish(self) -> None:
+        check(_ffi.outlive_interaction_finish(self._token))
+
+
+@_ffi.INTERACTION_FN
+def _run_interaction(token, context):
+    function = _callbacks.lookup(context)
+    try:
+        function(Interaction(token))
+    except BaseException as error:
+        _callbacks.keep(error)
+
+
+@_ffi.STALL_FN
+def _report_stall(token, seconds, context):
+    function = _callbacks.lookup(context)
+    try:
+        function(Interaction(token), seconds)
+    except BaseException as error:
+        _callbacks.keep(error)
+
+
+class InteractionQueue:
+    """Interactions start one at a time on the loop's thread, in the order added;
+    each must be finished (interaction.finish()) before the next starts."""
+
+    def __init__(self, loop):
+        self.loop = loop
+        out = ctypes.c_void_p()
+        check(_ffi.outlive_interactions_new(loop.handle, ctypes.byref(out)))
+        self._handle = out.value
+
+    @property
+    def handle(self):
+        if not self._handle:
+            raise ValueError("the interaction queue is closed")
+        return self._handle
+
+    def add(self, function) -> None:
+        """function(interaction) runs on the loop's thread when its turn comes."""
+        key = _callbacks.register(function)
+        status = _ffi.outlive_interactions_add_with_release(self.handle, _run_interaction, key, _callbacks.release)
+        if status != 0:
+            _callbacks.forget(key)
+        check(status)
+
+    def suspend(self) -> None:
+        """Nothing starts until resume() (the view will disappear)."""
+        check(_ffi.outlive_interactions_suspend(self.handle))
+
+    def resume(self) -> None:
+        check(_ffi.outlive_interactions_resume(self.handle))
+
+    def report_stalls(self, seconds: float, function) -> None:
+        """function(interaction, seconds) is called once for an interaction not
+        finished after `seconds` (a forgotten finish stalls the queue)."""
+        key = _callbacks.register(function)
+        status = _ffi.outlive_interactions_set_stall_report(self.handle, seconds, _report_stall, key, _callbacks.release)
+        if status != 0:
+            _callbacks.forget(key)
+        check(status)
+
+    def __len__(self) -> int:
+        return _ffi.outlive_interactions_unfinished(self.handle)
+
+    def close(self) -> None:
+        """Frees the queue; waiting interactions are dropped without running."""
+        if self._handle:
+            handle, self._handle = self._handle, None
+            _ffi.outlive_interactions_free(handle)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+# ── operations ─────────────────────────────────────────────────────────────
+
+class OperationState(enum.IntEnum):
+    NEW = 0
+    WAITING = 1
+    EXECUTING = 2
+    FINISHED = 3
+
+
+@_ffi.OPERATION_FN
+def _run_operation(handle, context):
+    operation = _callbacks.lookup(context)
+    try:
+        operation._function(operation)
+    except BaseException as error:
+        _callbacks.keep(error)
+
+
+@_ffi.COMPLETION_FN
+def _complete_operation(handle, cancelled, context):
+    operation = _callbacks.lookup(context)
+    if operation is None:
+        return
+    for function in operation._completions:
+        try:
+            function(bool(cancelled))
+        except BaseException as error:
+            _callbacks.keep(error)
+
+
+@_ffi.DRAINED_FN
+def _drained(context):
+    function = _callbacks.lookup(context)
+    try:
+        function()
+    except BaseException as error:
+        _callbacks.keep(error)
+
+
+class Operation:
+    """Work that is finished only when finish() is called (any thread).
+    `function(operation)` runs on its queue's loop thread once its dependencies
+    have finished. `await operation` waits for it (True when it was cancelled)."""
+
+    def __init__(self, function):
+        self._function = function
+        self._completions = []
+        self._key = _callbacks.register(self)
+        out = ctypes.c_void_p()
+        status = _ffi.outlive_operation_new_with_release(_run_operation, self._key, _callbacks.release,
+                                                         ctypes.byref(out))
+        if status != 0:
+            _callbacks.forget(self._key)
+        check(status)
+        self._handle = out.value
+        completion_key = _callbacks.register(self)
+        check(_ffi.outlive_operation_set_completion(self._handle, _complete_operation, completion_key,
+                                                    _callbacks.release))
+
+    @property
+    def handle(self):
+        return self._handle
+
+    def add_dependency(self, other: "Operation") -> "Operation":
+        check(_ffi.outlive_operation_add_dependency(self._handle, other._handle))
+        return self
+
+    def on_complete(self, function) -> None:
+        """function(cancelled) runs on the loop's thread when the operation completes.
+        Add it before the operation is queued."""
+        self._completions.append(function)
+
+    def finish(self) -> None:
+        check(_ffi.outlive_operation_finish(self._handle))
+
+    def cancel(self) -> None:
+        check(_ffi.outlive_operation_cancel(self._handle))
+
+    @property
+    def cancelled(self) -> bool:
+        return bool(_ffi.outlive_operation_is_cancelled(self._handle))
+
+    @property
+    def state(self) -> OperationState:
+        return OperationState(_ffi.outlive_operation_get_state(self._handle))
+
+    def __await__(self):
+        import asyncio
+        if self.state == OperationState.FINISHED:
+            return self.cancelled
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
+
+        def done(cancelled):
+            loop.call_soon_threadsafe(lambda: future.done() or future.set_result(cancelled))
+
+        self._completions.append(done)
+        if self.state == OperationState.FINISHED and not future.done():
+            future.set_result(self.cancelled)
+        return (yield from future.__await__())
+
+    def __del__(self):
+        try:
+            if self._handle:
+                _ffi.outlive_operation_free(self._handle)
+                self._handle = None
+        except Exception:
+            pass
+
+
+class OperationQueue:
+    """Runs operations on `loop` once their dependencies finished, with at most
+    max_unfinished started and unfinished at once (0: no limit)."""
+
+    def __init__(self, loop, max_unfinished: int = 0):
+        self.loop = loop
+        out = ctypes.c_void_p()
+        check(_ffi.outlive_operations_new(loop.handle, max_unfinished, ctypes.byref(out)))
+        self._handle = out.value
+        self._queued = []
+
+    @property
+    def handle(self):
+        if not self._handle:
+            raise ValueError("the operation queue is closed")
+        return self._handle
+
+    def add(self, operation) -> Operation:
+        """Queues an Operation (or a function, made into one) and returns it."""
+        if not isinstance(operation, Operation):
+            operation = Operation(operation)
+        check(_ffi.outlive_operations_add(self.handle, operation.handle))
+        # Keep the Python object (and its callbacks) alive while queued.
+        self._queued.append(operation)
+        operation.on_complete(lambda cancelled, op=operation: self._queued.remove(op) if op in self._queued else None)
+        return operation
+
+    def cancel_all(self) -> None:
+        check(_ffi.outlive_operations_cancel_all(self.handle))
+
+    def on_drained(self, function) -> None:
+        """function() runs each time the unfinished operations drop to zero."""
+        key = _callbacks.register(function)
+        status = _ffi.outlive_operations_set_drained(self.handle, _drained, key, _callbacks.release)
+        if status != 0:
+            _callbacks.forget(key)
+        check(status)
+
+    def __len__(self) -> int:
+        return _ffi.outlive_operations_unfinished(self.handle)
+
+    def close(self) -> None:
+        if self._handle:
+            handle, self._handle = self._handle, None
+            _ffi.outlive_operations_free(handle)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass

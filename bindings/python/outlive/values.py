@@ -1,0 +1,162 @@
+"""Typed argument values and their conversion to and from outlive_args.
+
+Python values map to the seven types: bool → BOOL, int → INTEGER (int64),
+float → DOUBLE, str / bytes / ID → ID, Handler → HANDLER; Int(n) and
+UInteger(n) choose INT (int32) and UINTEGER (uint64)."""
+import ctypes
+
+from . import _ffi
+from .errors import InvalidArgumentError, check
+
+TYPE_ID, TYPE_HANDLER, TYPE_BOOL, TYPE_INT, TYPE_DOUBLE, TYPE_INTEGER, TYPE_UINTEGER = range(1, 8)
+
+
+class Int(int):
+    """An INT (int32) argument."""
+
+    def __new__(cls, value):
+        value = int(value)
+        if not -2**31 <= value < 2**31:
+            raise OverflowError(f"{value} does not fit an INT (int32)")
+        return super().__new__(cls, value)
+
+
+class UInteger(int):
+    """A UINTEGER (uint64) argument."""
+
+    def __new__(cls, value):
+        value = int(value)
+        if not 0 <= value < 2**64:
+            raise OverflowError(f"{value} does not fit a UINTEGER (uint64)")
+        return super().__new__(cls, value)
+
+
+class ID:
+    """An ID value: immutable bytes with an optional type tag."""
+
+    __slots__ = ("bytes", "type")
+
+    def __init__(self, value, type: str = None):
+        self.bytes = value.encode("utf-8") if isinstance(value, str) else bytes(value)
+        self.type = type
+
+    def __str__(self):
+        return self.bytes.decode("utf-8")
+
+    def __eq__(self, other):
+        return isinstance(other, ID) and (self.bytes, self.type) == (other.bytes, other.type)
+
+    def __hash__(self):
+        return hash((self.bytes, self.type))
+
+    def __repr__(self):
+        return f"ID({self.bytes!r}{'' if self.type is None else ', type=' + repr(self.type)})"
+
+
+def _name(name: str) -> bytes:
+    if not isinstance(name, str):
+        raise TypeError("argument names are str")
+    return name.encode("utf-8")
+
+
+class Args:
+    """An owned outlive_args handle made from keyword values (None skips a name)."""
+
+    def __init__(self, values=None, _handle=None):
+        self.handle = _handle if _handle is not None else _ffi.outlive_args_new()
+        if not self.handle:
+            raise MemoryError("outlive_args_new failed")
+        for name, value in (values or {}).items():
+            self.set(name, value)
+
+    def set(self, name, value):
+        from .handlers import Handler
+        key = _name(name)
+        if value is None:
+            return
+        if isinstance(value, bool):
+            check(_ffi.outlive_args_set_bool(self.handle, key, value))
+        elif isinstance(value, Int):
+            check(_ffi.outlive_args_set_int(self.handle, key, value))
+        elif isinstance(value, UInteger):
+            check(_ffi.outlive_args_set_uinteger(self.handle, key, value))
+        elif isinstance(value, int):
+            if not -2**63 <= value < 2**63:
+                raise OverflowError(f"{value} does not fit an INTEGER (int64); use outlive.UInteger")
+            check(_ffi.outlive_args_set_integer(self.handle, key, value))
+        elif isinstance(value, float):
+            check(_ffi.outlive_args_set_double(self.handle, key, value))
+        elif isinstance(value, str):
+            data = value.encode("utf-8")
+            check(_ffi.outlive_args_set_id(self.handle, key, None, data, len(data)))
+        elif isinstance(value, (bytes, bytearray, memoryview)):
+            data = bytes(value)
+            check(_ffi.outlive_args_set_id(self.handle, key, None, data, len(data)))
+        elif isinstance(value, ID):
+            tag = value.type.encode("utf-8") if value.type is not None else None
+            check(_ffi.outlive_args_set_id(self.handle, key, tag, value.bytes, len(value.bytes)))
+        elif isinstance(value, Handler):
+            check(_ffi.outlive_args_set_handler(self.handle, key, value.handle))
+        else:
+            raise TypeError(f"argument {name!r}: {type(value).__name__} is not an Outlive value "
+                            "(bool, int, float, str, bytes, ID, Handler, Int, UInteger)")
+
+    def close(self):
+        if self.handle:
+            _ffi.outlive_args_free(self.handle)
+            self.handle = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+def object_value(pointer):
+    """An ID value from a borrowed outlive_object pointer: an ID."""
+    size = ctypes.c_size_t()
+    data = _ffi.outlive_object_bytes(pointer, ctypes.byref(size))
+    raw = ctypes.string_at(data, size.value) if size.value else b""
+    tag = _ffi.outlive_object_type(pointer)
+    return ID(raw, None if tag is None else tag.decode("utf-8"))
+
+
+def args_to_dict(handle) -> dict:
+    """Every value of a borrowed outlive_args, as Python values (IDs as ID,
+    handlers as Handler copies, INT/UINTEGER as Int/UInteger)."""
+    from .handlers import Handler
+    result = {}
+    for index in range(_ffi.outlive_args_count(handle)):
+        raw_name = _ffi.outlive_args_name_at(handle, index)
+        kind = _ffi.outlive_args_type_at(handle, index)
+        name = raw_name.decode("utf-8")
+        if kind == TYPE_ID:
+            out = ctypes.c_void_p()
+            check(_ffi.outlive_args_get_id(handle, raw_name, ctypes.byref(out)))
+            result[name] = object_value(out.value)
+        elif kind == TYPE_HANDLER:
+            out = ctypes.c_void_p()
+            check(_ffi.outlive_args_get_handler(handle, raw_name, ctypes.byref(out)))
+            result[name] = Handler._copy_of(out.value)
+        else:
+            ctype, getter, wrap = {
+                TYPE_BOOL: (ctypes.c_bool, _ffi.outlive_args_get_bool, bool),
+                TYPE_INT: (ctypes.c_int32, _ffi.outlive_args_get_int, Int),
+                TYPE_DOUBLE: (ctypes.c_double, _ffi.outlive_args_get_double, float),
+                TYPE_INTEGER: (ctypes.c_int64, _ffi.outlive_args_get_integer, int),
+                TYPE_UINTEGER: (ctypes.c_uint64, _ffi.outlive_args_get_uinteger, UInteger),
+            }[kind]
+            out = ctype()
+            check(getter(handle, raw_name, ctypes.byref(out)))
+            result[name] = wrap(out.value)
+    return result
+
+
+__all__ = ["ID", "Int", "UInteger", "Args", "args_to_dict", "InvalidArgumentError"]
