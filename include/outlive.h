@@ -763,6 +763,179 @@ OUTLIVE_API outlive_status outlive_handler_serialize(const outlive_handler *hand
 OUTLIVE_API outlive_status outlive_handler_deserialize(const void *bytes, size_t size, outlive_handler **out);
 
 /* ── tasks ──────────────────────────────────────────────────────────────── */
+/*
+ * The background task queue: durable work (a handler) that runs later, in
+ * order, in whichever process can resolve its handler, retried until it
+ * succeeds. Seed: Customer.io's background queue, without its limits.
+ *
+ * - Adding a task is one transaction; when the call returns OUTLIVE_OK the task
+ *   is stored (durably with OUTLIVE_DURABILITY_FULL) and survives any crash.
+ * - Runs start by themselves (triggers): when a process sees pending_count
+ *   tasks pending (default 10; outlive_tasks_set_triggers), `delay` seconds after it sees a
+ *   task added (default 30; by any process), when a task waiting for its
+ *   backoff comes due, or on outlive_tasks_run_now(). A run happens on the
+ *   store's loop, inside outlive_loop_dispatch().
+ * - One runner at a time across all processes of the store. A process that
+ *   wants to run while another runs starts as soon as that run ends. A runner
+ *   that dies (kill -9 included) releases its claim at once, and the task it
+ *   was running becomes pending again (at-least-once: use task_id as an
+ *   idempotency key).
+ * - A run takes tasks in the order they were added, one at a time (see
+ *   outlive_tasks_set_concurrency), and also takes tasks added while it runs.
+ *   It calls each task's handler on the loop thread with the call-time
+ *   arguments `task_id` (ID, the task's id as UTF-8 text), `attempt` (INTEGER,
+ *   1 for the first) and `completion` (HANDLER); a handler takes those it
+ *   declares. A handler that declares `completion` ends its attempt by calling
+ *   it, exactly once, from any thread or any process, with `success` (BOOL) and
+ *   optionally `error` (ID, a UTF-8 message): outlive_call(completion, args).
+ *   A handler that does not declare it succeeds when it returns.
+ * - Success deletes the task. Failure keeps it, waiting for an exponential
+ *   backoff with jitter (outlive_task_policy), after which it runs again by
+ *   itself. No completion within the policy's timeout (default 60 s) is a
+ *   failed attempt; a completion after that is ignored (outlive_call returns
+ *   OUTLIVE_E_STATE). After max_attempts (default 20), or past max_age
+ *   (default 3 days, counted from creation or the last retry; group starts are
+ *   exempt), the task is dead: kept and listed (outlive_tasks_list), run again
+ *   only after outlive_task_retry(), never deleted by the library.
+ * - Groups: a task may start a group (group_start, an id the application
+ *   chooses, e.g. "profile:A") and be a member of groups (group_members). A
+ *   member never runs while any task that starts one of its groups is stored
+ *   (waiting for its backoff, not yet run, or dead), so "track event for A"
+ *   never runs before "identify A" succeeded; the rest of the queue goes on.
+ * - A task whose handler does not resolve in this process is left for a
+ *   process that can resolve it: not an attempt, not a failure, and it does
+ *   not hold back the tasks behind it.
+ * - Each step of a run is an indexed lookup: it costs the same with 10 or
+ *   1,000,000 tasks stored, and memory does not grow with the queue.
+ *
+ * Statuses every function below may also return: OUTLIVE_E_INVALID_ARGUMENT
+ * for a NULL store or required pointer; OUTLIVE_E_STATE for a closed handle or
+ * one used in a forked child; OUTLIVE_E_BUSY when other processes held the
+ * database past the busy timeout; OUTLIVE_E_IO / OUTLIVE_E_CORRUPT when the
+ * database fails. A failing call changes nothing. All are thread-safe.
+ */
+
+/* Bytes of a group id: 1 to OUTLIVE_TASK_MAX_GROUP_ID_SIZE of UTF-8 without NUL. */
+#define OUTLIVE_TASK_MAX_GROUP_ID_SIZE 1024
+/* Groups a task can be a member of. */
+#define OUTLIVE_TASK_MAX_GROUP_MEMBERS 1024
+/* Tasks in one outlive_tasks_add_batch call. */
+#define OUTLIVE_TASK_MAX_BATCH 1000000
+
+/* Adds a task that calls `work` (copied: the caller keeps and frees its
+ * handler). group_start: NULL, or the group this task starts.
+ * group_members: group_member_count group ids this task is a member of (NULL
+ * when the count is 0). out_id (nullable): receives the task's id.
+ * OUTLIVE_E_INVALID_ARGUMENT: NULL store or work, NULL group_members with a
+ *   count, a group id that is empty, too long, not UTF-8, or more than
+ *   OUTLIVE_TASK_MAX_GROUP_MEMBERS of them.
+ * OUTLIVE_E_INVALIDATED: work was invalidated. */
+OUTLIVE_API outlive_status outlive_task_add(outlive_store *store, const outlive_handler *work,
+                                            const char *group_start,
+                                            const char *const *group_members, size_t group_member_count,
+                                            char out_id[OUTLIVE_ID_SIZE]);
+
+/* One task of a batch: the arguments of outlive_task_add. */
+typedef struct outlive_task_spec {
+    const outlive_handler *work;
+    const char *group_start;              /* nullable */
+    const char *const *group_members;     /* nullable when group_member_count is 0 */
+    size_t group_member_count;
+} outlive_task_spec;
+
+/* Adds `count` tasks (1 to OUTLIVE_TASK_MAX_BATCH) in one transaction, in
+ * order: all are stored or none. out_ids (nullable): count * OUTLIVE_ID_SIZE
+ * bytes receiving the ids, each NUL-terminated, in the order of `tasks`.
+ * Statuses as outlive_task_add; the message names the index of the task at
+ * fault. */
+OUTLIVE_API outlive_status outlive_tasks_add_batch(outlive_store *store, const outlive_task_spec *tasks,
+                                                   size_t count, char *out_ids);
+
+/* Asks for a run now. It starts on the store's loop at its next dispatch, or,
+ * while another process runs, as soon as that run ends. */
+OUTLIVE_API outlive_status outlive_tasks_run_now(outlive_store *store);
+
+/* Sets this handle's triggers: a run starts when it sees pending_count tasks
+ * pending (0: never by count; default 10) and delay_seconds after it sees a
+ * task added by any process (default 30; 0: at the next dispatch).
+ * OUTLIVE_E_INVALID_ARGUMENT: delay_seconds negative, NaN, infinite or above 1e9. */
+OUTLIVE_API outlive_status outlive_tasks_set_triggers(outlive_store *store, size_t pending_count,
+                                                      double delay_seconds);
+
+/* *pending receives the number of tasks not yet done (waiting, due or
+ * running), dead tasks excluded. Reads a counter: constant time. */
+OUTLIVE_API outlive_status outlive_tasks_count(outlive_store *store, size_t *pending);
+
+/* *dead receives the number of dead tasks. Constant time. */
+OUTLIVE_API outlive_status outlive_tasks_count_dead(outlive_store *store, size_t *dead);
+
+#define OUTLIVE_TASK_POLICY_VERSION 1
+typedef struct outlive_task_policy {
+    uint32_t version;          /* OUTLIVE_TASK_POLICY_VERSION */
+    double   initial_backoff;  /* seconds before the first retry (default 1); doubles per failure,
+                                  and each wait is scaled by a random factor in [0.5, 1] (jitter) */
+    double   max_backoff;      /* seconds, >= initial_backoff (default 3600) */
+    uint32_t max_attempts;     /* then the task is dead (default 20), >= 1 */
+    double   timeout;          /* seconds a handler has to complete (default 60), > 0 */
+    double   max_age;          /* seconds, group starts exempt (default 3 days), > 0 */
+} outlive_task_policy;
+#define OUTLIVE_TASK_POLICY_INIT { OUTLIVE_TASK_POLICY_VERSION, 1.0, 3600.0, 20, 60.0, 259200.0 }
+
+/* Sets the policy this handle's runs apply (copied). Each process applies its
+ * own to the attempts it runs.
+ * OUTLIVE_E_INVALID_ARGUMENT: policy NULL, an unknown version, a value out of
+ *   the ranges above (NaN and infinities included). */
+OUTLIVE_API outlive_status outlive_tasks_set_policy(outlive_store *store, const outlive_task_policy *policy);
+
+/* How many attempts this handle's runs keep in flight at once: 1 to 1024,
+ * default 1 (strictly one after another). With more, tasks still start in
+ * order and a member still waits for its group start, but handlers that
+ * complete later overlap. OUTLIVE_E_INVALID_ARGUMENT: out of range. */
+OUTLIVE_API outlive_status outlive_tasks_set_concurrency(outlive_store *store, size_t max_in_flight);
+
+typedef enum outlive_task_state {
+    OUTLIVE_TASK_PENDING = 1,   /* due, or waiting for its backoff (next_attempt) */
+    OUTLIVE_TASK_RUNNING,       /* an attempt is under way in a live runner */
+    OUTLIVE_TASK_DEAD           /* given up: kept until retried or deleted */
+} outlive_task_state;
+
+/* One task as listed. Strings are owned by the list. */
+typedef struct outlive_task_info {
+    char               id[OUTLIVE_ID_SIZE];
+    const char        *handler_name;
+    outlive_task_state state;
+    uint32_t           attempts;            /* attempts made (started) so far */
+    const char        *last_error;          /* NULL when no attempt failed */
+    double             next_attempt;        /* seconds since the epoch when a pending task waits
+                                               for its backoff; 0 when due now, running or dead */
+    double             created;             /* seconds since the epoch */
+    const char        *group_start;         /* NULL when it starts no group */
+    const char *const *group_members;       /* group_member_count ids */
+    size_t             group_member_count;
+} outlive_task_info;
+
+/* Lists up to `limit` tasks (at most 100000) in queue order, starting after the
+ * task after_id (NULL: from the first), to page through a queue of any length.
+ * *out receives an array of *out_count entries (NULL when 0), freed with
+ * outlive_task_info_free(*out, *out_count).
+ * OUTLIVE_E_INVALID_ARGUMENT: limit too large, after_id not a task id.
+ * OUTLIVE_E_NOT_FOUND: no task after_id (it may have completed: restart from NULL). */
+OUTLIVE_API outlive_status outlive_tasks_list(outlive_store *store, const char *after_id, size_t limit,
+                                              outlive_task_info **out, size_t *out_count);
+
+/* Frees a list from outlive_tasks_list. NULL is ignored. */
+OUTLIVE_API void outlive_task_info_free(outlive_task_info *tasks, size_t count);
+
+/* Makes a dead task, or one waiting for its backoff, pending and due now, with
+ * its attempts reset to 0 and its max age counted from now.
+ * OUTLIVE_E_INVALID_ARGUMENT: task_id is not a task id.
+ * OUTLIVE_E_NOT_FOUND: no such task. OUTLIVE_E_STATE: it is running or due already. */
+OUTLIVE_API outlive_status outlive_task_retry(outlive_store *store, const char *task_id);
+
+/* Deletes a task that is not running (dead, waiting or due).
+ * OUTLIVE_E_INVALID_ARGUMENT: task_id is not a task id.
+ * OUTLIVE_E_NOT_FOUND: no such task. OUTLIVE_E_STATE: it is running. */
+OUTLIVE_API outlive_status outlive_task_delete(outlive_store *store, const char *task_id);
 
 /* ── signals ────────────────────────────────────────────────────────────── */
 /*

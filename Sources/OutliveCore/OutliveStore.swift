@@ -7,11 +7,12 @@ public final class OutliveStore {
     public let kv: KeyValueStore
     public let signals: Signals
     public let messages: MessageQueue
+    public let tasks: TaskQueue
     /// A loop the handle made itself, when the caller gave none.
     public let ownsLoop: Bool
 
     public static var components: [SchemaComponent] {
-        [KeyValueStore.schema, Signals.schema, MessageQueue.schema]
+        [KeyValueStore.schema, Signals.schema, MessageQueue.schema, TaskQueue.schema]
     }
 
     public init(path: String, processName: String, loop: Loop?, options: StoreOptions = StoreOptions()) throws {
@@ -22,11 +23,7 @@ public final class OutliveStore {
         do {
             signals = try Signals(store: store)
             messages = try MessageQueue(store: store)
-        } catch {
-            store.close()
-            throw error
-        }
-        do {
+            tasks = try TaskQueue(store: store)
             try store.reapEndedRuns()
         } catch {
             store.close()
@@ -39,6 +36,7 @@ public final class OutliveStore {
     /// How many of each kind of record the systems hold, for `outlive inspect`.
     public func inspectionCounts() throws -> [(String, Int)] {
         [("messages", Int(try messages.count()))] + (try signals.inspectionCounts())
+            + [("tasks pending", Int(try tasks.pendingCount())), ("tasks dead", Int(try tasks.deadCount()))]
     }
 
     public func close() {

@@ -1,0 +1,322 @@
+/// The durable background task queue of one store handle (DESIGN.md, Task
+/// queue): tasks added by any process, run in order by one runner at a time
+/// across all processes, retried with backoff, kept as `dead` when they keep
+/// failing. Public calls are thread-safe; runs happen on the store's loop.
+public final class TaskQueue {
+    public static let schema = TaskSchema.component
+    public static let maxBatch = 1_000_000
+
+    let store: Store
+    let lock = Lock()
+    // Guarded by `lock`.
+    var policy = TaskPolicy()
+    var triggers = TaskTriggers()
+    var concurrency = 1
+    /// Results of attempts of this process handed in by completion handlers.
+    var results: [String: (success: Bool, error: String?)] = [:]
+
+    // Loop thread only.
+    var run: TaskRun?
+    var wantsRun = false
+    var delayTimer: UInt64?
+    var dueTimer: (id: UInt64, at: Double)?
+    var retryTimer: UInt64?
+    private var subscription: UInt64?
+
+    private static let registryLock = Lock()
+    nonisolated(unsafe) private static var openQueues: [String: [WeakQueue]] = [:]
+    private struct WeakQueue { weak var queue: TaskQueue? }
+
+    public init(store: Store) throws {
+        self.store = store
+        TaskCompletion.register()
+        store.onRunEnded { transaction, run in
+            try TaskQueue.runEnded(run, in: transaction)
+        }
+        subscription = try store.subscribe(topic: TaskSchema.topic) { [weak self] batch in
+            self?.changed(batch)
+        }
+        TaskQueue.registryLock.withLock {
+            let key = TaskCompletion.absolute(store.path)
+            TaskQueue.openQueues[key, default: []].removeAll { $0.queue == nil }
+            TaskQueue.openQueues[key, default: []].append(WeakQueue(queue: self))
+        }
+        // Tasks left by earlier runs: start the add trigger and the due timer.
+        store.loop.post { [weak self] in
+            self?.evaluateTriggers()
+            self?.scheduleDue()
+        }
+    }
+
+    deinit {
+        if let subscription { store.unsubscribe(subscription) }
+    }
+
+    /// An open store handle of this process on `path`, for completions.
+    static func openStore(path: String) -> Store? {
+        registryLock.withLock {
+            for entry in openQueues[path] ?? [] {
+                if let queue = entry.queue, (try? queue.store.checkUsable()) != nil { return queue.store }
+            }
+            return nil
+        }
+    }
+
+    // MARK: - Which handlers take a completion
+
+    /// Whether a handler declares a `completion` parameter: then its attempt
+    /// ends only when the completion is called (or times out); any other
+    /// handler succeeds when it returns, unless it called a completion first.
+    static func takesCompletion(_ handlerName: String) -> Bool {
+        guard let declaration = try? HandlerRegistry.shared.resolve(handlerName) else { return false }
+        return declaration.signature.parameters.contains { $0.name == "completion" }
+    }
+
+    // MARK: - Settings
+
+    public func setPolicy(_ policy: TaskPolicy) throws {
+        try policy.validate()
+        try store.checkUsable()
+        lock.withLock { self.policy = policy }
+    }
+
+    public var currentPolicy: TaskPolicy { lock.withLock { policy } }
+
+    public func setTriggers(_ triggers: TaskTriggers) throws {
+        try triggers.validate()
+        try store.checkUsable()
+        lock.withLock { self.triggers = triggers }
+        store.loop.post { [weak self] in
+            guard let self else { return }
+            if let timer = self.delayTimer { self.store.loop.cancelTimer(timer); self.delayTimer = nil }
+            self.evaluateTriggers()
+        }
+    }
+
+    public static let maxConcurrency = 1_024
+
+    /// How many tasks this process's runs keep in flight at once (default 1:
+    /// strictly one after the other). More lets handlers that complete later
+    /// overlap; order then holds for starts, not for ends.
+    public func setConcurrency(_ count: Int) throws {
+        guard count >= 1, count <= TaskQueue.maxConcurrency else {
+            throw OutliveError.invalidArgument("concurrency must be 1 to \(TaskQueue.maxConcurrency), got \(count)")
+        }
+        try store.checkUsable()
+        lock.withLock { concurrency = count }
+        store.loop.post { [weak self] in self?.pump() }
+    }
+
+    // MARK: - Adding
+
+    @discardableResult
+    public func add(_ task: NewTask) throws -> String {
+        try add(batch: [task])[0]
+    }
+
+    /// Adds every task in one transaction: all are stored, or none.
+    public func add(batch tasks: [NewTask]) throws -> [String] {
+        guard !tasks.isEmpty else { throw OutliveError.invalidArgument("the batch holds no tasks") }
+        guard tasks.count <= TaskQueue.maxBatch else {
+            throw OutliveError.invalidArgument("a batch holds at most \(TaskQueue.maxBatch) tasks, got \(tasks.count)")
+        }
+        for (index, task) in tasks.enumerated() {
+            do { try task.validate() } catch let error as OutliveError {
+                throw tasks.count == 1 ? error : OutliveError(error.code, "tasks[\(index)]: \(error.message)")
+            }
+        }
+        try store.checkUsable()
+        let now = Clock.wall()
+        var ids: [String] = []
+        ids.reserveCapacity(tasks.count)
+        try store.database.write { transaction in
+            for task in tasks {
+                let id = Identifier.make()
+                try transaction.execute("""
+                    INSERT INTO outlive_tasks(id, handler_name, handler, group_start, group_members, created, age_from)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    """, [.text(id), .text(task.work.name), .blob(task.work.serialized()),
+                          task.groupStart.map { .text($0) } ?? .null,
+                          TaskSchema.encode(members: task.groupMembers).map { .blob($0) } ?? .null,
+                          .double(now), .double(now)])
+                ids.append(id)
+            }
+            try TaskSchema.addCounts(pending: Int64(tasks.count), dead: 0, in: transaction)
+            try transaction.recordChange(topic: TaskSchema.topic, key: "added")
+        }
+        store.loop.post { [weak self] in self?.evaluateTriggers() }
+        return ids
+    }
+
+    // MARK: - Inspection and repair
+
+    /// Tasks not yet done, dead ones excluded (running and in backoff included).
+    public func pendingCount() throws -> Int {
+        try store.checkUsable()
+        return Int(try store.database.read { try $0.integer("SELECT pending FROM outlive_task_counts WHERE slot = 0") } ?? 0)
+    }
+
+    public func deadCount() throws -> Int {
+        try store.checkUsable()
+        return Int(try store.database.read { try $0.integer("SELECT dead FROM outlive_task_counts WHERE slot = 0") } ?? 0)
+    }
+
+    public static let maxListLimit = 100_000
+
+    /// Tasks in queue order, starting after the task `after` (nil: from the
+    /// first), at most `limit`. Pages through any queue in bounded memory.
+    public func list(after: String? = nil, limit: Int = 1_000) throws -> [TaskInfo] {
+        guard limit >= 0, limit <= TaskQueue.maxListLimit else {
+            throw OutliveError.invalidArgument("limit must be 0 to \(TaskQueue.maxListLimit), got \(limit)")
+        }
+        if let after { try TaskQueue.validate(taskID: after, "after_id") }
+        try store.checkUsable()
+        return try store.database.read { transaction in
+            var start: Int64 = 0
+            if let after {
+                guard let seq = try transaction.integer("SELECT seq FROM outlive_tasks WHERE id = ?", [.text(after)]) else {
+                    throw OutliveError.notFound("no task with id \(after)")
+                }
+                start = seq
+            }
+            var tasks: [TaskInfo] = []
+            try transaction.query("""
+                SELECT id, handler_name, state, attempts, last_error, waiting_until, created, group_start, group_members
+                FROM outlive_tasks WHERE seq > ? ORDER BY seq LIMIT ?
+                """, [.integer(start), .integer(Int64(limit))]) { row in
+                let state = TaskSchema.State(rawValue: row.integer(2)) ?? .ready
+                let shown: TaskInfo.State = state == .running ? .running : state == .dead ? .dead : .pending
+                tasks.append(TaskInfo(id: row.text(0) ?? "", handlerName: row.text(1) ?? "", state: shown,
+                                      attempts: row.integer(3), lastError: row.text(4),
+                                      nextAttempt: state == .waiting && !row.isNull(5) ? row.double(5) : nil,
+                                      created: row.double(6), groupStart: row.text(7),
+                                      groupMembers: TaskSchema.decode(members: row.blob(8))))
+            }
+            return tasks
+        }
+    }
+
+    static func validate(taskID: String, _ what: String = "task id") throws {
+        guard Identifier.isValid(taskID) else { throw OutliveError.invalidArgument("\(what) \"\(taskID.prefix(64))\" is not a task id (36-character UUID)") }
+    }
+
+    /// Makes a dead task (or one waiting for its backoff) pending and due now,
+    /// with a fresh budget of attempts and age.
+    public func retry(id: String) throws {
+        try TaskQueue.validate(taskID: id)
+        try store.checkUsable()
+        let now = Clock.wall()
+        try store.database.write { transaction in
+            guard let raw = try transaction.integer("SELECT state FROM outlive_tasks WHERE id = ?", [.text(id)]) else {
+                throw OutliveError.notFound("no task with id \(id)")
+            }
+            let state = TaskSchema.State(rawValue: raw) ?? .ready
+            switch state {
+            case .running: throw OutliveError.state("task \(id) is running; it can be retried once its attempt ends")
+            case .ready: throw OutliveError.state("task \(id) is pending and due already")
+            case .dead, .waiting: break
+            }
+            try transaction.execute("UPDATE outlive_tasks SET state = 0, attempts = 0, waiting_until = NULL, age_from = ? WHERE id = ?",
+                                    [.double(now), .text(id)])
+            if state == .dead { try TaskSchema.addCounts(pending: 1, dead: -1, in: transaction) }
+            try transaction.recordChange(topic: TaskSchema.topic, key: "added")
+        }
+        store.loop.post { [weak self] in self?.evaluateTriggers() }
+    }
+
+    /// Removes a task that is not running.
+    public func delete(id: String) throws {
+        try TaskQueue.validate(taskID: id)
+        try store.checkUsable()
+        try store.database.write { transaction in
+            guard let raw = try transaction.integer("SELECT state FROM outlive_tasks WHERE id = ?", [.text(id)]) else {
+                throw OutliveError.notFound("no task with id \(id)")
+            }
+            let state = TaskSchema.State(rawValue: raw) ?? .ready
+            if state == .running { throw OutliveError.state("task \(id) is running; it can be deleted once its attempt ends") }
+            try transaction.execute("DELETE FROM outlive_tasks WHERE id = ?", [.text(id)])
+            try TaskSchema.addCounts(pending: state == .dead ? 0 : -1, dead: state == .dead ? -1 : 0, in: transaction)
+            // A deleted group start may unblock members: like an add for triggers.
+            try transaction.recordChange(topic: TaskSchema.topic, key: "added")
+        }
+    }
+
+    /// Asks for a run now: it starts on the loop's thread at its next dispatch,
+    /// or, while another process runs, as soon as that run ends.
+    public func runNow() throws {
+        try store.checkUsable()
+        store.loop.post { [weak self] in self?.requestRun() }
+    }
+
+    // MARK: - Triggers (loop thread)
+
+    private func changed(_ batch: ChangeBatch) {
+        let keys = Set(batch.keys)
+        if batch.resync || keys.contains("added") || keys.contains("returned") { evaluateTriggers() }
+        if batch.resync || keys.contains("released") || keys.contains("returned") {
+            if wantsRun && run == nil { requestRun() }
+        }
+        if batch.resync || keys.contains("completed") { collectRemoteOutcomes() }
+        if batch.resync || keys.contains("finished") || keys.contains("returned") { scheduleDue() }
+    }
+
+    func evaluateTriggers() {
+        guard (try? store.checkUsable()) != nil else { return }
+        guard let pending = try? pendingCount(), pending > 0 else { return }
+        let settings = lock.withLock { triggers }
+        if settings.pendingCount > 0 && pending >= settings.pendingCount {
+            requestRun()
+        } else if delayTimer == nil {
+            delayTimer = store.loop.schedule(after: settings.delay) { [weak self] in
+                self?.delayTimer = nil
+                self?.requestRun()
+            }
+        }
+    }
+
+    /// Arms a timer for the earliest task waiting for its backoff.
+    func scheduleDue() {
+        guard (try? store.checkUsable()) != nil else { return }
+        var earliest: Double?
+        _ = try? store.database.read { transaction in
+            try transaction.query("SELECT min(waiting_until) FROM outlive_tasks WHERE state = 3") { row in
+                if !row.isNull(0) { earliest = row.double(0) }
+            }
+        }
+        guard let earliest else { return }
+        if let due = dueTimer {
+            if due.at <= earliest { return }
+            store.loop.cancelTimer(due.id)
+        }
+        let id = store.loop.schedule(after: max(0, earliest - Clock.wall()) + 0.001) { [weak self] in
+            self?.dueTimer = nil
+            self?.requestRun()
+        }
+        dueTimer = (id, earliest)
+    }
+
+    // MARK: - Ended runs (inside the transaction that removes the run)
+
+    static func runEnded(_ ended: EndedRun, in transaction: StoreTransaction) throws {
+        try transaction.execute("DELETE FROM outlive_task_runner WHERE run_id = ?", [.text(ended.runID)])
+        let released = transaction.changedRows > 0
+        var held: [(seq: Int64, outcome: Int64?)] = []
+        try transaction.query("SELECT seq, outcome FROM outlive_tasks WHERE state = 1 AND runner = ?", [.text(ended.runID)]) { row in
+            held.append((row.integer(0), row.isNull(1) ? nil : row.integer(1)))
+        }
+        for task in held {
+            if task.outcome == TaskSchema.Outcome.success.rawValue {
+                // Its completion came before the runner ended: it succeeded.
+                try transaction.execute("DELETE FROM outlive_tasks WHERE seq = ?", [.integer(task.seq)])
+                try TaskSchema.addCounts(pending: -1, dead: 0, in: transaction)
+            } else {
+                let why = "the runner (process \(ended.processName), run \(ended.runID)) \(ended.died ? "died" : "closed") during the attempt"
+                try transaction.execute("""
+                    UPDATE outlive_tasks SET state = 0, runner = NULL, claim = NULL, outcome = NULL,
+                    last_error = CASE WHEN outcome IS NULL THEN ? ELSE last_error END WHERE seq = ?
+                    """, [.text(why), .integer(task.seq)])
+            }
+        }
+        if released || !held.isEmpty { try transaction.recordChange(topic: TaskSchema.topic, key: held.isEmpty ? "released" : "returned") }
+    }
+}

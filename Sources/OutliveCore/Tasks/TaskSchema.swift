@@ -1,0 +1,75 @@
+/// The task queue's tables.
+///
+/// `outlive_tasks` holds one row per stored task; `seq` is the queue order.
+/// `state`: 0 ready (pending, due now), 1 running, 2 dead, 3 waiting (pending,
+/// in backoff until `waiting_until`). Partial indexes make each step of a run
+/// an indexed lookup whatever the queue's length:
+/// - `outlive_tasks_ready (handler_name, seq) WHERE state = 0`: the next ready
+///   task of a handler name after the run's cursor, and the distinct names;
+/// - `outlive_tasks_waiting (waiting_until) WHERE state = 3`: tasks coming due;
+/// - `outlive_tasks_running (runner) WHERE state = 1`: what a dead run held;
+/// - `outlive_tasks_group_start (group_start)`: whether a group's start is stored.
+/// `outlive_task_runner` is the claim of the one runner across processes;
+/// `age_from` is when the task's max age started counting (created, or its
+/// last retry). `outlive_task_counts` keeps the counts so that triggers never count rows.
+enum TaskSchema {
+    static let component = SchemaComponent(name: "tasks", migrations: [
+        """
+        CREATE TABLE outlive_tasks(
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            id TEXT NOT NULL UNIQUE,
+            handler_name TEXT NOT NULL,
+            handler BLOB NOT NULL,
+            group_start TEXT,
+            group_members BLOB,
+            created REAL NOT NULL,
+            age_from REAL NOT NULL,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            last_error TEXT,
+            state INTEGER NOT NULL DEFAULT 0,
+            waiting_until REAL,
+            runner TEXT,
+            claim TEXT,
+            outcome INTEGER);
+        CREATE INDEX outlive_tasks_ready ON outlive_tasks(handler_name, seq) WHERE state = 0;
+        CREATE INDEX outlive_tasks_waiting ON outlive_tasks(waiting_until) WHERE state = 3;
+        CREATE INDEX outlive_tasks_running ON outlive_tasks(runner) WHERE state = 1;
+        CREATE INDEX outlive_tasks_group_start ON outlive_tasks(group_start) WHERE group_start IS NOT NULL;
+        CREATE TABLE outlive_task_runner(slot INTEGER PRIMARY KEY, run_id TEXT NOT NULL, started REAL NOT NULL);
+        CREATE TABLE outlive_task_counts(slot INTEGER PRIMARY KEY, pending INTEGER NOT NULL, dead INTEGER NOT NULL);
+        INSERT INTO outlive_task_counts(slot, pending, dead) VALUES (0, 0, 0)
+        """,
+    ])
+
+    static let topic = "tasks"
+
+    enum State: Int64 {
+        case ready = 0, running = 1, dead = 2, waiting = 3
+    }
+
+    enum Outcome: Int64 {
+        case success = 1, failure = 2
+    }
+
+    /// Group member ids stored as one blob: UTF-8 ids separated by NUL bytes.
+    static func encode(members: [String]) -> [UInt8]? {
+        guard !members.isEmpty else { return nil }
+        var bytes: [UInt8] = []
+        for (index, member) in members.enumerated() {
+            if index > 0 { bytes.append(0) }
+            bytes.append(contentsOf: member.utf8)
+        }
+        return bytes
+    }
+
+    static func decode(members bytes: [UInt8]?) -> [String] {
+        guard let bytes, !bytes.isEmpty else { return [] }
+        return bytes.split(separator: 0, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    static func addCounts(pending: Int64, dead: Int64, in transaction: StoreTransaction) throws {
+        guard pending != 0 || dead != 0 else { return }
+        try transaction.execute("UPDATE outlive_task_counts SET pending = pending + ?, dead = dead + ? WHERE slot = 0",
+                                [.integer(pending), .integer(dead)])
+    }
+}

@@ -1,0 +1,366 @@
+/* The task queue from C, in one process: order, backoff, timeout, dead tasks
+ * and retry, groups, listing, and bad input that must get a precise status and
+ * store nothing. Handlers are registered at run time (outlive_register). */
+#include "harness.h"
+#include <math.h>
+#include <time.h>
+#include <unistd.h>
+
+static char calls[64][64];
+static int call_count;
+static int fail_remaining;
+static outlive_handler *kept_completion;
+
+static void remember(const outlive_object *label) {
+    if (call_count < 64) snprintf(calls[call_count++], 64, "%s", label ? outlive_object_string(label) : "-");
+}
+
+static void finish(const outlive_handler *completion, bool success) {
+    outlive_args *args = outlive_args_new();
+    outlive_args_set_bool(args, "success", success);
+    if (!success) outlive_args_set_string(args, "error", "refused");
+    outlive_call(completion, args);
+    outlive_args_free(args);
+}
+
+static void local_record(const outlive_object *label) { remember(label); }
+
+static void local_judge(const outlive_object *label, const outlive_handler *completion) {
+    remember(label);
+    const char *text = outlive_object_string(label);
+    bool fail = (text && strncmp(text, "fail", 4) == 0) || fail_remaining > 0;
+    if (fail_remaining > 0) fail_remaining--;
+    finish(completion, !fail);
+}
+
+static void local_keep(const outlive_object *label, const outlive_handler *completion) {
+    remember(label);
+    outlive_handler_free(kept_completion);
+    kept_completion = outlive_handler_copy(completion);
+}
+
+static double monotonic(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static outlive_store *open_queue(const char *dir) {
+    static bool registered;
+    if (!registered) {
+        registered = true;
+        outlive_register("local_record", "ID label", (void (*)(void))local_record);
+        outlive_register("local_judge", "ID label, HANDLER completion", (void (*)(void))local_judge);
+        outlive_register("local_keep", "ID label, HANDLER completion", (void (*)(void))local_keep);
+    }
+    call_count = 0;
+    fail_remaining = 0;
+    outlive_store *store = NULL;
+    if (outlive_store_open(dir, "app", NULL, &store) != OUTLIVE_OK) return NULL;
+    /* No automatic runs: the tests start them. */
+    outlive_tasks_set_triggers(store, 0, 1e6);
+    return store;
+}
+
+static outlive_status add(outlive_store *store, const char *handler, const char *label, const char *start,
+                          const char *member, char out_id[OUTLIVE_ID_SIZE]) {
+    outlive_args *args = outlive_args_new();
+    outlive_args_set_string(args, "label", label);
+    outlive_handler *work = outlive_handler_new(handler, args);
+    outlive_args_free(args);
+    const char *members[1] = { member };
+    outlive_status status = outlive_task_add(store, work, start, member ? members : NULL, member ? 1 : 0, out_id);
+    outlive_handler_free(work);
+    return status;
+}
+
+static size_t pending(outlive_store *store) {
+    size_t count = 999;
+    outlive_tasks_count(store, &count);
+    return count;
+}
+
+/* Dispatches until the queue has `target` pending tasks and `calls_wanted` calls were made. */
+static bool run_until(outlive_store *store, size_t target, int calls_wanted) {
+    double deadline = monotonic() + 20;
+    while (monotonic() < deadline) {
+        if (outlive_loop_dispatch(outlive_store_loop(store), 20) != OUTLIVE_OK) return false;
+        if (pending(store) == target && call_count >= calls_wanted) {
+            for (int i = 0; i < 5; i++) outlive_loop_dispatch(outlive_store_loop(store), 0);
+            return true;
+        }
+    }
+    return false;
+}
+
+static void test_tasks_run_in_order_and_success_deletes_them(void) {
+    const char *dir = harness_temp_dir();
+    outlive_store *store = open_queue(dir);
+    CHECK(store);
+    const char *labels[] = { "a", "b", "c", "d" };
+    for (int i = 0; i < 4; i++) CHECK_OK(add(store, i % 2 ? "local_judge" : "local_record", labels[i], NULL, NULL, NULL));
+    CHECK(pending(store) == 4);
+    CHECK_OK(outlive_tasks_run_now(store));
+    CHECK(run_until(store, 0, 4));
+    CHECK(call_count == 4);
+    for (int i = 0; i < 4; i++) CHECK(!strcmp(calls[i], labels[i]));
+    outlive_store_close(store);
+    harness_remove_tree(dir);
+}
+
+static void test_batch_adds_in_one_transaction_and_lists_in_order(void) {
+    const char *dir = harness_temp_dir();
+    outlive_store *store = open_queue(dir);
+    CHECK(store);
+    outlive_handler *work = outlive_handler_new("local_record", NULL);
+    const char *members[2] = { "g1", "g2" };
+    outlive_task_spec specs[3] = {
+        { work, "g1", NULL, 0 },
+        { work, NULL, members, 2 },
+        { work, NULL, NULL, 0 },
+    };
+    char ids[3 * OUTLIVE_ID_SIZE];
+    CHECK_OK(outlive_tasks_add_batch(store, specs, 3, ids));
+    outlive_task_info *list = NULL;
+    size_t count = 0;
+    CHECK_OK(outlive_tasks_list(store, NULL, 10, &list, &count));
+    CHECK(count == 3);
+    for (size_t i = 0; i < 3; i++) {
+        CHECK(!strcmp(list[i].id, ids + i * OUTLIVE_ID_SIZE));
+        CHECK(!strcmp(list[i].handler_name, "local_record"));
+        CHECK(list[i].state == OUTLIVE_TASK_PENDING && list[i].attempts == 0 && list[i].last_error == NULL);
+        CHECK(list[i].next_attempt == 0 && list[i].created > 1e9);
+    }
+    CHECK(list[0].group_start && !strcmp(list[0].group_start, "g1") && list[0].group_member_count == 0);
+    CHECK(list[1].group_start == NULL && list[1].group_member_count == 2);
+    CHECK(!strcmp(list[1].group_members[0], "g1") && !strcmp(list[1].group_members[1], "g2"));
+    outlive_task_info_free(list, count);
+    /* Paging: after the first id. */
+    CHECK_OK(outlive_tasks_list(store, ids, 1, &list, &count));
+    CHECK(count == 1 && !strcmp(list[0].id, ids + OUTLIVE_ID_SIZE));
+    outlive_task_info_free(list, count);
+    /* A batch with one bad task stores none. */
+    outlive_task_spec bad[2] = { { work, NULL, NULL, 0 }, { work, "", NULL, 0 } };
+    CHECK_STATUS(outlive_tasks_add_batch(store, bad, 2, NULL), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK(strstr(outlive_last_error(), "tasks[1]") != NULL);
+    CHECK(pending(store) == 3);
+    outlive_handler_free(work);
+    outlive_store_close(store);
+    harness_remove_tree(dir);
+}
+
+static void test_failure_backs_off_and_the_task_runs_again_by_itself(void) {
+    const char *dir = harness_temp_dir();
+    outlive_store *store = open_queue(dir);
+    CHECK(store);
+    outlive_task_policy policy = OUTLIVE_TASK_POLICY_INIT;
+    policy.initial_backoff = 0.2;
+    CHECK_OK(outlive_tasks_set_policy(store, &policy));
+    fail_remaining = 1;
+    CHECK_OK(add(store, "local_judge", "flaky", NULL, NULL, NULL));
+    CHECK_OK(outlive_tasks_run_now(store));
+    CHECK(run_until(store, 1, 1));
+    outlive_task_info *list = NULL;
+    size_t count = 0;
+    CHECK_OK(outlive_tasks_list(store, NULL, 10, &list, &count));
+    CHECK(count == 1 && list[0].state == OUTLIVE_TASK_PENDING && list[0].attempts == 1);
+    CHECK(list[0].last_error && !strcmp(list[0].last_error, "refused"));
+    CHECK(list[0].next_attempt > 0);
+    outlive_task_info_free(list, count);
+    /* No run_now: the task coming due starts a run. */
+    CHECK(run_until(store, 0, 2));
+    CHECK(call_count == 2);
+    outlive_store_close(store);
+    harness_remove_tree(dir);
+}
+
+static void test_no_completion_within_timeout_fails_and_late_completion_is_ignored(void) {
+    const char *dir = harness_temp_dir();
+    outlive_store *store = open_queue(dir);
+    CHECK(store);
+    outlive_task_policy policy = OUTLIVE_TASK_POLICY_INIT;
+    policy.timeout = 0.2;
+    policy.initial_backoff = 1000;
+    policy.max_backoff = 1000;
+    CHECK_OK(outlive_tasks_set_policy(store, &policy));
+    CHECK_OK(add(store, "local_keep", "silent", NULL, NULL, NULL));
+    CHECK_OK(outlive_tasks_run_now(store));
+    outlive_task_info *list = NULL;
+    size_t count = 0;
+    double deadline = monotonic() + 20;
+    bool failed = false;
+    while (!failed && monotonic() < deadline) {
+        CHECK_OK(outlive_loop_dispatch(outlive_store_loop(store), 20));
+        CHECK_OK(outlive_tasks_list(store, NULL, 10, &list, &count));
+        failed = count == 1 && list[0].last_error != NULL;
+        if (failed) CHECK_MSG(strstr(list[0].last_error, "timeout") != NULL, "last error: %s", list[0].last_error);
+        if (failed) CHECK(list[0].state == OUTLIVE_TASK_PENDING && list[0].next_attempt > 0);
+        outlive_task_info_free(list, count);
+    }
+    CHECK(failed);
+    CHECK(kept_completion != NULL);
+    outlive_args *args = outlive_args_new();
+    outlive_args_set_bool(args, "success", true);
+    CHECK_STATUS(outlive_call(kept_completion, args), OUTLIVE_E_STATE);
+    outlive_args_free(args);
+    CHECK_OK(outlive_loop_dispatch(outlive_store_loop(store), 20));
+    CHECK(pending(store) == 1);
+    outlive_handler_free(kept_completion);
+    kept_completion = NULL;
+    outlive_store_close(store);
+    harness_remove_tree(dir);
+}
+
+static void test_dead_task_is_kept_listed_and_retryable(void) {
+    const char *dir = harness_temp_dir();
+    outlive_store *store = open_queue(dir);
+    CHECK(store);
+    outlive_task_policy policy = OUTLIVE_TASK_POLICY_INIT;
+    policy.initial_backoff = 0;
+    policy.max_backoff = 0;
+    policy.max_attempts = 3;
+    CHECK_OK(outlive_tasks_set_policy(store, &policy));
+    char id[OUTLIVE_ID_SIZE];
+    CHECK_OK(add(store, "local_judge", "fail-always", NULL, NULL, id));
+    CHECK_OK(outlive_tasks_run_now(store));
+    CHECK(run_until(store, 0, 3));
+    size_t dead = 0;
+    CHECK_OK(outlive_tasks_count_dead(store, &dead));
+    CHECK(dead == 1 && call_count == 3);
+    outlive_task_info *list = NULL;
+    size_t count = 0;
+    CHECK_OK(outlive_tasks_list(store, NULL, 10, &list, &count));
+    CHECK(count == 1 && !strcmp(list[0].id, id) && list[0].state == OUTLIVE_TASK_DEAD && list[0].attempts == 3);
+    outlive_task_info_free(list, count);
+    /* Dead tasks do not run. */
+    CHECK_OK(outlive_tasks_run_now(store));
+    for (int i = 0; i < 5; i++) CHECK_OK(outlive_loop_dispatch(outlive_store_loop(store), 10));
+    CHECK(call_count == 3);
+    CHECK_STATUS(outlive_task_retry(store, "not-an-id"), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_task_retry(store, "00000000-0000-4000-8000-000000000000"), OUTLIVE_E_NOT_FOUND);
+    CHECK_OK(outlive_task_retry(store, id));
+    CHECK_STATUS(outlive_task_retry(store, id), OUTLIVE_E_STATE);
+    CHECK(pending(store) == 1);
+    CHECK_OK(outlive_tasks_count_dead(store, &dead));
+    CHECK(dead == 0);
+    policy.max_attempts = 1;
+    CHECK_OK(outlive_tasks_set_policy(store, &policy));
+    CHECK_OK(outlive_tasks_run_now(store));
+    CHECK(run_until(store, 0, 4));
+    CHECK_OK(outlive_task_delete(store, id));
+    CHECK_STATUS(outlive_task_delete(store, id), OUTLIVE_E_NOT_FOUND);
+    CHECK_OK(outlive_tasks_count_dead(store, &dead));
+    CHECK(dead == 0);
+    outlive_store_close(store);
+    harness_remove_tree(dir);
+}
+
+static void test_failed_group_start_skips_members_and_the_rest_runs(void) {
+    const char *dir = harness_temp_dir();
+    outlive_store *store = open_queue(dir);
+    CHECK(store);
+    outlive_task_policy policy = OUTLIVE_TASK_POLICY_INIT;
+    policy.initial_backoff = 1000;
+    policy.max_backoff = 1000;
+    CHECK_OK(outlive_tasks_set_policy(store, &policy));
+    char start_id[OUTLIVE_ID_SIZE];
+    CHECK_OK(add(store, "local_judge", "fail-identify-A", "profile:A", NULL, start_id));
+    CHECK_OK(add(store, "local_judge", "track-A", NULL, "profile:A", NULL));
+    CHECK_OK(add(store, "local_judge", "push-Z", NULL, NULL, NULL));
+    CHECK_OK(outlive_tasks_run_now(store));
+    CHECK(run_until(store, 2, 2));
+    CHECK(call_count == 2 && !strcmp(calls[0], "fail-identify-A") && !strcmp(calls[1], "push-Z"));
+    /* Deleting the failed start lets the member run. */
+    CHECK_OK(outlive_task_delete(store, start_id));
+    CHECK_OK(outlive_tasks_run_now(store));
+    CHECK(run_until(store, 0, 3));
+    CHECK(!strcmp(calls[2], "track-A"));
+    outlive_store_close(store);
+    harness_remove_tree(dir);
+}
+
+static void test_bad_input_gets_precise_statuses_and_stores_nothing(void) {
+    const char *dir = harness_temp_dir();
+    outlive_store *store = open_queue(dir);
+    CHECK(store);
+    outlive_handler *work = outlive_handler_new("local_record", NULL);
+    char id[OUTLIVE_ID_SIZE];
+    const char bad_utf8[] = { 'g', (char)0xC3, 0 };
+    const char *members_with_null[1] = { NULL };
+    char long_group[OUTLIVE_TASK_MAX_GROUP_ID_SIZE + 2];
+    memset(long_group, 'x', sizeof long_group - 1);
+    long_group[sizeof long_group - 1] = 0;
+    outlive_task_spec spec_for_size = { work, NULL, NULL, 0 };
+    outlive_task_info *list_for_size = NULL;
+    size_t count_for_size = 0;
+    CHECK_STATUS(outlive_task_add(NULL, work, NULL, NULL, 0, id), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_task_add(store, NULL, NULL, NULL, 0, id), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_task_add(store, work, bad_utf8, NULL, 0, id), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK(strstr(outlive_last_error(), "group_start") != NULL);
+    CHECK_STATUS(outlive_task_add(store, work, "", NULL, 0, id), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_task_add(store, work, long_group, NULL, 0, id), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_task_add(store, work, NULL, NULL, 1, id), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_task_add(store, work, NULL, members_with_null, 1, id), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK(strstr(outlive_last_error(), "group_members[0]") != NULL);
+    CHECK_STATUS(outlive_task_add(store, work, NULL, members_with_null, OUTLIVE_TASK_MAX_GROUP_MEMBERS + 1, id), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_tasks_add_batch(store, NULL, 1, NULL), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_task_add(store, work, NULL, members_with_null, (size_t)-1, id), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_tasks_add_batch(store, &spec_for_size, (size_t)-1, NULL), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_tasks_set_triggers(store, (size_t)-1, 1), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_tasks_list(store, NULL, (size_t)-1, &list_for_size, &count_for_size), OUTLIVE_E_INVALID_ARGUMENT);
+    outlive_task_spec spec = { work, NULL, NULL, 0 };
+    CHECK_STATUS(outlive_tasks_add_batch(store, &spec, 0, NULL), OUTLIVE_E_INVALID_ARGUMENT);
+    outlive_handler *invalidated = outlive_handler_new("local_record", NULL);
+    CHECK_OK(outlive_invalidate(invalidated, NULL));
+    CHECK_STATUS(outlive_task_add(store, invalidated, NULL, NULL, 0, id), OUTLIVE_E_INVALIDATED);
+    outlive_handler_free(invalidated);
+
+    CHECK_STATUS(outlive_tasks_run_now(NULL), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_tasks_set_triggers(store, 1, NAN), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_tasks_set_triggers(store, 1, -1), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_tasks_set_triggers(store, 1, INFINITY), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_tasks_count(store, NULL), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_tasks_count_dead(NULL, NULL), OUTLIVE_E_INVALID_ARGUMENT);
+    outlive_task_policy policy = OUTLIVE_TASK_POLICY_INIT;
+    CHECK_STATUS(outlive_tasks_set_policy(store, NULL), OUTLIVE_E_INVALID_ARGUMENT);
+    policy.version = 99;
+    CHECK_STATUS(outlive_tasks_set_policy(store, &policy), OUTLIVE_E_INVALID_ARGUMENT);
+    policy.version = OUTLIVE_TASK_POLICY_VERSION;
+    policy.timeout = NAN;
+    CHECK_STATUS(outlive_tasks_set_policy(store, &policy), OUTLIVE_E_INVALID_ARGUMENT);
+    policy.timeout = 60;
+    policy.max_attempts = 0;
+    CHECK_STATUS(outlive_tasks_set_policy(store, &policy), OUTLIVE_E_INVALID_ARGUMENT);
+    policy.max_attempts = 5;
+    policy.max_backoff = policy.initial_backoff / 2;
+    CHECK_STATUS(outlive_tasks_set_policy(store, &policy), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_tasks_set_concurrency(store, 0), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_tasks_set_concurrency(store, 100000), OUTLIVE_E_INVALID_ARGUMENT);
+    outlive_task_info *list = (outlive_task_info *)1;
+    size_t count = 7;
+    CHECK_STATUS(outlive_tasks_list(store, "nope", 10, &list, &count), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_tasks_list(store, NULL, 10, NULL, &count), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_tasks_list(store, NULL, 1000000, &list, &count), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_tasks_list(store, "00000000-0000-4000-8000-000000000000", 10, &list, &count), OUTLIVE_E_NOT_FOUND);
+    CHECK(list == (outlive_task_info *)1 && count == 7);  /* outputs untouched on failure */
+    CHECK_STATUS(outlive_task_delete(store, NULL), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_task_delete(store, bad_utf8), OUTLIVE_E_INVALID_ARGUMENT);
+    outlive_task_info_free(NULL, 3);
+
+    CHECK(pending(store) == 0);
+    CHECK_OK(outlive_tasks_list(store, NULL, 10, &list, &count));
+    CHECK(list == NULL && count == 0);
+    outlive_handler_free(work);
+    outlive_store_close(store);
+    harness_remove_tree(dir);
+}
+
+HARNESS_MAIN(
+    T(test_tasks_run_in_order_and_success_deletes_them),
+    T(test_batch_adds_in_one_transaction_and_lists_in_order),
+    T(test_failure_backs_off_and_the_task_runs_again_by_itself),
+    T(test_no_completion_within_timeout_fails_and_late_completion_is_ignored),
+    T(test_dead_task_is_kept_listed_and_retryable),
+    T(test_failed_group_start_skips_members_and_the_rest_runs),
+    T(test_bad_input_gets_precise_statuses_and_stores_nothing),
+)

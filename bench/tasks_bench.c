@@ -1,0 +1,198 @@
+/* Task queue benchmarks, each beside its peer measured in the same run:
+ *  - durable outlive_task_add per second vs. a raw SQLite INSERT committed per
+ *    row (WAL, synchronous=FULL, the store's default), rounds interleaved;
+ *  - batch add per second (one transaction of 100,000 tasks);
+ *  - tasks completed per second by a runner with a no-op handler;
+ *  - add + run of one task with 0 vs. 1,000,000 tasks already stored (tasks
+ *    of a handler this process cannot resolve, left for another process),
+ *    samples interleaved between the two stores.
+ * Usage: tasks_bench SCRATCH_DIR. Prints a markdown section. */
+#define _GNU_SOURCE
+#include "bench_util.h"
+#include "outlive.h"
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define ROUNDS 3
+#define ADDS 300
+#define BATCH 100000
+#define COMPLETIONS 20000
+#define STORED 1000000
+#define SINGLE_RUNS 31
+
+static char scratch[4096];
+
+static void fresh_dir(char *out, size_t size, const char *name) {
+    snprintf(out, size, "%s/%s", scratch, name);
+    char command[8400];
+    snprintf(command, sizeof command, "rm -rf '%s'", out);
+    if (system(command) != 0) exit(2);
+    mkdir(out, 0700);
+}
+
+static void bench_noop(void) {}
+
+static outlive_store *open_store(const char *dir) {
+    outlive_store *store = NULL;
+    if (outlive_store_open(dir, "bench", NULL, &store) != OUTLIVE_OK) {
+        fprintf(stderr, "open: %s\n", outlive_last_error());
+        exit(1);
+    }
+    outlive_tasks_set_triggers(store, 0, 1e6);
+    return store;
+}
+
+static void must(outlive_status status, const char *what) {
+    if (status != OUTLIVE_OK) {
+        fprintf(stderr, "%s: %s\n", what, outlive_last_error());
+        exit(1);
+    }
+}
+
+static double adds_per_second(int round) {
+    char dir[4200], name[64];
+    snprintf(name, sizeof name, "tasks-add-%d", round);
+    fresh_dir(dir, sizeof dir, name);
+    outlive_store *store = open_store(dir);
+    outlive_handler *work = outlive_handler_new("bench_noop", NULL);
+    int64_t start = bench_now_ns();
+    for (int i = 0; i < ADDS; i++) must(outlive_task_add(store, work, NULL, NULL, 0, NULL), "add");
+    int64_t elapsed = bench_now_ns() - start;
+    outlive_handler_free(work);
+    outlive_store_close(store);
+    return ADDS / (elapsed / 1e9);
+}
+
+static double sqlite_inserts_per_second(int round) {
+    char dir[4200], path[4300], name[64];
+    snprintf(name, sizeof name, "tasks-sqlite-%d", round);
+    fresh_dir(dir, sizeof dir, name);
+    snprintf(path, sizeof path, "%s/raw.db", dir);
+    sqlite3 *db = NULL;
+    sqlite3_open(path, &db);
+    sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
+                     "CREATE TABLE tasks(seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, handler BLOB NOT NULL, created REAL NOT NULL)",
+                 NULL, NULL, NULL);
+    sqlite3_stmt *insert = NULL;
+    sqlite3_prepare_v2(db, "INSERT INTO tasks(id, handler, created) VALUES (?, ?, ?)", -1, &insert, NULL);
+    unsigned char handler[24];
+    memset(handler, 'h', sizeof handler);
+    int64_t start = bench_now_ns();
+    for (int i = 0; i < ADDS; i++) {
+        char id[40];
+        snprintf(id, sizeof id, "00000000-0000-4000-8000-%012d", i);
+        sqlite3_bind_text(insert, 1, id, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_blob(insert, 2, handler, sizeof handler, SQLITE_TRANSIENT);
+        sqlite3_bind_double(insert, 3, 1.0 * i);
+        if (sqlite3_step(insert) != SQLITE_DONE) exit(1);
+        sqlite3_reset(insert);
+    }
+    int64_t elapsed = bench_now_ns() - start;
+    sqlite3_finalize(insert);
+    sqlite3_close(db);
+    return ADDS / (elapsed / 1e9);
+}
+
+/* Adds `count` tasks of handler `name` in batches of BATCH; returns seconds. */
+static double batch_add(outlive_store *store, const char *name, size_t count) {
+    outlive_handler *work = outlive_handler_new(name, NULL);
+    outlive_task_spec *specs = calloc(BATCH, sizeof *specs);
+    for (size_t i = 0; i < BATCH; i++) specs[i].work = work;
+    int64_t start = bench_now_ns();
+    for (size_t done = 0; done < count; done += BATCH) {
+        size_t n = count - done < BATCH ? count - done : BATCH;
+        must(outlive_tasks_add_batch(store, specs, n, NULL), "batch add");
+    }
+    double seconds = (bench_now_ns() - start) / 1e9;
+    free(specs);
+    outlive_handler_free(work);
+    return seconds;
+}
+
+static size_t pending(outlive_store *store) {
+    size_t count = 0;
+    must(outlive_tasks_count(store, &count), "count");
+    return count;
+}
+
+/* Runs until `target` tasks are pending; returns seconds. */
+static double run_until(outlive_store *store, size_t target) {
+    int64_t start = bench_now_ns();
+    must(outlive_tasks_run_now(store), "run_now");
+    while (pending(store) != target) must(outlive_loop_dispatch(outlive_store_loop(store), 100), "dispatch");
+    return (bench_now_ns() - start) / 1e9;
+}
+
+/* Milliseconds to add one task and run it, with the store as it is. */
+static double add_and_run_one(outlive_store *store, outlive_handler *work) {
+    size_t base = pending(store);
+    int64_t start = bench_now_ns();
+    must(outlive_task_add(store, work, NULL, NULL, 0, NULL), "add");
+    run_until(store, base);
+    return (bench_now_ns() - start) / 1e6;
+}
+
+/* Medians of add + run of one task on two stores, samples interleaved so that
+ * both share the machine's noise; a few rounds first to settle the WAL. */
+static void add_and_run_compare(outlive_store *a, outlive_store *b, double *median_a, double *median_b) {
+    double samples_a[SINGLE_RUNS], samples_b[SINGLE_RUNS];
+    outlive_handler *work = outlive_handler_new("bench_noop", NULL);
+    for (int i = 0; i < 5; i++) { add_and_run_one(a, work); add_and_run_one(b, work); }
+    for (int i = 0; i < SINGLE_RUNS; i++) {
+        samples_a[i] = add_and_run_one(a, work);
+        samples_b[i] = add_and_run_one(b, work);
+    }
+    outlive_handler_free(work);
+    *median_a = bench_median(samples_a, SINGLE_RUNS);
+    *median_b = bench_median(samples_b, SINGLE_RUNS);
+}
+
+int main(int argc, char **argv) {
+    snprintf(scratch, sizeof scratch, "%s", argc > 1 ? argv[1] : "/tmp/outlive-bench");
+    mkdir(scratch, 0700);
+    if (outlive_register("bench_noop", "", (void (*)(void))bench_noop) != OUTLIVE_OK) return 1;
+
+    double outlive_rates[ROUNDS], sqlite_rates[ROUNDS];
+    for (int round = 0; round < ROUNDS; round++) {
+        outlive_rates[round] = adds_per_second(round);
+        sqlite_rates[round] = sqlite_inserts_per_second(round);
+    }
+    double add_rate = bench_median(outlive_rates, ROUNDS), insert_rate = bench_median(sqlite_rates, ROUNDS);
+
+    char dir[4200];
+    fresh_dir(dir, sizeof dir, "tasks-batch");
+    outlive_store *store = open_store(dir);
+    double batch_seconds = batch_add(store, "bench_noop", BATCH);
+    outlive_store_close(store);
+
+    fresh_dir(dir, sizeof dir, "tasks-complete");
+    store = open_store(dir);
+    batch_add(store, "bench_noop", COMPLETIONS);
+    double complete_seconds = run_until(store, 0);
+    outlive_store_close(store);
+
+    char full_dir[4200];
+    fresh_dir(dir, sizeof dir, "tasks-empty");
+    fresh_dir(full_dir, sizeof full_dir, "tasks-full");
+    outlive_store *empty = open_store(dir);
+    outlive_store *full = open_store(full_dir);
+    double fill_seconds = batch_add(full, "bench_elsewhere", STORED);
+    double empty_ms = 0, full_ms = 0;
+    add_and_run_compare(empty, full, &empty_ms, &full_ms);
+    outlive_store_close(empty);
+    outlive_store_close(full);
+
+    printf("### Task queue\n\n");
+    printf("| measure | outlive | peer | ratio |\n|---|---:|---:|---:|\n");
+    printf("| durable add/s (synchronous=FULL) vs raw SQLite INSERT per commit | %.0f | %.0f | %.2f (goal >= 0.8) |\n",
+           add_rate, insert_rate, add_rate / insert_rate);
+    printf("| batch add/s (%d tasks, one transaction) | %.0f | goal 100000 | %.2f |\n", BATCH, BATCH / batch_seconds,
+           BATCH / batch_seconds / 100000);
+    printf("| tasks completed/s, no-op handler (%d tasks) | %.0f | | |\n", COMPLETIONS, COMPLETIONS / complete_seconds);
+    printf("| add + run one task, ms (median of %d): 0 vs %d stored | %.2f | %.2f | %.2f (goal <= 2) |\n",
+           SINGLE_RUNS, STORED, empty_ms, full_ms, full_ms / empty_ms);
+    printf("\n%d tasks stored in %.1f s by batch add. Rounds of the add comparison interleaved (median of %d).\n",
+           STORED, fill_seconds, ROUNDS);
+    return 0;
+}
