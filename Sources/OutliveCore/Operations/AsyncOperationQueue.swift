@@ -160,7 +160,9 @@ public final class AsyncOperationQueue: @unchecked Sendable {
                 starting.append(operation)
             }
             var drainedNow: (() -> Void)?
-            if drainPending, unfinished == 0, starting.isEmpty {
+            // Completions of operations finished since this pump took its list run
+            // in the next pump (already posted); the drain waits for them.
+            if drainPending, unfinished == 0, starting.isEmpty, completed.isEmpty {
                 drainPending = false
                 drainedNow = drained
             }
