@@ -25,6 +25,22 @@ RESPONSE_FN = CFUNCTYPE(c_bool, c_void_p, c_void_p)
 AUTO_RESOLVER_FN = CFUNCTYPE(c_bool, c_void_p, c_void_p, c_void_p)
 
 
+class TaskSpec(ctypes.Structure):
+    _fields_ = [("work", c_void_p), ("group_start", c_char_p), ("group_members", POINTER(c_char_p)),
+                ("group_member_count", c_size_t)]
+
+
+class TaskPolicy(ctypes.Structure):
+    _fields_ = [("version", c_uint32), ("initial_backoff", c_double), ("max_backoff", c_double),
+                ("max_attempts", c_uint32), ("timeout", c_double), ("max_age", c_double)]
+
+
+class TaskInfo(ctypes.Structure):
+    _fields_ = [("id", ctypes.c_char * 37), ("handler_name", c_char_p), ("state", c_int), ("attempts", c_uint32),
+                ("last_error", c_char_p), ("next_attempt", c_double), ("created", c_double),
+                ("group_start", c_char_p), ("group_members", POINTER(c_char_p)), ("group_member_count", c_size_t)]
+
+
 class Presenter(ctypes.Structure):
     _fields_ = [("priority", PRIORITY_FN), ("present", PRESENT_FN), ("end", END_FN)]
 
@@ -116,6 +132,37 @@ _DECLARATIONS = {
     "outlive_operations_cancel_all": (status, [c_void_p]),
     "outlive_operations_unfinished": (c_size_t, [c_void_p]),
     "outlive_operations_set_drained": (status, [c_void_p, DRAINED_FN, c_void_p, RELEASE]),
+    # tasks
+    "outlive_task_add": (status, [c_void_p, c_void_p, c_char_p, POINTER(c_char_p), c_size_t, c_char_p]),
+    "outlive_tasks_add_batch": (status, [c_void_p, POINTER(TaskSpec), c_size_t, c_char_p]),
+    "outlive_tasks_run_now": (status, [c_void_p]),
+    "outlive_tasks_set_triggers": (status, [c_void_p, c_size_t, c_double]),
+    "outlive_tasks_count": (status, [c_void_p, POINTER(c_size_t)]),
+    "outlive_tasks_count_dead": (status, [c_void_p, POINTER(c_size_t)]),
+    "outlive_tasks_set_policy": (status, [c_void_p, POINTER(TaskPolicy)]),
+    "outlive_tasks_set_concurrency": (status, [c_void_p, c_size_t]),
+    "outlive_tasks_list": (status, [c_void_p, c_char_p, c_size_t, POINTER(POINTER(TaskInfo)), POINTER(c_size_t)]),
+    "outlive_task_info_free": (None, [POINTER(TaskInfo), c_size_t]),
+    "outlive_task_retry": (status, [c_void_p, c_char_p]),
+    "outlive_task_delete": (status, [c_void_p, c_char_p]),
+    # signals
+    "outlive_signal_new_id": (None, [c_char_p]),
+    "outlive_signal_consume_with_id": (status, [c_void_p, c_char_p, c_void_p, c_int, c_int, c_char_p, c_char_p]),
+    "outlive_signal_post": (status, [c_void_p, c_char_p, c_void_p, c_bool]),
+    "outlive_signal_consumer_remove": (status, [c_void_p, c_char_p]),
+    "outlive_signal_consumers_remove_scope": (status, [c_void_p, c_char_p, POINTER(c_size_t)]),
+    "outlive_signal_lookup": (status, [c_void_p, c_char_p, POINTER(c_uint64), POINTER(c_size_t), POINTER(c_bool)]),
+    "outlive_signal_consumer_list_new": (status, [c_void_p, c_char_p, POINTER(c_void_p)]),
+    "outlive_signal_consumer_list_count": (c_size_t, [c_void_p]),
+    "outlive_signal_consumer_list_id": (c_char_p, [c_void_p, c_size_t]),
+    "outlive_signal_consumer_list_signal_id": (c_char_p, [c_void_p, c_size_t]),
+    "outlive_signal_consumer_list_handler_name": (c_char_p, [c_void_p, c_size_t]),
+    "outlive_signal_consumer_list_scope": (c_char_p, [c_void_p, c_size_t]),
+    "outlive_signal_consumer_list_process": (c_char_p, [c_void_p, c_size_t]),
+    "outlive_signal_consumer_list_delivery": (c_int, [c_void_p, c_size_t]),
+    "outlive_signal_consumer_list_lifetime": (c_int, [c_void_p, c_size_t]),
+    "outlive_signal_consumer_list_last_version": (c_uint64, [c_void_p, c_size_t]),
+    "outlive_signal_consumer_list_free": (None, [c_void_p]),
     # messages
     "outlive_message_draft_new": (c_void_p, [c_char_p, c_char_p]),
     "outlive_message_draft_free": (None, [c_void_p]),

@@ -37,7 +37,11 @@ class Store:
         self.loop = loop if loop is not None else Loop(_handle=_ffi.outlive_store_loop(self._handle))
         self.kv = KeyValue(self)
         from .messages import Messages
+        from .signals import Signals
+        from .tasks import Tasks
         self.messages = Messages(self)
+        self.signals = Signals(self)
+        self.tasks = Tasks(self)
 
     @property
     def handle(self):

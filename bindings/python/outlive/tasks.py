@@ -1,0 +1,116 @@
+"""`store.tasks`: durable background tasks — a handler each — run by one
+runner at a time across every process, with retries, groups and dead tasks."""
+import ctypes
+import dataclasses
+import enum
+import typing
+
+from . import _ffi
+from .errors import check
+
+
+class TaskState(enum.IntEnum):
+    PENDING = 1
+    RUNNING = 2
+    DEAD = 3
+
+
+@dataclasses.dataclass(frozen=True)
+class TaskInfo:
+    id: str
+    handler: str
+    state: TaskState
+    attempts: int
+    last_error: typing.Optional[str]
+    next_attempt: float
+    created: float
+    group_start: typing.Optional[str]
+    group_members: typing.Tuple[str, ...]
+
+
+def _strings(values):
+    encoded = [value.encode("utf-8") for value in values]
+    array = (ctypes.c_char_p * max(len(encoded), 1))(*encoded)
+    return array, len(encoded)
+
+
+class Tasks:
+    def __init__(self, store):
+        self._store = store
+
+    def add(self, handler, group_start: str = None, group_members=()) -> str:
+        """Stores a task that runs `handler` (called with task_id, attempt and,
+        when it declares it, completion). Returns the task id."""
+        members, count = _strings(group_members)
+        out = ctypes.create_string_buffer(37)
+        check(_ffi.outlive_task_add(self._store.handle, handler.handle,
+                                    None if group_start is None else group_start.encode("utf-8"), members, count, out))
+        return out.value.decode()
+
+    def add_many(self, handlers) -> typing.List[str]:
+        """Adds handlers as tasks in one transaction: all or none."""
+        handlers = list(handlers)
+        if not handlers:
+            return []
+        specs = (_ffi.TaskSpec * len(handlers))(*[_ffi.TaskSpec(h.handle, None, None, 0) for h in handlers])
+        out = ctypes.create_string_buffer(37 * len(handlers))
+        check(_ffi.outlive_tasks_add_batch(self._store.handle, specs, len(handlers), out))
+        raw = out.raw
+        return [raw[i * 37:i * 37 + 36].decode() for i in range(len(handlers))]
+
+    def run_now(self) -> None:
+        check(_ffi.outlive_tasks_run_now(self._store.handle))
+
+    def set_triggers(self, pending_count: int = 10, delay: float = 30.0) -> None:
+        check(_ffi.outlive_tasks_set_triggers(self._store.handle, pending_count, delay))
+
+    def set_policy(self, *, initial_backoff=1.0, max_backoff=3600.0, max_attempts=20, timeout=60.0,
+                   max_age=259200.0) -> None:
+        policy = _ffi.TaskPolicy(1, initial_backoff, max_backoff, max_attempts, timeout, max_age)
+        check(_ffi.outlive_tasks_set_policy(self._store.handle, ctypes.byref(policy)))
+
+    def set_concurrency(self, max_in_flight: int) -> None:
+        check(_ffi.outlive_tasks_set_concurrency(self._store.handle, max_in_flight))
+
+    def __len__(self) -> int:
+        """Tasks not yet done (dead ones excluded)."""
+        count = ctypes.c_size_t()
+        check(_ffi.outlive_tasks_count(self._store.handle, ctypes.byref(count)))
+        return count.value
+
+    @property
+    def dead_count(self) -> int:
+        count = ctypes.c_size_t()
+        check(_ffi.outlive_tasks_count_dead(self._store.handle, ctypes.byref(count)))
+        return count.value
+
+    def list(self, after: str = None, limit: int = 1000) -> typing.List[TaskInfo]:
+        out, count = ctypes.POINTER(_ffi.TaskInfo)(), ctypes.c_size_t()
+        check(_ffi.outlive_tasks_list(self._store.handle, None if after is None else after.encode(), limit,
+                                      ctypes.byref(out), ctypes.byref(count)))
+        try:
+            text = lambda value: None if value is None else value.decode("utf-8")
+            return [TaskInfo(id=item.id.decode(), handler=text(item.handler_name), state=TaskState(item.state),
+                             attempts=item.attempts, last_error=text(item.last_error), next_attempt=item.next_attempt,
+                             created=item.created, group_start=text(item.group_start),
+                             group_members=tuple(item.group_members[i].decode("utf-8")
+                                                 for i in range(item.group_member_count)))
+                    for item in (out[i] for i in range(count.value))]
+        finally:
+            _ffi.outlive_task_info_free(out, count.value)
+
+    def __iter__(self):
+        after = None
+        while True:
+            page = self.list(after=after)
+            yield from page
+            if len(page) < 1000:
+                return
+            after = page[-1].id
+
+    def retry(self, task_id: str) -> None:
+        """Makes a dead task pending again, with its attempts reset."""
+        check(_ffi.outlive_task_retry(self._store.handle, task_id.encode()))
+
+    def delete(self, task_id: str) -> None:
+        check(_ffi.outlive_task_delete(self._store.handle, task_id.encode()))

@@ -1,0 +1,142 @@
+import select
+
+import pytest
+
+import outlive
+from conftest import run_python
+
+
+def dispatch_until(store, condition, seconds=15.0):
+    for _ in range(int(seconds * 20)):
+        if condition():
+            return True
+        ready, _, _ = select.select([store.loop.fileno()], [], [], 0.05)
+        if ready:
+            store.loop.dispatch()
+    return condition()
+
+
+ran = []
+
+
+@outlive.handler("py.task.work")
+def work(task_id: str, attempt: int, item: str) -> None:
+    ran.append((item, attempt, task_id))
+
+
+@outlive.handler("py.task.flaky")
+def flaky(task_id: str, completion: outlive.Handler) -> None:
+    completion(success=False, error="remote said no")
+
+
+def test_tasks_run_in_order_with_task_id_and_attempt(store_dir):
+    ran.clear()
+    with outlive.Store(store_dir) as store:
+        ids = [store.tasks.add(outlive.Handler("py.task.work", item=f"item{i}")) for i in range(3)]
+        ids += store.tasks.add_many([outlive.Handler("py.task.work", item="batch")])
+        assert len(store.tasks) == 4
+        store.tasks.run_now()
+        assert dispatch_until(store, lambda: len(ran) == 4 and len(store.tasks) == 0)
+        assert [item for item, _, _ in ran] == ["item0", "item1", "item2", "batch"]
+        assert [task for _, _, task in ran] == ids and all(attempt == 1 for _, attempt, _ in ran)
+
+
+def test_failing_task_becomes_dead_is_listed_and_can_be_retried(store_dir):
+    with outlive.Store(store_dir) as store:
+        store.tasks.set_policy(max_attempts=1)
+        task = store.tasks.add(outlive.Handler("py.task.flaky"))
+        store.tasks.run_now()
+        assert dispatch_until(store, lambda: store.tasks.dead_count == 1)
+        [info] = store.tasks.list()
+        assert info.id == task and info.state is outlive.TaskState.DEAD and info.last_error == "remote said no"
+        assert info.handler == "py.task.flaky" and info.attempts == 1
+        store.tasks.retry(task)
+        assert store.tasks.list()[0].state is outlive.TaskState.PENDING
+        store.tasks.delete(task)
+        assert store.tasks.list() == [] and len(store.tasks) == 0
+        with pytest.raises(outlive.NotFoundError):
+            store.tasks.retry(task)
+
+
+def test_task_added_where_its_handler_is_unknown_runs_in_a_process_that_knows_it(store_dir):
+    with outlive.Store(store_dir, process="app") as store:
+        store.tasks.add(outlive.Handler("py.only.in.worker", n=41))
+        store.tasks.run_now()
+        store.loop.dispatch(timeout=0.2)
+        assert len(store.tasks) == 1
+    out = run_python("""
+import sys, select, outlive
+done = []
+@outlive.handler("py.only.in.worker")
+def only(n: int) -> None:
+    done.append(n + 1)
+with outlive.Store(sys.argv[1], process="worker") as store:
+    store.tasks.run_now()
+    for _ in range(200):
+        if done and len(store.tasks) == 0:
+            break
+        select.select([store.loop.fileno()], [], [], 0.05)
+        store.loop.dispatch()
+print(done)
+""", store_dir).stdout
+    assert out.strip() == "[42]"
+
+
+received = []
+
+
+@outlive.handler("py.signal.result")
+def on_result(signal_id: str, version: outlive.UInteger, terminated: bool, result: str | None) -> None:
+    received.append((version, terminated, result))
+
+
+def test_signal_posted_by_another_process_reaches_this_runs_consumer(store_dir):
+    received.clear()
+    with outlive.Store(store_dir) as store:
+        sid = outlive.new_signal_id()
+        consumer = store.signals.consume(sid, outlive.Handler("py.signal.result"), delivery="until_terminated")
+        assert [c.id for c in store.signals.consumers(sid)] == [consumer]
+        for step, terminates in (("half", False), ("done", True)):
+            run_python("import sys, outlive\nwith outlive.Store(sys.argv[1], process='worker') as s: "
+                       "s.signals.post(sys.argv[2], terminates=sys.argv[4] == '1', result=sys.argv[3])",
+                       store_dir, sid, step, "1" if terminates else "0")
+            assert dispatch_until(store, lambda: received and received[-1][2] == step)
+        assert received == [(1, False, "half"), (2, True, "done")]
+        assert store.signals.consumers(sid) == []
+        with pytest.raises(outlive.NotFoundError):
+            store.signals.lookup(sid)
+
+
+def test_process_consumer_is_delivered_in_the_next_run(store_dir):
+    code = """
+import sys, select, outlive
+got = []
+@outlive.handler("py.signal.later")
+def later(result: str) -> None:
+    got.append(result)
+with outlive.Store(sys.argv[1], process="app") as store:
+    if sys.argv[2] == "register":
+        store.signals.consume(sys.argv[3], outlive.Handler("py.signal.later"), lifetime="process")
+    else:
+        for _ in range(200):
+            if got:
+                break
+            select.select([store.loop.fileno()], [], [], 0.05)
+            store.loop.dispatch()
+print(got)
+"""
+    sid = outlive.new_signal_id()
+    run_python(code, store_dir, "register", sid)
+    with outlive.Store(store_dir, process="worker") as store:
+        store.signals.post(sid, result="for the next run")
+    assert run_python(code, store_dir, "wait", sid).stdout.strip() == "['for the next run']"
+
+
+def test_signal_bad_input_is_refused(store_dir):
+    with outlive.Store(store_dir) as store:
+        with pytest.raises(outlive.InvalidArgumentError):
+            store.signals.post("not-an-id", result="x")
+        with pytest.raises(ValueError):
+            store.signals.consume(outlive.new_signal_id(), outlive.Handler("x"), delivery="sometimes")
+        store.signals.post(outlive.new_signal_id(), result="nobody listens")
+        assert store.signals.consumers() == []
