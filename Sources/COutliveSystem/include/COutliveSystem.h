@@ -21,6 +21,8 @@
 #include <sys/file.h>
 #include <sys/inotify.h>
 #include <sys/random.h>
+#include <sys/signalfd.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <sqlite3.h>

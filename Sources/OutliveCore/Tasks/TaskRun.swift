@@ -268,6 +268,7 @@ extension TaskQueue {
             return
         }
         if success {
+            Log.emit(.info, "task \(attempt.id) succeeded (attempt \(row.attempts))")
             try transaction.execute("DELETE FROM outlive_tasks WHERE seq = ?", [.integer(attempt.seq)])
             try TaskSchema.addCounts(pending: -1, dead: 0, in: transaction)
             try transaction.recordChange(topic: TaskSchema.topic, key: "finished")
@@ -277,10 +278,12 @@ extension TaskQueue {
         let why = error ?? "the handler reported a failure"
         let tooOld = !row.groupStart && now - row.ageFrom >= policy.maxAge
         if row.attempts >= Int64(policy.maxAttempts) || tooOld {
+            Log.emit(.warning, "task \(attempt.id) is dead after attempt \(row.attempts)\(tooOld ? " (past its maximum age)" : ""): \(why)")
             try transaction.execute("UPDATE outlive_tasks SET state = 2, runner = NULL, claim = NULL, outcome = NULL, waiting_until = NULL, last_error = ? WHERE seq = ?",
                                     [.text(why), .integer(attempt.seq)])
             try TaskSchema.addCounts(pending: -1, dead: 1, in: transaction)
         } else {
+            Log.emit(.info, "task \(attempt.id) failed attempt \(row.attempts) and will be retried: \(why)")
             try transaction.execute("UPDATE outlive_tasks SET state = 3, runner = NULL, claim = NULL, outcome = NULL, waiting_until = ?, last_error = ? WHERE seq = ?",
                                     [.double(now + policy.backoff(afterAttempt: row.attempts)), .text(why), .integer(attempt.seq)])
         }
