@@ -5,11 +5,12 @@
 public final class OutliveStore {
     public let store: Store
     public let kv: KeyValueStore
+    public let durableInteractions: DurableInteractions
     /// A loop the handle made itself, when the caller gave none.
     public let ownsLoop: Bool
 
     public static var components: [SchemaComponent] {
-        [KeyValueStore.schema]
+        [KeyValueStore.schema, DurableInteractions.schema]
     }
 
     public init(path: String, processName: String, loop: Loop?, options: StoreOptions = StoreOptions()) throws {
@@ -17,6 +18,7 @@ public final class OutliveStore {
         ownsLoop = loop == nil
         store = try Store(path: path, processName: processName, loop: theLoop, options: options, components: OutliveStore.components)
         kv = KeyValueStore(store: store)
+        durableInteractions = DurableInteractions(store: store)  // registers its end-of-run hook
         do {
             try store.reapEndedRuns()
         } catch {
