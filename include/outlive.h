@@ -900,7 +900,7 @@ OUTLIVE_API outlive_status outlive_interactions_set_stall_report(outlive_interac
  * process, or cannot be called (a missing or mistyped argument, an instance
  * resolver that found nothing, stored bytes that do not decode), it is neither
  * skipped nor dropped: the queue waits, the log (outlive_set_log_handler) says
- * why, and the claim is released so that a process that can present it does.
+ * why (a warning, once per interaction until the next resume), and the claim is released so that a process that can present it does.
  * This handle tries again when the queue changes (an add, finish or removal in
  * any process) and on outlive_durable_interactions_resume(), which is the call
  * to make after loading the handler library that declares it. Remove an

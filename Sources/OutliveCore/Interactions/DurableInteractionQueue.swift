@@ -37,6 +37,9 @@ public final class DurableInteractionQueue: @unchecked Sendable {
     private var running: DurablePresentation?
     private var startPosted = false
     private var subscription: UInt64?
+    /// The interaction last reported as waiting, so that each wait is logged
+    /// once per handle rather than on every change of the queue.
+    private var reportedWaiting: String?
 
     private static let holderCounter = HolderCounter()
 
@@ -144,7 +147,10 @@ public final class DurableInteractionQueue: @unchecked Sendable {
     /// interaction that could not be called). Any thread.
     public func resume() throws {
         try checkOpen()
-        lock.withLock { suspended = false }
+        lock.withLock {
+            suspended = false
+            reportedWaiting = nil
+        }
         startNextLater()
     }
 
@@ -265,7 +271,7 @@ public final class DurableInteractionQueue: @unchecked Sendable {
         do {
             _ = try HandlerRegistry.shared.resolve(handler.name)
         } catch {
-            Log.emit(.warning, "durable interaction queue \"\(name)\": interaction \(first.id) waits: \((error as? OutliveError)?.message ?? "\(error)") (process \(store.processName), run \(store.runID)); a process that declares \(handler.name) presents it, or this one once it resolves here and the queue changes or is resumed")
+            if shouldReportWaiting(first.id) { Log.emit(.warning, "durable interaction queue \"\(name)\": interaction \(first.id) waits: \((error as? OutliveError)?.message ?? "\(error)") (process \(store.processName), run \(store.runID)); a process that declares \(handler.name) presents it, or this one once it resolves here and the queue changes or is resumed") }
             if case .ours = state { try releaseClaim() }
             return
         }
@@ -313,6 +319,14 @@ public final class DurableInteractionQueue: @unchecked Sendable {
             table.drop(presentation.token)
             Log.emit(.error, "durable interaction queue \"\(name)\": interaction \(first.id) cannot be presented: \(handler.name) failed: \(error); the queue waits (remove the interaction, or fix the handler and resume)")
             if mine { try releaseClaim() }
+        }
+    }
+
+    private func shouldReportWaiting(_ id: String) -> Bool {
+        lock.withLock {
+            guard reportedWaiting != id else { return false }
+            reportedWaiting = id
+            return true
         }
     }
 
