@@ -1516,6 +1516,144 @@ OUTLIVE_API outlive_status outlive_interactions_set_stall_report(outlive_interac
                                                                  outlive_interaction_stall_fn report, void *context,
                                                                  void (*release)(void *context));
 
+/*
+ * Durable interaction queues. The interactions of a durable queue are handlers
+ * stored in the store, so what was queued before a restart or a crash is
+ * presented after it, in the order it was added, by whichever process presents
+ * the queue. A store has any number of queues, told apart by name.
+ *
+ * Presenting. A queue handle that is not suspended is a presenter. On its
+ * store's loop (inside outlive_loop_dispatch) it claims the queue when no live
+ * presenter of any process holds it, and calls the first stored interaction's
+ * handler (outlive_call) with its bound arguments and these call-time ones:
+ *     interaction_id  ID       the interaction's id (36 characters)
+ *     finish          HANDLER  call it (outlive_call, NULL call_args) to finish it
+ * The handler declares those it needs, e.g.
+ *     OUTLIVE_HANDLER(show_notice, OUTLIVE_ID(text), OUTLIVE_ID(interaction_id),
+ *                     OUTLIVE_HANDLER_ARG(finish)) { ...; keep outlive_handler_copy(finish) }
+ * A handler that does not declare `finish` can never be finished: declare it.
+ * Finishing deletes the stored interaction (one transaction, durable when the
+ * call returns) and the next one starts in a later dispatch. Strictly one
+ * interaction of a queue is presented at a time across all processes.
+ *
+ * The finish handler is the built-in OUTLIVE_DURABLE_INTERACTION_FINISH bound
+ * to this presentation. Call it (or a copy of it) from any thread of the
+ * presenting process, inside the interaction's handler or later. The first call
+ * returns OUTLIVE_OK; every later call returns OUTLIVE_E_STATE and changes
+ * nothing, as does a call after the queue handle was freed, or in another
+ * process. A call that fails on the database (OUTLIVE_E_BUSY, OUTLIVE_E_IO) leaves
+ * the interaction presented: call it again. After outlive_store_close(), it
+ * returns OUTLIVE_E_STATE (the interaction is presented again later).
+ *
+ * At least once. The claim belongs to the presenting run: it is released when
+ * the queue is empty, when the handle is suspended with nothing presented, when
+ * it is freed, and when the run ends or dies (kill -9 included: the death is
+ * seen at once, never after a timeout). An interaction whose presenter died, or
+ * whose handle was freed, before it was finished is presented again by the next
+ * presenter: make interactions idempotent, keyed by interaction_id.
+ *
+ * Waiting. When the first interaction's handler does not resolve in this
+ * process, or cannot be called (a missing or mistyped argument, an instance
+ * resolver that found nothing, stored bytes that do not decode), it is neither
+ * skipped nor dropped: the queue waits, the log (outlive_set_log_handler) says
+ * why (a warning, once per interaction until the next resume), and the claim is released so that a process that can present it does.
+ * This handle tries again when the queue changes (an add, finish or removal in
+ * any process) and on outlive_durable_interactions_resume(), which is the call
+ * to make after loading the handler library that declares it. Remove an
+ * interaction that can never be presented with outlive_durable_interactions_remove().
+ *
+ * Changes of other processes reach a handle through the store's change feed:
+ * nothing polls, an idle queue causes no wake-ups.
+ *
+ * Every function below returns OUTLIVE_E_STATE, besides the statuses it lists,
+ * when the store was closed (or is used in a forked child) or the queue handle
+ * was freed, and OUTLIVE_E_BUSY / OUTLIVE_E_IO / OUTLIVE_E_CORRUPT when the
+ * database fails. All of them may be called from any thread.
+ */
+typedef struct outlive_durable_interactions outlive_durable_interactions;
+
+/* The name of the built-in finish handler interactions receive. */
+#define OUTLIVE_DURABLE_INTERACTION_FINISH "outlive.durable_interaction.finish"
+/* Queue names are 1 to this many bytes of UTF-8 without control characters. */
+#define OUTLIVE_DURABLE_INTERACTIONS_MAX_NAME_SIZE 255
+/* outlive_durable_interactions_open() flag: open suspended (add, inspect and
+ * remove without presenting, until outlive_durable_interactions_resume). */
+#define OUTLIVE_DURABLE_INTERACTIONS_SUSPENDED 1u
+
+/* Opens a handle on the durable queue `queue_name` of store (a queue exists
+ * while it holds interactions; opening creates nothing). Unless flags has
+ * OUTLIVE_DURABLE_INTERACTIONS_SUSPENDED the handle presents: the first stored
+ * interaction may start in a later dispatch of the store's loop, never inside
+ * this call. A process may open several handles on one queue (of one or several
+ * stores); they present one at a time like handles of different processes.
+ * *out receives the handle; free it with outlive_durable_interactions_free()
+ * before closing the store.
+ * OUTLIVE_E_INVALID_ARGUMENT: store, queue_name or out is NULL; the name is
+ *   empty, longer than OUTLIVE_DURABLE_INTERACTIONS_MAX_NAME_SIZE, not UTF-8 or
+ *   has a control character; flags has an unknown bit. */
+OUTLIVE_API outlive_status outlive_durable_interactions_open(outlive_store *store, const char *queue_name,
+                                                             uint32_t flags, outlive_durable_interactions **out);
+
+/* Frees the handle: nothing starts in it any more and its claim is released.
+ * An interaction it presents and that was not finished is given back: its
+ * finish returns OUTLIVE_E_STATE from now on and the next presenter presents
+ * it again. Stored interactions stay stored. Call it on the loop's thread, or
+ * while no thread dispatches the loop, for the guarantee that no interaction
+ * starts in this handle after it returns. NULL is ignored. */
+OUTLIVE_API void outlive_durable_interactions_free(outlive_durable_interactions *queue);
+
+/* Stores a copy of `interaction` as the last interaction of the queue: it is
+ * presented after every interaction added before it (by any process), by a
+ * presenter of any process that resolves its name. The name need not resolve in
+ * this process. Durable when this returns OUTLIVE_OK. out_id (nullable)
+ * receives the new interaction's id.
+ * OUTLIVE_E_INVALID_ARGUMENT: queue or interaction is NULL, or the handler is
+ *   larger than OUTLIVE_MAX_SERIALIZED_SIZE serialized.
+ * OUTLIVE_E_INVALIDATED: the handler was invalidated. */
+OUTLIVE_API outlive_status outlive_durable_interactions_add(outlive_durable_interactions *queue,
+                                                            const outlive_handler *interaction,
+                                                            char out_id[OUTLIVE_ID_SIZE]);
+
+/* Nothing starts in this handle until outlive_durable_interactions_resume()
+ * (the view will disappear). The interaction it presents goes on; with nothing
+ * presented its claim is released, so a presenter of another process may
+ * present the queue meanwhile. Suspending twice is the same as once.
+ * OUTLIVE_E_INVALID_ARGUMENT: queue is NULL. */
+OUTLIVE_API outlive_status outlive_durable_interactions_suspend(outlive_durable_interactions *queue);
+
+/* Lets this handle present again (the view did appear), and retries a first
+ * interaction that could not be called here. OUTLIVE_E_INVALID_ARGUMENT: queue
+ * is NULL. */
+OUTLIVE_API outlive_status outlive_durable_interactions_resume(outlive_durable_interactions *queue);
+
+/* *out_count receives how many interactions the queue holds in the store, the
+ * one being presented (by any process) included.
+ * OUTLIVE_E_INVALID_ARGUMENT: queue or out_count is NULL. */
+OUTLIVE_API outlive_status outlive_durable_interactions_count(outlive_durable_interactions *queue, size_t *out_count);
+
+/* Called once per stored interaction, first first: its id, its handler's name
+ * (both valid during the call) and how many times it was presented so far (more
+ * than 1: a presenter died or freed its handle before finishing it). */
+typedef void (*outlive_durable_interaction_visitor)(const char *interaction_id, const char *handler_name,
+                                                    uint32_t presentations, void *context);
+
+/* Calls visit for each interaction the queue holds, on the calling thread,
+ * before returning; the list is read in one transaction first, so visit may
+ * call the library (remove an interaction, for example).
+ * OUTLIVE_E_INVALID_ARGUMENT: queue or visit is NULL. */
+OUTLIVE_API outlive_status outlive_durable_interactions_list(outlive_durable_interactions *queue,
+                                                             outlive_durable_interaction_visitor visit,
+                                                             void *context);
+
+/* Removes one stored interaction without presenting it. A presentation of it
+ * under way (in any process) goes on; its finish then returns OUTLIVE_OK and
+ * changes nothing more.
+ * OUTLIVE_E_INVALID_ARGUMENT: queue or interaction_id is NULL, or the id is
+ *   not a 36-character UUID.
+ * OUTLIVE_E_NOT_FOUND: the queue holds no interaction with that id. */
+OUTLIVE_API outlive_status outlive_durable_interactions_remove(outlive_durable_interactions *queue,
+                                                               const char *interaction_id);
+
 /* ── operations ─────────────────────────────────────────────────────────── */
 /*
  * An operation queue runs asynchronous operations: an operation's run callback

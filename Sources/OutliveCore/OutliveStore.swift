@@ -8,11 +8,12 @@ public final class OutliveStore {
     public let signals: Signals
     public let messages: MessageQueue
     public let tasks: TaskQueue
+    public let durableInteractions: DurableInteractions
     /// A loop the handle made itself, when the caller gave none.
     public let ownsLoop: Bool
 
     public static var components: [SchemaComponent] {
-        [KeyValueStore.schema, Signals.schema, MessageQueue.schema, TaskQueue.schema]
+        [KeyValueStore.schema, Signals.schema, MessageQueue.schema, TaskQueue.schema, DurableInteractions.schema]
     }
 
     public init(path: String, processName: String, loop: Loop?, options: StoreOptions = StoreOptions()) throws {
@@ -20,6 +21,7 @@ public final class OutliveStore {
         ownsLoop = loop == nil
         store = try Store(path: path, processName: processName, loop: theLoop, options: options, components: OutliveStore.components)
         kv = KeyValueStore(store: store)
+        durableInteractions = DurableInteractions(store: store)  // registers its end-of-run hook
         do {
             signals = try Signals(store: store)
             messages = try MessageQueue(store: store)
@@ -36,7 +38,8 @@ public final class OutliveStore {
     /// How many of each kind of record the systems hold, for `outlive inspect`.
     public func inspectionCounts() throws -> [(String, Int)] {
         [("messages", Int(try messages.count()))] + (try signals.inspectionCounts())
-            + [("tasks pending", Int(try tasks.pendingCount())), ("tasks dead", Int(try tasks.deadCount()))]
+            + [("tasks pending", Int(try tasks.pendingCount())), ("tasks dead", Int(try tasks.deadCount())),
+               ("durable interactions", Int(try durableInteractions.storedCount()))]
     }
 
     public func close() {

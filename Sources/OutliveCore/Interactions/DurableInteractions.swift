@@ -1,0 +1,83 @@
+/// The durable interaction queues of a store: interactions that are handlers
+/// stored in the store, under a queue name, so that what was queued before a
+/// restart (or a crash) is presented after it, by whichever process presents
+/// that queue.
+///
+/// Tables:
+/// - `outlive_durable_interactions`: one row per queued interaction, in the
+///   order they were added (`seq`); the row goes when the interaction is
+///   finished or removed.
+/// - `outlive_durable_interaction_claims`: at most one row per queue name, the
+///   presenter that may present it now (its run and its handle number), and the
+///   interaction it presents. A claim of a run that ended (closed, or died:
+///   `kill -9` included) is deleted by the end-of-run hook, in the transaction
+///   that removes the run, and a claim whose run is no longer alive is broken by
+///   the next presenter at once; nothing waits for a timeout.
+///
+/// Feed: topic `durable_interactions`, key = the queue name, for every add,
+/// removal, finish and claim change, so presenters of other processes learn of
+/// them without polling.
+public final class DurableInteractions {
+    public static let schema = SchemaComponent(name: "durable_interactions", migrations: [
+        """
+        CREATE TABLE outlive_durable_interactions(seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, queue TEXT NOT NULL, handler BLOB NOT NULL, handler_name TEXT NOT NULL, added REAL NOT NULL, presentations INTEGER NOT NULL DEFAULT 0);
+        CREATE INDEX outlive_durable_interactions_by_queue ON outlive_durable_interactions(queue, seq);
+        CREATE TABLE outlive_durable_interaction_claims(queue TEXT PRIMARY KEY, run_id TEXT NOT NULL, holder INTEGER NOT NULL, interaction_id TEXT) WITHOUT ROWID;
+        CREATE INDEX outlive_durable_interaction_claims_by_run ON outlive_durable_interaction_claims(run_id)
+        """,
+    ])
+    public static let topic = "durable_interactions"
+    public static let maxQueueNameSize = 255
+    /// The built-in handler passed to interactions as their call-time `finish`.
+    public static let finishHandlerName = "outlive.durable_interaction.finish"
+
+    let store: Store
+
+    public init(store: Store) {
+        self.store = store
+        DurablePresentations.registerFinishHandler()
+        store.onRunEnded { transaction, run in
+            try DurableInteractions.releaseClaims(of: run, in: transaction)
+        }
+    }
+
+    /// Opens a handle on the queue `name`. See `DurableInteractionQueue`.
+    public func open(_ name: String, suspended: Bool = false) throws -> DurableInteractionQueue {
+        try DurableInteractions.validate(queueName: name)
+        try store.checkUsable()
+        return try DurableInteractionQueue(store: store, name: name, suspended: suspended)
+    }
+
+    public static func validate(queueName name: String) throws {
+        guard !name.isEmpty else { throw OutliveError.invalidArgument("the queue name is empty") }
+        guard name.utf8.count <= maxQueueNameSize else {
+            throw OutliveError.invalidArgument("the queue name is \(name.utf8.count) bytes long; queue names are at most \(maxQueueNameSize) bytes")
+        }
+        guard !name.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
+            throw OutliveError.invalidArgument("the queue name \"\(name)\" contains a control character")
+        }
+    }
+
+    /// The end-of-run hook: the claims of the run go, and each of their queues
+    /// gets a feed entry so that a waiting presenter takes over.
+    static func releaseClaims(of run: EndedRun, in transaction: StoreTransaction) throws {
+        var queues: [String] = []
+        try transaction.query("SELECT queue FROM outlive_durable_interaction_claims WHERE run_id = ?", [.text(run.runID)]) { row in
+            if let queue = row.text(0) { queues.append(queue) }
+        }
+        guard !queues.isEmpty else { return }
+        try transaction.execute("DELETE FROM outlive_durable_interaction_claims WHERE run_id = ?", [.text(run.runID)])
+        for queue in queues {
+            Log.emit(.info, "durable interaction queue \"\(queue)\": the presenting run \(run.runID) of \(run.processName) \(run.died ? "died" : "ended"); its claim is released")
+            try transaction.recordChange(topic: topic, key: queue)
+        }
+    }
+
+    /// How many interactions every durable queue holds, for `outlive inspect`.
+    public func storedCount() throws -> Int {
+        try store.checkUsable()
+        return try store.database.read {
+            Int(try $0.integer("SELECT count(*) FROM outlive_durable_interactions") ?? 0)
+        }
+    }
+}
