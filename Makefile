@@ -21,7 +21,7 @@ FUZZERS      := $(patsubst fuzz/%.c,$(OUT)/fuzz/%,$(wildcard fuzz/fuzz_*.c))
 FUZZ_CC      ?= clang
 C_LIBRARIES  := $(patsubst Tests/c/libraries/%.c,$(TESTBIN)/lib%.so,$(wildcard Tests/c/libraries/*.c))
 
-.PHONY: deps all lib cli soak fuzz fuzzers wheel test test-c test-swift test-python c-tests demo bench install wheel fuzz clean
+.PHONY: deps all lib cli soak fuzz fuzzers wheel demo test test-c test-swift test-python c-tests demo bench install wheel fuzz clean
 
 all: lib cli
 
@@ -106,6 +106,10 @@ wheel: lib
 	$(PYTHON) -m pip wheel -q --no-deps -w $(OUT)/wheel ./bindings/python
 	rm -rf bindings/python/outlive/liboutlive.so bindings/python/build bindings/python/*.egg-info
 	@ls $(OUT)/wheel/*.whl
+
+# The multi-process demo, narrated (scripts/demo.sh).
+demo: lib cli
+	@bash scripts/demo.sh
 
 clean:
 	rm -rf $(OUT) .build
