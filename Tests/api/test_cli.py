@@ -80,3 +80,51 @@ def test_messages_lists_state_and_answers(tmp_path):
     assert "Conflict" in run("messages", directory).stdout
     report = json.loads(run("inspect", directory, "--json").stdout)
     assert report["counts"]["messages"] == 2
+
+
+def test_tasks_list_retry_and_delete(tmp_path):
+    directory = str(tmp_path / "store")
+    with outlive.Store(directory) as store:
+        first = store.tasks.add(outlive.Handler("cli.absent", n=1))
+        second = store.tasks.add(outlive.Handler("cli.absent", n=2), group_start="g")
+    listed = json.loads(run("tasks", directory, "--json").stdout)
+    assert [task["id"] for task in listed] == [first, second]
+    assert listed[0]["handler"] == "cli.absent" and listed[0]["state"] == "pending" and listed[0]["attempts"] == 0
+    assert listed[1]["group_start"] == "g"
+    assert "cli.absent" in run("tasks", "list", directory).stdout
+    deleted = run("tasks", "delete", directory, first)
+    assert deleted.returncode == 0 and first in deleted.stdout
+    assert [task["id"] for task in json.loads(run("tasks", directory, "--json").stdout)] == [second]
+    assert run("tasks", "delete", directory, first).returncode == 3
+    not_dead = run("tasks", "retry", directory, second)
+    assert not_dead.returncode != 0 and not_dead.stderr
+
+
+def test_signals_lists_signals_and_consumers(tmp_path):
+    directory = str(tmp_path / "store")
+    sid = outlive.new_signal_id()
+    with outlive.Store(directory, process="app") as store:
+        store.signals.consume(sid, outlive.Handler("cli.later"), delivery="until_terminated", lifetime="process",
+                              scope="acct")
+        store.signals.post(sid, terminates=False, result="half")
+    report = json.loads(run("signals", directory, "--json").stdout)
+    assert report["signals"] == [{"id": sid, "version": 1, "terminated": False, "consumers": 1}]
+    [consumer] = report["consumers"]
+    assert consumer["handler"] == "cli.later" and consumer["lifetime"] == "process" and consumer["scope"] == "acct"
+    assert consumer["delivery"] == "until_terminated" and consumer["process"] == "app" and consumer["last_version"] == 0
+    assert "cli.later" in run("signals", directory).stdout
+
+
+def test_worker_runs_tasks_from_a_handler_library_and_exits_when_idle(tmp_path):
+    directory = str(tmp_path / "store")
+    library = os.path.join(ROOT, "build", "tests", "libhandlers_fixture.so")
+    with outlive.Store(directory, process="app") as store:
+        store.tasks.add(outlive.Handler("fixture_completion", result=7))
+        store.tasks.add(outlive.Handler("fixture_ping"))
+    result = run("worker", directory, "--load", library, "--until-idle", "--verbose")
+    assert result.returncode == 0, result.stderr
+    assert "fixture_completion: result=7" in result.stdout and "fixture_ping" in result.stdout
+    assert "succeeded" in result.stderr
+    assert json.loads(run("tasks", directory, "--json").stdout) == []
+    missing = run("worker", directory, "--load", "/nonexistent/lib.so", "--until-idle")
+    assert missing.returncode == 3 and "does not exist" in missing.stderr

@@ -1,0 +1,90 @@
+import ArgumentParser
+import OutliveCore
+
+struct TasksCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tasks",
+        abstract: "List a store's tasks, or retry or delete one.",
+        subcommands: [TasksListCommand.self, TasksRetryCommand.self, TasksDeleteCommand.self],
+        defaultSubcommand: TasksListCommand.self
+    )
+}
+
+struct TasksListCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "list", abstract: "Every task with its state, attempts and last error.")
+
+    @OptionGroup var options: StoreOptionsGroup
+
+    func run() throws {
+        try reporting {
+            let store = try options.open()
+            defer { store.close() }
+            var tasks: [TaskInfo] = []
+            var after: String?
+            while true {
+                let page = try store.tasks.list(after: after, limit: 1_000)
+                tasks += page
+                guard page.count == 1_000, let last = page.last else { break }
+                after = last.id
+            }
+            func state(_ task: TaskInfo) -> String {
+                switch task.state {
+                case .pending: return task.nextAttempt == nil ? "pending" : "waiting"
+                case .running: return "running"
+                case .dead: return "dead"
+                }
+            }
+            if options.json {
+                print(JSON.array(tasks.map { task in
+                    .object([
+                        ("id", .string(task.id)), ("handler", .string(task.handlerName)), ("state", .string(state(task))),
+                        ("attempts", .integer(task.attempts)), ("last_error", task.lastError.map(JSON.string) ?? .null),
+                        ("next_attempt", task.nextAttempt.map(JSON.number) ?? .null), ("created", .number(task.created)),
+                        ("group_start", task.groupStart.map(JSON.string) ?? .null),
+                        ("group_members", .array(task.groupMembers.map(JSON.string))),
+                    ])
+                }).text)
+            } else {
+                print(table(["ID", "HANDLER", "STATE", "ATTEMPTS", "LAST ERROR"], tasks.map {
+                    [$0.id, $0.handlerName, state($0), String($0.attempts), $0.lastError ?? "-"]
+                }))
+            }
+        }
+    }
+}
+
+struct TasksRetryCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "retry", abstract: "Make a dead task pending again, its attempts reset.")
+
+    @OptionGroup var options: StoreOptionsGroup
+
+    @ArgumentParser.Argument(help: "The task's id.")
+    var id: String
+
+    func run() throws {
+        try reporting {
+            let store = try options.open()
+            defer { store.close() }
+            try store.tasks.retry(id: id)
+            print(options.json ? JSON.object([("retried", .string(id))]).text : "task \(id) is pending again")
+        }
+    }
+}
+
+struct TasksDeleteCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "delete", abstract: "Delete a task (not a running one).")
+
+    @OptionGroup var options: StoreOptionsGroup
+
+    @ArgumentParser.Argument(help: "The task's id.")
+    var id: String
+
+    func run() throws {
+        try reporting {
+            let store = try options.open()
+            defer { store.close() }
+            try store.tasks.delete(id: id)
+            print(options.json ? JSON.object([("deleted", .string(id))]).text : "task \(id) deleted")
+        }
+    }
+}
