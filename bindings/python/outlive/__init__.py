@@ -14,7 +14,7 @@ from .values import ID, Int, UInteger
 from .messages import Message, Messages, Presentation
 from .signals import Consumer, Signals, new_signal_id
 from .tasks import TaskInfo, Tasks, TaskState
-from .queues import Interaction, InteractionQueue, Operation, OperationQueue, OperationState
+from .queues import DurableInteractionQueue, Interaction, InteractionQueue, Operation, OperationQueue, OperationState
 from .store import UNCHANGED, KeyValue, Observation, Store
 
 __version__ = "0.1.0"
@@ -27,7 +27,7 @@ def library_version() -> str:
 
 __all__ = [
     "Handler", "handler", "load_handlers", "resolves", "unregister", "ID", "Int", "UInteger",
-    "Consumer", "Signals", "new_signal_id", "TaskInfo", "Tasks", "TaskState", "Message", "Messages", "Presentation", "set_log_level", "Loop", "Store", "Interaction", "InteractionQueue", "Operation", "OperationQueue",
+    "Consumer", "Signals", "new_signal_id", "TaskInfo", "Tasks", "TaskState", "Message", "Messages", "Presentation", "set_log_level", "Loop", "Store", "DurableInteractionQueue", "Interaction", "InteractionQueue", "Operation", "OperationQueue",
     "OperationState", "KeyValue", "Observation", "UNCHANGED", "OutliveError", "Status", "library_version",
     "BusyError", "CorruptError", "InvalidArgumentError", "InvalidatedError", "MissingArgumentError", "NoMemoryError",
     "NotFoundError", "PermissionDeniedError", "StateError", "StoreIOError", "TypeMismatchError", "UnresolvedError",

@@ -18,6 +18,7 @@ STALL_FN = CFUNCTYPE(None, c_void_p, c_double, c_void_p)
 OPERATION_FN = CFUNCTYPE(None, c_void_p, c_void_p)
 COMPLETION_FN = CFUNCTYPE(None, c_void_p, c_bool, c_void_p)
 DRAINED_FN = CFUNCTYPE(None, c_void_p)
+DURABLE_VISITOR = CFUNCTYPE(None, c_char_p, c_char_p, c_uint32, c_void_p)
 PRIORITY_FN = CFUNCTYPE(c_int32, c_void_p, c_void_p)
 PRESENT_FN = CFUNCTYPE(None, c_void_p, c_void_p, c_void_p)
 END_FN = CFUNCTYPE(None, c_void_p, c_void_p)
@@ -117,6 +118,14 @@ _DECLARATIONS = {
     "outlive_interaction_finish": (status, [c_void_p]),
     "outlive_interactions_unfinished": (c_size_t, [c_void_p]),
     "outlive_interactions_set_stall_report": (status, [c_void_p, c_double, STALL_FN, c_void_p, RELEASE]),
+    "outlive_durable_interactions_open": (status, [c_void_p, c_char_p, c_uint32, POINTER(c_void_p)]),
+    "outlive_durable_interactions_free": (None, [c_void_p]),
+    "outlive_durable_interactions_add": (status, [c_void_p, c_void_p, c_char_p]),
+    "outlive_durable_interactions_suspend": (status, [c_void_p]),
+    "outlive_durable_interactions_resume": (status, [c_void_p]),
+    "outlive_durable_interactions_count": (status, [c_void_p, POINTER(c_size_t)]),
+    "outlive_durable_interactions_list": (status, [c_void_p, DURABLE_VISITOR, c_void_p]),
+    "outlive_durable_interactions_remove": (status, [c_void_p, c_char_p]),
     # operations
     "outlive_operations_new": (status, [c_void_p, c_size_t, POINTER(c_void_p)]),
     "outlive_operations_free": (None, [c_void_p]),

@@ -270,3 +270,77 @@ class OperationQueue:
             self.close()
         except Exception:
             pass
+
+
+# ── durable interactions ───────────────────────────────────────────────────
+
+@_ffi.DURABLE_VISITOR
+def _visit_durable(interaction_id, handler_name, presentations, context):
+    collected = _callbacks.lookup(context)
+    collected.append((interaction_id.decode(), handler_name.decode("utf-8"), presentations))
+
+
+class DurableInteractionQueue:
+    """A named interaction queue kept in the store: interactions are handlers,
+    shown one at a time by one process, and those queued before a restart are
+    shown after it. Each is called with `interaction_id` and `finish` (a
+    Handler: call it once when the interaction is over)."""
+
+    def __init__(self, store, name: str, *, suspended: bool = False):
+        self.store = store
+        out = ctypes.c_void_p()
+        check(_ffi.outlive_durable_interactions_open(store.handle, name.encode("utf-8"), 1 if suspended else 0,
+                                                     ctypes.byref(out)))
+        self._handle = out.value
+
+    @property
+    def handle(self):
+        if not self._handle:
+            raise ValueError("the durable interaction queue is closed")
+        return self._handle
+
+    def add(self, handler) -> str:
+        out = ctypes.create_string_buffer(37)
+        check(_ffi.outlive_durable_interactions_add(self.handle, handler.handle, out))
+        return out.value.decode()
+
+    def suspend(self) -> None:
+        check(_ffi.outlive_durable_interactions_suspend(self.handle))
+
+    def resume(self) -> None:
+        check(_ffi.outlive_durable_interactions_resume(self.handle))
+
+    def __len__(self) -> int:
+        count = ctypes.c_size_t()
+        check(_ffi.outlive_durable_interactions_count(self.handle, ctypes.byref(count)))
+        return count.value
+
+    def list(self):
+        """(id, handler name, times presented) of each stored interaction, first first."""
+        collected = []
+        key = _callbacks.register(collected)
+        try:
+            check(_ffi.outlive_durable_interactions_list(self.handle, _visit_durable, key))
+        finally:
+            _callbacks.forget(key)
+        return collected
+
+    def remove(self, interaction_id: str) -> None:
+        check(_ffi.outlive_durable_interactions_remove(self.handle, interaction_id.encode()))
+
+    def close(self) -> None:
+        if self._handle:
+            handle, self._handle = self._handle, None
+            _ffi.outlive_durable_interactions_free(handle)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass

@@ -128,3 +128,28 @@ def test_bad_uses_are_refused():
             queue.add(operation)
         with pytest.raises(outlive.StateError):
             outlive.Operation(lambda op: None).finish()
+
+
+def test_durable_interactions_queued_before_a_restart_are_shown_after_it(tmp_path):
+    from conftest import run_python
+    directory = str(tmp_path / "store")
+    with outlive.Store(directory, process="app") as store:
+        with outlive.DurableInteractionQueue(store, "startup", suspended=True) as queue:
+            ids = [queue.add(outlive.Handler("py.prompt", text=text)) for text in ("location", "camera")]
+            assert [entry[0] for entry in queue.list()] == ids and len(queue) == 2
+    out = run_python("""
+import sys, select, outlive
+shown = []
+@outlive.handler("py.prompt")
+def prompt(interaction_id: str, text: str, finish: outlive.Handler) -> None:
+    shown.append(text)
+    finish()
+with outlive.Store(sys.argv[1], process="app") as store, outlive.DurableInteractionQueue(store, "startup") as queue:
+    for _ in range(200):
+        if len(shown) == 2 and len(queue) == 0:
+            break
+        select.select([store.loop.fileno()], [], [], 0.05)
+        store.loop.dispatch()
+print(shown)
+""", directory).stdout
+    assert out.strip() == "['location', 'camera']"
