@@ -6,6 +6,7 @@ import ctypes
 import enum
 
 from . import _callbacks, _ffi
+from ._handle import NativeHandle
 from .errors import check
 
 
@@ -41,21 +42,21 @@ def _report_stall(token, seconds, context):
         _callbacks.keep(error)
 
 
-class InteractionQueue:
+class InteractionQueue(NativeHandle):
     """Interactions start one at a time on the loop's thread, in the order added;
-    each must be finished (interaction.finish()) before the next starts."""
+    each must be finished (interaction.finish()) before the next starts.
+    close() frees the queue; waiting interactions are dropped without running."""
+
+    _what = "interaction queue"
+
+    def _release(self, handle):
+        _ffi.outlive_interactions_free(handle)
 
     def __init__(self, loop):
         self.loop = loop
         out = ctypes.c_void_p()
         check(_ffi.outlive_interactions_new(loop.handle, ctypes.byref(out)))
         self._handle = out.value
-
-    @property
-    def handle(self):
-        if not self._handle:
-            raise ValueError("the interaction queue is closed")
-        return self._handle
 
     def add(self, function) -> None:
         """function(interaction) runs on the loop's thread when its turn comes."""
@@ -83,24 +84,6 @@ class InteractionQueue:
 
     def __len__(self) -> int:
         return _ffi.outlive_interactions_unfinished(self.handle)
-
-    def close(self) -> None:
-        """Frees the queue; waiting interactions are dropped without running."""
-        if self._handle:
-            handle, self._handle = self._handle, None
-            _ffi.outlive_interactions_free(handle)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
 
 
 # ── operations ─────────────────────────────────────────────────────────────
@@ -213,9 +196,14 @@ class Operation:
             pass
 
 
-class OperationQueue:
+class OperationQueue(NativeHandle):
     """Runs operations on `loop` once their dependencies finished, with at most
     max_unfinished started and unfinished at once (0: no limit)."""
+
+    _what = "operation queue"
+
+    def _release(self, handle):
+        _ffi.outlive_operations_free(handle)
 
     def __init__(self, loop, max_unfinished: int = 0):
         self.loop = loop
@@ -223,12 +211,6 @@ class OperationQueue:
         check(_ffi.outlive_operations_new(loop.handle, max_unfinished, ctypes.byref(out)))
         self._handle = out.value
         self._queued = []
-
-    @property
-    def handle(self):
-        if not self._handle:
-            raise ValueError("the operation queue is closed")
-        return self._handle
 
     def add(self, operation) -> Operation:
         """Queues an Operation (or a function, made into one) and returns it."""
@@ -254,23 +236,6 @@ class OperationQueue:
     def __len__(self) -> int:
         return _ffi.outlive_operations_unfinished(self.handle)
 
-    def close(self) -> None:
-        if self._handle:
-            handle, self._handle = self._handle, None
-            _ffi.outlive_operations_free(handle)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
-
 
 # ── durable interactions ───────────────────────────────────────────────────
 
@@ -280,11 +245,16 @@ def _visit_durable(interaction_id, handler_name, presentations, context):
     collected.append((interaction_id.decode(), handler_name.decode("utf-8"), presentations))
 
 
-class DurableInteractionQueue:
+class DurableInteractionQueue(NativeHandle):
     """A named interaction queue kept in the store: interactions are handlers,
     shown one at a time by one process, and those queued before a restart are
     shown after it. Each is called with `interaction_id` and `finish` (a
     Handler: call it once when the interaction is over)."""
+
+    _what = "durable interaction queue"
+
+    def _release(self, handle):
+        _ffi.outlive_durable_interactions_free(handle)
 
     def __init__(self, store, name: str, *, suspended: bool = False):
         self.store = store
@@ -292,12 +262,6 @@ class DurableInteractionQueue:
         check(_ffi.outlive_durable_interactions_open(store.handle, name.encode("utf-8"), 1 if suspended else 0,
                                                      ctypes.byref(out)))
         self._handle = out.value
-
-    @property
-    def handle(self):
-        if not self._handle:
-            raise ValueError("the durable interaction queue is closed")
-        return self._handle
 
     def add(self, handler) -> str:
         out = ctypes.create_string_buffer(37)
@@ -327,20 +291,3 @@ class DurableInteractionQueue:
 
     def remove(self, interaction_id: str) -> None:
         check(_ffi.outlive_durable_interactions_remove(self.handle, interaction_id.encode()))
-
-    def close(self) -> None:
-        if self._handle:
-            handle, self._handle = self._handle, None
-            _ffi.outlive_durable_interactions_free(handle)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass

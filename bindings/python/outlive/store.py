@@ -4,6 +4,7 @@ import os
 from collections.abc import MutableMapping
 
 from . import _callbacks, _ffi
+from ._handle import NativeHandle
 from .errors import NotFoundError, check
 from .loop import Loop
 
@@ -19,9 +20,15 @@ def _encode(text: str, what: str) -> bytes:
     return text.encode("utf-8")
 
 
-class Store:
+class Store(NativeHandle):
     """Opens (creating if needed) the store in `path` as a run of `process`.
-    loop=None: the store makes its own loop (`store.loop`)."""
+    loop=None: the store makes its own loop (`store.loop`). close() ends this
+    run (its this-run signal consumers go, its claims are released)."""
+
+    _what = "store"
+
+    def _release(self, handle):
+        _ffi.outlive_store_close(handle)
 
     def __init__(self, path, process: str = "app", loop: Loop = None, durability: str = "full",
                  busy_timeout: float = 10.0):
@@ -44,12 +51,6 @@ class Store:
         self.tasks = Tasks(self)
 
     @property
-    def handle(self):
-        if not self._handle:
-            raise ValueError("the store is closed")
-        return self._handle
-
-    @property
     def run_id(self) -> str:
         return _ffi.outlive_store_run_id(self.handle).decode()
 
@@ -57,22 +58,6 @@ class Store:
     def process(self) -> str:
         return _ffi.outlive_store_process_name(self.handle).decode()
 
-    def close(self) -> None:
-        if self._handle:
-            handle, self._handle = self._handle, None
-            _ffi.outlive_store_close(handle)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
 
 
 @_ffi.KV_MODIFIER
