@@ -1,5 +1,7 @@
 #include "harness.h"
 #include <dirent.h>
+#include <stdatomic.h>
+#include <time.h>
 #include <limits.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -65,4 +67,23 @@ const char *harness_bin_dir(void) {
     char *slash = strrchr(dir, '/');
     if (slash) *slash = '\0';
     return dir;
+}
+
+double harness_now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+int harness_dispatch_until(outlive_loop *loop, _Atomic int *value, int want, double seconds) {
+    double deadline = harness_now() + seconds;
+    while (atomic_load(value) < want && harness_now() < deadline) {
+        if (outlive_loop_dispatch(loop, 20) != OUTLIVE_OK) return 0;
+    }
+    return atomic_load(value) >= want;
+}
+
+void harness_dispatch_for(outlive_loop *loop, double seconds) {
+    double deadline = harness_now() + seconds;
+    while (harness_now() < deadline) outlive_loop_dispatch(loop, 10);
 }

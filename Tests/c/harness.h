@@ -42,6 +42,14 @@ void harness_remove_tree(const char *path);
 /* The directory of the running test binary (to find helper programs). */
 const char *harness_bin_dir(void);
 
+/* Seconds on CLOCK_MONOTONIC. */
+double harness_now(void);
+/* Dispatches `loop` until *value reaches `want`, for at most `seconds`;
+ * whether it did. */
+int harness_dispatch_until(outlive_loop *loop, _Atomic int *value, int want, double seconds);
+/* Dispatches for about `seconds`, whatever happens (to see that nothing does). */
+void harness_dispatch_for(outlive_loop *loop, double seconds);
+
 #define HARNESS_MAIN(...) \
     int main(int argc, char **argv) { \
         static const struct harness_test tests[] = { __VA_ARGS__ }; \

@@ -7,27 +7,6 @@
 #include <time.h>
 #include <unistd.h>
 
-static double now_seconds(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-/* Dispatches until *flag reaches want, for at most `seconds`. */
-static int dispatch_until(outlive_loop *loop, atomic_int *value, int want, double seconds) {
-    double deadline = now_seconds() + seconds;
-    while (atomic_load(value) < want && now_seconds() < deadline) {
-        if (outlive_loop_dispatch(loop, 20) != OUTLIVE_OK) return 0;
-    }
-    return atomic_load(value) >= want;
-}
-
-/* Dispatches for about `seconds`, whatever happens (to see that nothing does). */
-static void dispatch_for(outlive_loop *loop, double seconds) {
-    double deadline = now_seconds() + seconds;
-    while (now_seconds() < deadline) outlive_loop_dispatch(loop, 10);
-}
-
 /* ── a pool of threads that finish tokens ── */
 
 #define WORKERS 8
@@ -125,10 +104,10 @@ static void test_ten_thousand_interactions_finished_from_8_threads_start_one_at_
         items[i] = (struct stress_item){ &stress, i };
         CHECK_OK(outlive_interactions_add(queue, stress_run, &items[i]));
     }
-    int all = dispatch_until(loop, &stress.started, STRESS, 120);
+    int all = harness_dispatch_until(loop, &stress.started, STRESS, 120);
     /* Wait for the last finish too. */
-    double deadline = now_seconds() + 30;
-    while (outlive_interactions_unfinished(queue) > 0 && now_seconds() < deadline) outlive_loop_dispatch(loop, 10);
+    double deadline = harness_now() + 30;
+    while (outlive_interactions_unfinished(queue) > 0 && harness_now() < deadline) outlive_loop_dispatch(loop, 10);
     pool_stop(&stress.pool);
     size_t left = outlive_interactions_unfinished(queue);
     outlive_interactions_free(queue);
@@ -193,7 +172,7 @@ static void test_adds_from_many_threads_start_one_at_a_time_in_each_threads_orde
     }
     pthread_t threads[ADDERS];
     for (int t = 0; t < ADDERS; t++) pthread_create(&threads[t], NULL, adder_main, added_items[t]);
-    int all = dispatch_until(loop, &adders.started, ADDERS * PER_ADDER, 60);
+    int all = harness_dispatch_until(loop, &adders.started, ADDERS * PER_ADDER, 60);
     for (int t = 0; t < ADDERS; t++) pthread_join(threads[t], NULL);
     outlive_interactions_free(adders.queue);
     outlive_loop_free(loop);
@@ -234,26 +213,26 @@ static void test_suspended_queue_starts_nothing_until_resumed_and_running_one_go
     struct recorded items[3] = { { &recorder, 0 }, { &recorder, 1 }, { &recorder, 2 } };
     CHECK_OK(outlive_interactions_suspend(queue));
     for (int i = 0; i < 3; i++) CHECK_OK(outlive_interactions_add(queue, record_run, &items[i]));
-    dispatch_for(loop, 0.2);
+    harness_dispatch_for(loop, 0.2);
     CHECK(atomic_load(&recorder.started) == 0);
     CHECK(outlive_interactions_unfinished(queue) == 3);
 
     CHECK_OK(outlive_interactions_resume(queue));
-    CHECK(dispatch_until(loop, &recorder.started, 1, 10));
+    CHECK(harness_dispatch_until(loop, &recorder.started, 1, 10));
     /* The view disappears while the first interaction runs: it is not stopped
      * and can be finished, but the next one waits. */
     CHECK_OK(outlive_interactions_suspend(queue));
     CHECK_OK(outlive_interactions_suspend(queue));
     CHECK_OK(outlive_interaction_finish(recorder.tokens[0]));
-    dispatch_for(loop, 0.2);
+    harness_dispatch_for(loop, 0.2);
     CHECK(atomic_load(&recorder.started) == 1);
     CHECK(outlive_interactions_unfinished(queue) == 2);
 
     CHECK_OK(outlive_interactions_resume(queue));
-    CHECK(dispatch_until(loop, &recorder.started, 2, 10));
+    CHECK(harness_dispatch_until(loop, &recorder.started, 2, 10));
     CHECK(recorder.order[1] == 1);
     CHECK_OK(outlive_interaction_finish(recorder.tokens[1]));
-    CHECK(dispatch_until(loop, &recorder.started, 3, 10));
+    CHECK(harness_dispatch_until(loop, &recorder.started, 3, 10));
     CHECK(recorder.order[2] == 2);
     CHECK_OK(outlive_interaction_finish(recorder.tokens[2]));
     CHECK(outlive_interactions_unfinished(queue) == 0);
@@ -279,11 +258,11 @@ static void test_second_finish_is_state_error_and_changes_nothing(void) {
     struct recorded items[2] = { { &recorder, 0 }, { &recorder, 1 } };
     CHECK_OK(outlive_interactions_add(queue, record_run, &items[0]));
     CHECK_OK(outlive_interactions_add(queue, record_run, &items[1]));
-    CHECK(dispatch_until(loop, &recorder.started, 1, 10));
+    CHECK(harness_dispatch_until(loop, &recorder.started, 1, 10));
     outlive_interaction *first = recorder.tokens[0];
     CHECK_OK(outlive_interaction_finish(first));
     CHECK_STATUS(outlive_interaction_finish(first), OUTLIVE_E_STATE);
-    CHECK(dispatch_until(loop, &recorder.started, 2, 10));
+    CHECK(harness_dispatch_until(loop, &recorder.started, 2, 10));
     /* The stale token cannot finish the running second interaction. */
     CHECK_STATUS(outlive_interaction_finish(first), OUTLIVE_E_STATE);
     CHECK(outlive_interactions_unfinished(queue) == 1);
@@ -306,7 +285,7 @@ static void test_interaction_finished_inside_its_run_lets_the_next_start(void) {
         items[i] = (struct recorded){ &recorder, i };
         CHECK_OK(outlive_interactions_add_with_release(queue, finish_at_once, &items[i], record_release));
     }
-    CHECK(dispatch_until(loop, &recorder.started, 5, 10));
+    CHECK(harness_dispatch_until(loop, &recorder.started, 5, 10));
     CHECK(recorder.order[15] == 0);
     for (int i = 0; i < 5; i++) CHECK(recorder.order[i] == i);
     CHECK(atomic_load(&recorder.released) == 5);
@@ -329,7 +308,7 @@ static void test_freeing_queue_releases_waiting_contexts_without_running_them(vo
         items[i] = (struct recorded){ &recorder, i };
         CHECK_OK(outlive_interactions_add_with_release(queue, record_run, &items[i], record_release));
     }
-    CHECK(dispatch_until(loop, &recorder.started, 1, 10));
+    CHECK(harness_dispatch_until(loop, &recorder.started, 1, 10));
     CHECK(atomic_load(&recorder.released) == 0);
     outlive_interactions_free(queue);
     /* The four waiting ones are released at once, none ran. */
@@ -338,7 +317,7 @@ static void test_freeing_queue_releases_waiting_contexts_without_running_them(vo
     CHECK_OK(outlive_interaction_finish(recorder.tokens[0]));
     CHECK(atomic_load(&recorder.released) == 5);
     CHECK_STATUS(outlive_interaction_finish(recorder.tokens[0]), OUTLIVE_E_STATE);
-    dispatch_for(loop, 0.1);
+    harness_dispatch_for(loop, 0.1);
     CHECK(atomic_load(&recorder.started) == 1);
     outlive_loop_free(loop);
 }
@@ -357,7 +336,7 @@ static void test_freeing_queue_before_any_dispatch_runs_nothing(void) {
     }
     outlive_interactions_free(queue);
     CHECK(atomic_load(&recorder.released) == 3);
-    dispatch_for(loop, 0.1);
+    harness_dispatch_for(loop, 0.1);
     CHECK(atomic_load(&recorder.started) == 0);
     outlive_loop_free(loop);
 }
@@ -400,12 +379,12 @@ static void test_interaction_never_finished_is_reported_as_stalled(void) {
     struct recorded forgotten = { &recorder, 0 }, prompt = { &recorder, 1 };
     CHECK_OK(outlive_interactions_add(queue, record_run, &forgotten));    /* never finished by its owner */
     CHECK_OK(outlive_interactions_add(queue, finish_at_once, &prompt));  /* finished at once: not reported */
-    CHECK(dispatch_until(loop, &stall.reports, 1, 10));
+    CHECK(harness_dispatch_until(loop, &stall.reports, 1, 10));
     CHECK(stall.reported == recorder.tokens[0]);
     CHECK(stall.seconds == 0.05);
     CHECK(stall.finish_status == OUTLIVE_OK);
-    CHECK(dispatch_until(loop, &recorder.started, 2, 10));
-    dispatch_for(loop, 0.2);
+    CHECK(harness_dispatch_until(loop, &recorder.started, 2, 10));
+    harness_dispatch_for(loop, 0.2);
     CHECK(atomic_load(&stall.reports) == 1);
     CHECK(atomic_load(&stall.released) == 0);
     outlive_interactions_free(queue);

@@ -8,25 +8,6 @@
 #include <time.h>
 #include <unistd.h>
 
-static double now_seconds(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-static int dispatch_until(outlive_loop *loop, atomic_int *value, int want, double seconds) {
-    double deadline = now_seconds() + seconds;
-    while (atomic_load(value) < want && now_seconds() < deadline) {
-        if (outlive_loop_dispatch(loop, 20) != OUTLIVE_OK) return 0;
-    }
-    return atomic_load(value) >= want;
-}
-
-static void dispatch_for(outlive_loop *loop, double seconds) {
-    double deadline = now_seconds() + seconds;
-    while (now_seconds() < deadline) outlive_loop_dispatch(loop, 10);
-}
-
 /* ── a pool of threads that finish operations ── */
 
 #define WORKERS 8
@@ -185,7 +166,7 @@ static void test_chain_runs_in_dependency_order_whatever_the_add_order(void) {
     }
     for (int i = 4; i >= 0; i--) CHECK_OK(outlive_operations_add(queue, ops[i]));
     CHECK_OK(outlive_operations_set_drained(queue, on_drained, &journal, NULL));
-    CHECK(dispatch_until(loop, &journal.drained, 1, 10));
+    CHECK(harness_dispatch_until(loop, &journal.drained, 1, 10));
     pool_stop(&pool);
     CHECK(atomic_load(&journal.started) == 5);
     for (int i = 0; i < 5; i++) {
@@ -225,22 +206,22 @@ static void test_diamond_joins_after_both_branches_which_run_together(void) {
     CHECK_OK(outlive_operation_add_dependency(ops[3], ops[2]));  /* again: same as once */
     CHECK(outlive_operation_dependency_count(ops[3]) == 2);
     for (int i = 3; i >= 0; i--) CHECK_OK(outlive_operations_add(queue, ops[i]));
-    CHECK(dispatch_until(loop, &journal.started, 1, 10));
-    dispatch_for(loop, 0.05);
+    CHECK(harness_dispatch_until(loop, &journal.started, 1, 10));
+    harness_dispatch_for(loop, 0.05);
     CHECK(atomic_load(&journal.started) == 1 && journal.order[0] == 0);
     CHECK_OK(outlive_operation_finish(ops[0]));
-    CHECK(dispatch_until(loop, &journal.started, 3, 10));
+    CHECK(harness_dispatch_until(loop, &journal.started, 3, 10));
     CHECK(outlive_operation_get_state(ops[1]) == OUTLIVE_OPERATION_EXECUTING);
     CHECK(outlive_operation_get_state(ops[2]) == OUTLIVE_OPERATION_EXECUTING);
     CHECK(outlive_operation_get_state(ops[3]) == OUTLIVE_OPERATION_WAITING);
     CHECK_OK(outlive_operation_finish(ops[2]));
-    dispatch_for(loop, 0.05);
+    harness_dispatch_for(loop, 0.05);
     CHECK(outlive_operation_get_state(ops[3]) == OUTLIVE_OPERATION_WAITING);
     CHECK_OK(outlive_operation_finish(ops[1]));
-    CHECK(dispatch_until(loop, &journal.started, 4, 10));
+    CHECK(harness_dispatch_until(loop, &journal.started, 4, 10));
     CHECK(journal.order[3] == 3 && steps[3].dependencies_finished_at_start);
     CHECK_OK(outlive_operation_finish(ops[3]));
-    CHECK(dispatch_until(loop, &journal.completed, 4, 10));
+    CHECK(harness_dispatch_until(loop, &journal.completed, 4, 10));
     CHECK(atomic_load(&journal.cancelled_completions) == 0);
     for (int i = 0; i < 4; i++) outlive_operation_free(ops[i]);
     outlive_operations_free(queue);
@@ -284,10 +265,10 @@ static void test_dependency_across_queues_on_different_loops(void) {
     struct loop_thread thread_b = { loop_b, 0 };
     pthread_t b;
     pthread_create(&b, NULL, dispatch_main, &thread_b);
-    double deadline = now_seconds() + 10;
-    while (outlive_operation_get_state(ops[3]) != OUTLIVE_OPERATION_FINISHED && now_seconds() < deadline)
+    double deadline = harness_now() + 10;
+    while (outlive_operation_get_state(ops[3]) != OUTLIVE_OPERATION_FINISHED && harness_now() < deadline)
         outlive_loop_dispatch(loop_a, 20);
-    CHECK(dispatch_until(loop_a, &journal_a.completed, 2, 10));
+    CHECK(harness_dispatch_until(loop_a, &journal_a.completed, 2, 10));
     atomic_store(&thread_b.stop, 1);
     pthread_join(b, NULL);
     pool_stop(&pool);
@@ -324,7 +305,7 @@ static void test_at_most_max_unfinished_operations_execute_at_once(void) {
         outlive_operation_free(operation);  /* the queue holds its own reference */
     }
     CHECK_OK(outlive_operations_set_drained(queue, on_drained, &journal, NULL));
-    CHECK(dispatch_until(loop, &journal.drained, 1, 20));
+    CHECK(harness_dispatch_until(loop, &journal.drained, 1, 20));
     pool_stop(&pool);
     CHECK(atomic_load(&journal.completed) == 40);
     CHECK_MSG(atomic_load(&journal.max_executing) == 3, "max executing %d", atomic_load(&journal.max_executing));
@@ -350,11 +331,11 @@ static void test_max_unfinished_zero_means_no_limit(void) {
         CHECK(ops[i]);
         CHECK_OK(outlive_operations_add(queue, ops[i]));
     }
-    CHECK(dispatch_until(loop, &journal.started, 50, 10));
+    CHECK(harness_dispatch_until(loop, &journal.started, 50, 10));
     CHECK(outlive_operations_unfinished(queue) == 50);
     for (int i = 0; i < 50; i++) CHECK_OK(outlive_operation_finish(ops[i]));
     CHECK(outlive_operations_unfinished(queue) == 0);
-    CHECK(dispatch_until(loop, &journal.completed, 50, 10));
+    CHECK(harness_dispatch_until(loop, &journal.completed, 50, 10));
     for (int i = 0; i < 50; i++) outlive_operation_free(ops[i]);
     outlive_operations_free(queue);
     outlive_loop_free(loop);
@@ -386,7 +367,7 @@ static void test_thousand_operations_finished_from_8_threads_all_complete_once(v
     }
     outlive_operation_free(previous);
     CHECK_OK(outlive_operations_set_drained(queue, on_drained, &journal, NULL));
-    CHECK(dispatch_until(loop, &journal.drained, 1, 60));
+    CHECK(harness_dispatch_until(loop, &journal.drained, 1, 60));
     pool_stop(&pool);
     CHECK(atomic_load(&journal.started) == 1000);
     CHECK(atomic_load(&journal.completed) == 1000);
@@ -417,7 +398,7 @@ static void test_cancelled_before_start_never_runs_and_counts_as_finished_for_de
         if (i > 0) CHECK_OK(outlive_operation_add_dependency(ops[i], ops[i - 1]));
         CHECK_OK(outlive_operations_add(queue, ops[i]));
     }
-    CHECK(dispatch_until(loop, &journal.started, 1, 10));
+    CHECK(harness_dispatch_until(loop, &journal.started, 1, 10));
     /* 1 waits for 0: cancelling it does not finish it before 0 did. */
     CHECK_OK(outlive_operation_cancel(ops[1]));
     CHECK_OK(outlive_operation_cancel(ops[1]));
@@ -426,11 +407,11 @@ static void test_cancelled_before_start_never_runs_and_counts_as_finished_for_de
     CHECK_STATUS(outlive_operation_finish(ops[1]), OUTLIVE_E_STATE);
     CHECK_OK(outlive_operation_finish(ops[0]));
     CHECK(outlive_operation_get_state(ops[1]) == OUTLIVE_OPERATION_FINISHED);
-    CHECK(dispatch_until(loop, &journal.started, 2, 10));
+    CHECK(harness_dispatch_until(loop, &journal.started, 2, 10));
     CHECK(journal.order[1] == 2);  /* 1 never ran */
     CHECK(steps[2].dependency_cancelled_at_start && steps[2].dependencies_finished_at_start);
     CHECK_OK(outlive_operation_finish(ops[2]));
-    CHECK(dispatch_until(loop, &journal.completed, 3, 10));
+    CHECK(harness_dispatch_until(loop, &journal.completed, 3, 10));
     CHECK(journal.completion_order[0] == 0 && journal.completion_order[1] == 1 && journal.completion_order[2] == 2);
     CHECK(atomic_load(&journal.cancelled_completions) == 1);
     for (int i = 0; i < 3; i++) outlive_operation_free(ops[i]);
@@ -455,10 +436,10 @@ static void test_operation_cancelled_before_it_is_added_completes_without_runnin
     CHECK_OK(outlive_operations_add(queue, cancelled));
     CHECK(outlive_operation_get_state(cancelled) == OUTLIVE_OPERATION_FINISHED);
     CHECK_OK(outlive_operations_add(queue, after));
-    CHECK(dispatch_until(loop, &journal.started, 1, 10));
+    CHECK(harness_dispatch_until(loop, &journal.started, 1, 10));
     CHECK(journal.order[0] == 1 && steps[1].dependency_cancelled_at_start);
     CHECK_OK(outlive_operation_finish(after));
-    CHECK(dispatch_until(loop, &journal.completed, 2, 10));
+    CHECK(harness_dispatch_until(loop, &journal.completed, 2, 10));
     CHECK(atomic_load(&journal.cancelled_completions) == 1);
     outlive_operation_free(cancelled);
     outlive_operation_free(after);
@@ -480,17 +461,17 @@ static void test_running_operation_sees_cancellation_and_still_must_finish(void)
     CHECK_OK(outlive_operation_add_dependency(dependent, running));
     CHECK_OK(outlive_operations_add(queue, running));
     CHECK_OK(outlive_operations_add(queue, dependent));
-    CHECK(dispatch_until(loop, &journal.started, 1, 10));
+    CHECK(harness_dispatch_until(loop, &journal.started, 1, 10));
     CHECK_OK(outlive_operation_cancel(running));
     CHECK(outlive_operation_is_cancelled(running));
     CHECK(outlive_operation_get_state(running) == OUTLIVE_OPERATION_EXECUTING);
-    dispatch_for(loop, 0.05);
+    harness_dispatch_for(loop, 0.05);
     CHECK(atomic_load(&journal.started) == 1 && atomic_load(&journal.completed) == 0);
     CHECK_OK(outlive_operation_finish(running));
-    CHECK(dispatch_until(loop, &journal.started, 2, 10));
+    CHECK(harness_dispatch_until(loop, &journal.started, 2, 10));
     CHECK(steps[1].dependency_cancelled_at_start);
     CHECK_OK(outlive_operation_finish(dependent));
-    CHECK(dispatch_until(loop, &journal.completed, 2, 10));
+    CHECK(harness_dispatch_until(loop, &journal.completed, 2, 10));
     CHECK(atomic_load(&journal.cancelled_completions) == 1);
     /* A finished operation cannot be cancelled; it stays not cancelled. */
     CHECK_STATUS(outlive_operation_cancel(dependent), OUTLIVE_E_STATE);
@@ -517,13 +498,13 @@ static void test_cancel_all_cancels_waiting_ones_and_marks_running_ones(void) {
         CHECK_OK(outlive_operations_add(queue, ops[i]));
     }
     CHECK_OK(outlive_operations_set_drained(queue, on_drained, &journal, NULL));
-    CHECK(dispatch_until(loop, &journal.started, 1, 10));
+    CHECK(harness_dispatch_until(loop, &journal.started, 1, 10));
     CHECK_OK(outlive_operations_cancel_all(queue));
     CHECK(outlive_operation_get_state(ops[0]) == OUTLIVE_OPERATION_EXECUTING);
     for (int i = 1; i < 4; i++) CHECK(outlive_operation_get_state(ops[i]) == OUTLIVE_OPERATION_FINISHED);
     CHECK(outlive_operations_unfinished(queue) == 1);
     CHECK_OK(outlive_operation_finish(ops[0]));
-    CHECK(dispatch_until(loop, &journal.drained, 1, 10));
+    CHECK(harness_dispatch_until(loop, &journal.drained, 1, 10));
     CHECK(atomic_load(&journal.started) == 1);
     CHECK(atomic_load(&journal.completed) == 4 && atomic_load(&journal.cancelled_completions) == 4);
     for (int i = 0; i < 4; i++) outlive_operation_free(ops[i]);
@@ -590,9 +571,9 @@ static void test_cancels_racing_with_starts_and_finishes_end_each_operation_exac
     }
     pthread_t cancellers[4];
     for (int i = 0; i < 4; i++) pthread_create(&cancellers[i], NULL, race_cancel_main, &race);
-    int all = dispatch_until(loop, &race.completed, RACE, 60);
+    int all = harness_dispatch_until(loop, &race.completed, RACE, 60);
     for (int i = 0; i < 4; i++) pthread_join(cancellers[i], NULL);
-    dispatch_for(loop, 0.05);
+    harness_dispatch_for(loop, 0.05);
     pool_stop(&pool);
     CHECK_MSG(all, "only %d of %d completed", atomic_load(&race.completed), RACE);
     CHECK(atomic_load(&race.completed) == RACE);
@@ -663,12 +644,12 @@ static void test_adding_twice_or_to_two_queues_is_refused(void) {
     CHECK_STATUS(outlive_operation_set_completion(operation, NULL, NULL, NULL), OUTLIVE_E_STATE);
     CHECK_STATUS(outlive_operation_finish(operation), OUTLIVE_E_STATE);  /* WAITING: not started */
     CHECK(outlive_operations_unfinished(first) == 1 && outlive_operations_unfinished(second) == 0);
-    CHECK(dispatch_until(loop, &journal.started, 1, 10));
-    dispatch_for(loop, 0.05);
+    CHECK(harness_dispatch_until(loop, &journal.started, 1, 10));
+    harness_dispatch_for(loop, 0.05);
     CHECK(atomic_load(&journal.started) == 1);
     CHECK_OK(outlive_operation_finish(operation));
     CHECK_STATUS(outlive_operation_finish(operation), OUTLIVE_E_STATE);
-    CHECK(dispatch_until(loop, &journal.completed, 1, 10));
+    CHECK(harness_dispatch_until(loop, &journal.completed, 1, 10));
     outlive_operation_free(operation);
     outlive_operation_free(other);
     outlive_operations_free(first);
@@ -698,18 +679,18 @@ static void test_freeing_queue_cancels_waiting_operations_and_unblocks_other_que
     CHECK_OK(outlive_operation_add_dependency(ops[3], ops[2]));
     for (int i = 0; i < 3; i++) CHECK_OK(outlive_operations_add(doomed, ops[i]));
     CHECK_OK(outlive_operations_add(other, ops[3]));
-    CHECK(dispatch_until(loop, &journal.started, 1, 10));
+    CHECK(harness_dispatch_until(loop, &journal.started, 1, 10));
     outlive_operations_free(doomed);
     CHECK(outlive_operation_is_cancelled(ops[1]) && outlive_operation_is_cancelled(ops[2]));
     CHECK(outlive_operation_get_state(ops[2]) == OUTLIVE_OPERATION_FINISHED);
-    CHECK(dispatch_until(loop, &journal.started, 2, 10));
+    CHECK(harness_dispatch_until(loop, &journal.started, 2, 10));
     CHECK(journal.order[1] == 3 && steps[3].dependency_cancelled_at_start);
     /* The running one of the freed queue can still be finished. */
     CHECK(outlive_operation_get_state(ops[0]) == OUTLIVE_OPERATION_EXECUTING);
     CHECK_OK(outlive_operation_finish(ops[0]));
     CHECK_OK(outlive_operation_finish(ops[3]));
-    CHECK(dispatch_until(loop, &journal.completed, 1, 10));
-    dispatch_for(loop, 0.05);
+    CHECK(harness_dispatch_until(loop, &journal.completed, 1, 10));
+    harness_dispatch_for(loop, 0.05);
     CHECK(atomic_load(&journal.completed) == 1);  /* only 3: the freed queue calls nothing */
     for (int i = 0; i < 4; i++) outlive_operation_free(ops[i]);
     CHECK(atomic_load(&journal.released) == 4);
@@ -732,9 +713,9 @@ static void test_queue_keeps_operation_alive_until_completion_after_caller_frees
     CHECK_OK(outlive_operations_add(queue, operation));
     outlive_operation_free(operation);  /* our reference: the queue's keeps it */
     CHECK(atomic_load(&journal.released) == 0);
-    CHECK(dispatch_until(loop, &journal.started, 1, 10));
+    CHECK(harness_dispatch_until(loop, &journal.started, 1, 10));
     CHECK_OK(outlive_operation_finish(journal.running[0]));
-    CHECK(dispatch_until(loop, &journal.completed, 1, 10));
+    CHECK(harness_dispatch_until(loop, &journal.completed, 1, 10));
     CHECK(atomic_load(&journal.released) == 1);
     outlive_operations_free(queue);
     outlive_loop_free(loop);
@@ -754,9 +735,9 @@ static void test_completion_context_is_released_once_after_the_completion(void) 
     CHECK_OK(outlive_operation_set_completion(operation, step_completion, &step, step_release));
     CHECK(atomic_load(&journal.released) == 1);  /* the replaced one */
     CHECK_OK(outlive_operations_add(queue, operation));
-    CHECK(dispatch_until(loop, &journal.started, 1, 10));
+    CHECK(harness_dispatch_until(loop, &journal.started, 1, 10));
     CHECK_OK(outlive_operation_finish(operation));
-    CHECK(dispatch_until(loop, &journal.completed, 1, 10));
+    CHECK(harness_dispatch_until(loop, &journal.completed, 1, 10));
     CHECK(atomic_load(&journal.released) == 2);
     outlive_operation_free(operation);
     CHECK(atomic_load(&journal.released) == 2);
