@@ -23,6 +23,9 @@
  *  - A `const` handle is not modified by the call.
  *  - Callbacks run only inside outlive_loop_dispatch(), on the thread that
  *    calls it. Every callback receives the `context` it was registered with.
+ *    A registration that takes a `release` callback calls it exactly once,
+ *    when the library no longer needs the context — and never when the
+ *    registration itself fails: then the caller still owns the context.
  *  - Ids are 36-character UUID strings; buffers for them are OUTLIVE_ID_SIZE
  *    (37) bytes.
  *  - Functions are thread-safe unless their comment says otherwise.
@@ -430,7 +433,8 @@ OUTLIVE_API outlive_status outlive_kv_observe(outlive_store *store, const char *
                                               outlive_kv_observer observer, void *context, uint64_t *token);
 
 /* outlive_kv_observe() whose context is released with release(context) (when
- * release is not NULL) after unobserve or when the store is closed. */
+ * release is not NULL) after unobserve or when the store is closed; not when
+ * this call fails. */
 OUTLIVE_API outlive_status outlive_kv_observe_with_release(outlive_store *store, const char *key_prefix,
                                                            outlive_kv_observer observer, void *context,
                                                            void (*release)(void *context), uint64_t *token);

@@ -129,6 +129,8 @@ public func outlive_kv_observe_with_release(_ store: OpaquePointer?, _ key_prefi
         let observer = try required(observer, "observer")
         let token = try required(token, "token")
         let caller = CallerContext(context, release: releaseContext)
+        var registered = false
+        defer { if !registered { caller.disarm() } }
         token.pointee = try kv.observe(prefix: prefix) { key, value in
             key.withCString { name in
                 if let value {
@@ -140,6 +142,7 @@ public func outlive_kv_observe_with_release(_ store: OpaquePointer?, _ key_prefi
                 }
             }
         }
+        registered = true
     }
 }
 

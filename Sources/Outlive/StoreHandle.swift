@@ -22,15 +22,18 @@ final class StoreHandle {
 }
 
 /// A caller's context with its optional release callback, called once when
-/// the library no longer needs the context.
+/// the library no longer needs the context — never when the registration that
+/// took it failed (`disarm`): then the caller still owns it.
 final class CallerContext {
     let pointer: UnsafeMutableRawPointer?
-    let release: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?
+    private var release: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?
 
     init(_ pointer: UnsafeMutableRawPointer?, release: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?) {
         self.pointer = pointer
         self.release = release
     }
+
+    func disarm() { release = nil }
 
     deinit { release?(pointer) }
 }

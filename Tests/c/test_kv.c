@@ -285,7 +285,33 @@ static void test_status_names_and_version(void) {
     CHECK(outlive_last_error() != NULL);
 }
 
+static void count_release(void *context) { (*(int *)context)++; }
+static void ignore_value(const char *key, const void *bytes, size_t size, void *context) {
+    (void)key; (void)bytes; (void)size; (void)context;
+}
+
+static void test_observer_context_is_released_once_and_never_after_a_failed_registration(void) {
+    const char *dir = harness_temp_dir();
+    outlive_store *store = open_store(dir);
+    CHECK(store);
+    int released = 0;
+    uint64_t token = 0;
+    CHECK_STATUS(outlive_kv_observe_with_release(store, "p", NULL, &released, count_release, &token), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_kv_observe_with_release(store, "bad\xff", ignore_value, &released, count_release, &token), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK(released == 0);
+    CHECK_OK(outlive_kv_observe_with_release(store, "p", ignore_value, &released, count_release, &token));
+    CHECK(released == 0);
+    CHECK_OK(outlive_kv_unobserve(store, token));
+    CHECK(released == 1);
+    CHECK_STATUS(outlive_kv_unobserve(store, token), OUTLIVE_E_NOT_FOUND);
+    CHECK_OK(outlive_kv_observe_with_release(store, "q", ignore_value, &released, count_release, &token));
+    outlive_store_close(store);
+    CHECK(released == 2);
+    harness_remove_tree(dir);
+}
+
 HARNESS_MAIN(
+    T(test_observer_context_is_released_once_and_never_after_a_failed_registration),
     T(test_set_get_delete_round_trip),
     T(test_empty_value_is_present_and_not_null),
     T(test_values_survive_reopen),
