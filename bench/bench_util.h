@@ -2,11 +2,18 @@
 #ifndef OUTLIVE_BENCH_UTIL_H
 #define OUTLIVE_BENCH_UTIL_H
 
+#include <fcntl.h>
+#include <poll.h>
+#include <sqlite3.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 static inline int64_t bench_now_ns(void) {
     struct timespec t;
@@ -32,6 +39,71 @@ static inline double bench_median(double *values, size_t n) {
             double t = values[j]; values[j] = values[j - 1]; values[j - 1] = t;
         }
     return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+/* The peers several benchmarks measure beside Outlive, in a directory of their own. */
+
+/* p50 and p99 (µs) of single committed SQLite writes (WAL, synchronous=FULL). */
+static inline void bench_peer_sqlite_commit(const char *dir, int count, double *p50, double *p99) {
+    char path[4300];
+    snprintf(path, sizeof path, "%s/raw.db", dir);
+    sqlite3 *db = NULL;
+    sqlite3_open(path, &db);
+    sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; CREATE TABLE t(v INTEGER)", NULL, NULL, NULL);
+    int64_t *samples = calloc((size_t)count, sizeof *samples);
+    for (int i = 0; i < count; i++) {
+        int64_t start = bench_now_ns();
+        sqlite3_exec(db, "INSERT INTO t VALUES (1)", NULL, NULL, NULL);
+        samples[i] = bench_now_ns() - start;
+    }
+    sqlite3_close(db);
+    *p50 = bench_percentile(samples, (size_t)count, 50) / 1e3;
+    *p99 = bench_percentile(samples, (size_t)count, 99) / 1e3;
+    free(samples);
+}
+
+/* p50 and p99 (µs) of a ping-pong between two processes through a file watched
+ * with inotify, no database: the floor of any cross-process wake-up. */
+static inline void bench_peer_inotify_pingpong(const char *dir, int count, double *p50, double *p99) {
+    char path[4300];
+    snprintf(path, sizeof path, "%s/bell", dir);
+    close(open(path, O_CREAT | O_WRONLY, 0600));
+    int watch = inotify_init1(IN_NONBLOCK);
+    inotify_add_watch(watch, path, IN_MODIFY);
+    int go[2];
+    if (pipe(go) != 0) exit(1);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(go[1]);
+        char byte;
+        for (int i = 0; i < count && read(go[0], &byte, 1) == 1; i++) {
+            int64_t now = bench_now_ns();
+            int fd = open(path, O_WRONLY);
+            if (pwrite(fd, &now, sizeof now, 0) != sizeof now) _exit(1);
+            close(fd);
+        }
+        _exit(0);
+    }
+    close(go[0]);
+    int64_t *samples = calloc((size_t)count, sizeof *samples);
+    char events[4096];
+    for (int i = 0; i < count; i++) {
+        if (write(go[1], "x", 1) != 1) break;
+        struct pollfd pfd = {.fd = watch, .events = POLLIN};
+        if (poll(&pfd, 1, 5000) <= 0) exit(1);
+        while (read(watch, events, sizeof events) > 0) {}
+        int64_t sent = 0;
+        int fd = open(path, O_RDONLY);
+        if (pread(fd, &sent, sizeof sent, 0) != sizeof sent) exit(1);
+        close(fd);
+        samples[i] = bench_now_ns() - sent;
+    }
+    close(go[1]);
+    waitpid(pid, NULL, 0);
+    close(watch);
+    *p50 = bench_percentile(samples, (size_t)count, 50) / 1e3;
+    *p99 = bench_percentile(samples, (size_t)count, 99) / 1e3;
+    free(samples);
 }
 
 #endif

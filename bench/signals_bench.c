@@ -170,76 +170,17 @@ static void post_throughput(int consumers, double *posts_per_second, double *dra
     *drain_ms = (drained - start) / 1e6;
 }
 
-/* Peer: p50 and p99 of single committed SQLite writes (WAL, synchronous=FULL), µs. */
-static void sqlite_commit_us(double *p50, double *p99) {
-    char dir[4200], path[4300];
-    fresh_dir(dir, sizeof dir, "commit");
-    snprintf(path, sizeof path, "%s/raw.db", dir);
-    sqlite3 *db = NULL;
-    sqlite3_open(path, &db);
-    sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; CREATE TABLE t(v INTEGER)", NULL, NULL, NULL);
-    static int64_t samples[SAMPLES];
-    for (int i = 0; i < SAMPLES; i++) {
-        int64_t start = bench_now_ns();
-        sqlite3_exec(db, "INSERT INTO t VALUES (1)", NULL, NULL, NULL);
-        samples[i] = bench_now_ns() - start;
-    }
-    sqlite3_close(db);
-    *p50 = bench_percentile(samples, SAMPLES, 50) / 1e3;
-    *p99 = bench_percentile(samples, SAMPLES, 99) / 1e3;
-}
-
-/* Peer: a ping-pong through a file watched with inotify, no database. */
-static void inotify_latency(double *p50, double *p99) {
-    char dir[4200], path[4300];
-    fresh_dir(dir, sizeof dir, "inotify");
-    snprintf(path, sizeof path, "%s/bell", dir);
-    close(open(path, O_CREAT | O_WRONLY, 0600));
-    int watch = inotify_init1(IN_NONBLOCK);
-    inotify_add_watch(watch, path, IN_MODIFY);
-    int go[2];
-    if (pipe(go) != 0) exit(1);
-    pid_t pid = fork();
-    if (pid == 0) {
-        close(go[1]);
-        char byte;
-        for (int i = 0; i < SAMPLES && read(go[0], &byte, 1) == 1; i++) {
-            int64_t now = bench_now_ns();
-            int fd = open(path, O_WRONLY);
-            if (pwrite(fd, &now, sizeof now, 0) != sizeof now) _exit(1);
-            close(fd);
-        }
-        _exit(0);
-    }
-    close(go[0]);
-    static int64_t samples[SAMPLES];
-    char events[4096];
-    for (int i = 0; i < SAMPLES; i++) {
-        if (write(go[1], "x", 1) != 1) break;
-        struct pollfd pfd = {.fd = watch, .events = POLLIN};
-        if (poll(&pfd, 1, 5000) <= 0) exit(1);
-        while (read(watch, events, sizeof events) > 0) {}
-        int64_t sent = 0;
-        int fd = open(path, O_RDONLY);
-        if (pread(fd, &sent, sizeof sent, 0) != sizeof sent) exit(1);
-        close(fd);
-        samples[i] = bench_now_ns() - sent;
-    }
-    close(go[1]);
-    waitpid(pid, NULL, 0);
-    close(watch);
-    *p50 = bench_percentile(samples, SAMPLES, 50) / 1e3;
-    *p99 = bench_percentile(samples, SAMPLES, 99) / 1e3;
-}
-
 int main(int argc, char **argv) {
     if (argc < 2) { fprintf(stderr, "usage: signals_bench SCRATCH_DIR\n"); return 2; }
     snprintf(scratch, sizeof scratch, "%s", argv[1]);
     double signal50, signal99, inotify50, inotify99;
     signal_latency(&signal50, &signal99);
     double commit, commit99;
-    sqlite_commit_us(&commit, &commit99);
-    inotify_latency(&inotify50, &inotify99);
+    char peer_dir[4200];
+    fresh_dir(peer_dir, sizeof peer_dir, "commit");
+    bench_peer_sqlite_commit(peer_dir, SAMPLES, &commit, &commit99);
+    fresh_dir(peer_dir, sizeof peer_dir, "inotify");
+    bench_peer_inotify_pingpong(peer_dir, SAMPLES, &inotify50, &inotify99);
     const int counts[3] = {1, 10, 100};
     double rate[3], drain[3];
     long calls[3];
