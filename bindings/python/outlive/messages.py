@@ -68,7 +68,9 @@ class Presentation:
 
 class _PresenterCallbacks:
     def __init__(self, priority, present, end):
+        import inspect
         self.priority, self.present, self.end = priority, present, end
+        self.awaitable = inspect.iscoroutinefunction(present)
 
 
 @_ffi.PRIORITY_FN
@@ -86,10 +88,35 @@ def _priority(view, context):
 def _present(view, token, context):
     presenter = _callbacks.lookup(context)
     message = snapshot(view)
+    presentation = Presentation(token, message)
     try:
-        presenter.present(message, Presentation(token, message))
+        if presenter.awaitable:
+            _present_async(presenter, message, presentation)
+        else:
+            presenter.present(message, presentation)
     except BaseException as error:
         _callbacks.keep(error)
+
+
+def _present_async(presenter, message, presentation):
+    """An `async def` presenter: awaited on the running asyncio loop; what it
+    returns finishes the presentation — a choice id (presented and answered),
+    None (presented, no answer yet) or False (not presented: offer it elsewhere)."""
+    import asyncio
+
+    async def run():
+        try:
+            outcome = await presenter.present(message)
+        except BaseException:
+            presentation.finish(presented=False)
+            raise
+        if outcome is False:
+            presentation.finish(presented=False)
+        else:
+            presentation.finish(presented=True, end_notification=presenter.end is not None,
+                                choice=outcome if isinstance(outcome, str) else None)
+
+    asyncio.get_running_loop().create_task(run())
 
 
 @_ffi.END_FN
@@ -221,8 +248,10 @@ class Messages:
 
     def add_presenter(self, presenter_id: str, present, *, priority=200, end=None) -> None:
         """present(message, presentation) on the loop; the presentation must be
-        finished (presentation.finish(...)) once. priority: an int, or a function
-        of the message (0 declines)."""
+        finished (presentation.finish(...)) once. Or `async def present(message)`,
+        awaited on the asyncio loop the store's loop is attached to: it returns a
+        choice id, None (presented, unanswered) or False (declined). priority: an
+        int, or a function of the message (0 declines)."""
         callbacks = _PresenterCallbacks(priority, present, end)
         key = _callbacks.register(callbacks)
         table = _ffi.Presenter(_priority, _present, _end)

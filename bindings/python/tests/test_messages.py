@@ -124,3 +124,26 @@ def test_bad_input_is_refused_and_nothing_is_stored(store_dir):
         with pytest.raises(KeyError):
             store.messages.post("c", "t", choices=[("a", "A", "weird")])
         assert len(store.messages) == 0 and store.messages.ids() == []
+
+
+def test_async_presenter_is_awaited_and_its_result_answers_the_message(store_dir):
+    import asyncio
+
+    async def scenario():
+        with outlive.Store(store_dir) as store:
+            store.loop.attach(asyncio.get_running_loop())
+            handled = asyncio.get_running_loop().create_future()
+            store.messages.add_response_handler(
+                "h", lambda m: handled.done() or handled.set_result(m.choice) or True)
+
+            async def present(message):
+                await asyncio.sleep(0.01)  # the user thinks
+                return "later"
+
+            store.messages.add_presenter("async", present)
+            store.messages.post("q", "Update now?", choices=[("now", "Now"), ("later", "Later")])
+            choice = await asyncio.wait_for(handled, 10)
+            store.loop.detach()
+            return choice
+
+    assert asyncio.run(scenario()) == "later"
