@@ -52,6 +52,10 @@ final class SQLiteBackend: StoreBackend {
             try connection.run(sql, arguments, row: row)
         }
 
+        func executeScript(_ sql: String) throws {
+            try connection.exec(sql)
+        }
+
         var changedRows: Int { connection.changes }
 
         func recordChange(topic: String, key: String) throws {

@@ -50,9 +50,7 @@ enum Schema {
                     throw OutliveError(.version, "the store's \(component.name) tables are at version \(current), written by a newer Outlive; this library knows version \(component.migrations.count)")
                 }
                 for step in Int(current)..<component.migrations.count {
-                    for statement in component.migrations[step].split(separator: ";") where !statement.allSatisfy(\.isWhitespace) {
-                        try transaction.execute(String(statement))
-                    }
+                    try transaction.executeScript(component.migrations[step])
                 }
                 try transaction.execute("INSERT INTO outlive_schema(component, version) VALUES (?, ?) ON CONFLICT(component) DO UPDATE SET version = excluded.version",
                                         [.text(component.name), .integer(Int64(component.migrations.count))])

@@ -224,11 +224,11 @@ public final class Store {
             feedCursor = max(feedCursor ?? cursor, cursor)
             return subscribers.mapValues { Array($0.values) }
         }
-        for (topic, keys) in byTopic {
-            for handler in handlers[topic] ?? [] { handler(ChangeBatch(keys: keys, resync: resync)) }
-        }
-        if resync && byTopic.isEmpty {
-            for (_, list) in handlers { for handler in list { handler(ChangeBatch(keys: [], resync: true)) } }
+        // After a resync every subscriber is told, whether its topic has entries or not.
+        for (topic, list) in handlers {
+            let keys = byTopic[topic] ?? []
+            guard resync || !keys.isEmpty else { continue }
+            for handler in list { handler(ChangeBatch(keys: keys, resync: resync)) }
         }
     }
 }

@@ -5,6 +5,8 @@
 public protocol StoreTransaction: AnyObject {
     /// Runs a statement; `row` is called for each result row.
     func execute(_ sql: String, _ arguments: [SQLValue], row: ((SQLRow) throws -> Void)?) throws
+    /// Runs several statements (a migration), none of them returning rows.
+    func executeScript(_ sql: String) throws
     /// Rows changed by the last statement.
     var changedRows: Int { get }
     /// Appends an entry to the change feed; watchers are woken after commit.
