@@ -4,10 +4,13 @@
 import ctypes
 
 from . import _callbacks, _ffi
+from ._handle import NativeHandle
 from .errors import check
 
 
-class Loop:
+class Loop(NativeHandle):
+    _what = "loop"
+
     def __init__(self, _handle=None):
         self._owned = _handle is None
         if _handle is None:
@@ -16,12 +19,6 @@ class Loop:
             _handle = handle.value
         self._handle = _handle
         self._asyncio_loop = None
-
-    @property
-    def handle(self):
-        if not self._handle:
-            raise ValueError("the loop is closed")
-        return self._handle
 
     def fileno(self) -> int:
         return _ffi.outlive_loop_fd(self.handle)
@@ -47,24 +44,15 @@ class Loop:
         self._asyncio_loop = asyncio_loop
 
     def detach(self) -> None:
+        self._detach(self.handle)
+
+    def _detach(self, handle) -> None:
         if self._asyncio_loop is not None:
-            self._asyncio_loop.remove_reader(self.fileno())
+            self._asyncio_loop.remove_reader(_ffi.outlive_loop_fd(handle))
             self._asyncio_loop = None
 
-    def close(self) -> None:
-        if self._handle and self._owned:
-            self.detach()
-            _ffi.outlive_loop_free(self._handle)
-        self._handle = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
+    def _release(self, handle) -> None:
+        self._detach(handle)
+        # A loop borrowed from a store is the store's to free.
+        if self._owned:
+            _ffi.outlive_loop_free(handle)

@@ -6,6 +6,7 @@ UInteger(n) choose INT (int32) and UINTEGER (uint64)."""
 import ctypes
 
 from . import _ffi
+from ._handle import NativeHandle
 from .errors import InvalidArgumentError, check
 
 TYPE_ID, TYPE_HANDLER, TYPE_BOOL, TYPE_INT, TYPE_DOUBLE, TYPE_INTEGER, TYPE_UINTEGER = range(1, 8)
@@ -59,12 +60,13 @@ def _name(name: str) -> bytes:
     return name.encode("utf-8")
 
 
-class Args:
+class Args(NativeHandle):
     """An owned outlive_args handle made from keyword values (None skips a name)."""
+    _what = "argument list"
 
     def __init__(self, values=None, _handle=None):
-        self.handle = _handle if _handle is not None else _ffi.outlive_args_new()
-        if not self.handle:
+        self._handle = _handle if _handle is not None else _ffi.outlive_args_new()
+        if not self._handle:
             raise MemoryError("outlive_args_new failed")
         for name, value in (values or {}).items():
             self.set(name, value)
@@ -101,22 +103,8 @@ class Args:
             raise TypeError(f"argument {name!r}: {type(value).__name__} is not an Outlive value "
                             "(bool, int, float, str, bytes, ID, Handler, Int, UInteger)")
 
-    def close(self):
-        if self.handle:
-            _ffi.outlive_args_free(self.handle)
-            self.handle = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
+    def _release(self, handle) -> None:
+        _ffi.outlive_args_free(handle)
 
 
 def object_value(pointer):
