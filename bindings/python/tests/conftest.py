@@ -1,4 +1,5 @@
 import os
+import select
 import subprocess
 import sys
 
@@ -33,3 +34,15 @@ def spawn_python(code: str, *args: str):
     env = _environment()
     return subprocess.Popen([sys.executable, "-c", code, *args], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
+
+
+def dispatch_until(store, condition, seconds=15.0):
+    """Dispatches the store's loop as its fd becomes readable until condition()
+    holds or the (generous) deadline passes; returns condition()."""
+    for _ in range(int(seconds * 20)):
+        if condition():
+            return True
+        ready, _, _ = select.select([store.loop.fileno()], [], [], 0.05)
+        if ready:
+            store.loop.dispatch()
+    return condition()

@@ -4,17 +4,7 @@ import signal
 import pytest
 
 import outlive
-from conftest import run_python, spawn_python
-
-
-def dispatch_until(store, condition, seconds=10.0):
-    for _ in range(int(seconds * 20)):
-        if condition():
-            return True
-        ready, _, _ = select.select([store.loop.fileno()], [], [], 0.05)
-        if ready:
-            store.loop.dispatch()
-    return condition()
+from conftest import dispatch_until, run_python, spawn_python
 
 
 answered = []

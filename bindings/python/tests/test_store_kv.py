@@ -1,10 +1,9 @@
 import asyncio
-import select
 
 import pytest
 
 import outlive
-from conftest import run_python, spawn_python
+from conftest import dispatch_until, run_python, spawn_python
 
 INCREMENT = """
 import sys, outlive
@@ -87,17 +86,6 @@ def test_four_processes_increment_one_counter_exactly_2000_times(store_dir):
             out, err = worker.communicate(timeout=300)
             assert worker.returncode == 0, err
         assert store.kv["counter"] == b"2000"
-
-
-def dispatch_until(store, condition, seconds=10.0):
-    fd = store.loop.fileno()
-    for _ in range(int(seconds * 10)):
-        if condition():
-            return True
-        ready, _, _ = select.select([fd], [], [], 0.1)
-        if ready:
-            store.loop.dispatch()
-    return condition()
 
 
 def test_observer_sees_a_value_set_by_another_process(store_dir):
