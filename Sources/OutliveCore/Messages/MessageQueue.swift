@@ -106,11 +106,7 @@ public final class MessageQueue {
     public func respond(_ id: String, choice: String) throws {
         try MessageQueue.validate(messageID: id)
         try MessageDraft.check(choice, "choice_id", max: MessageDraft.maxChoiceIDLength)
-        try store.checkUsable()
-        try store.database.write { transaction in
-            guard let message = try MessageTable.read(id, in: transaction), !message.removed else {
-                throw OutliveError.notFound("no message \(id)")
-            }
+        try changingMessage(id) { message, transaction in
             guard message.hasChoice(choice) else { throw OutliveError.notFound("message \(id) has no choice \"\(choice)\"") }
             guard !message.handled else {
                 throw OutliveError.state("message \(id) was answered already (choice \"\(message.choice ?? "")\")")
@@ -123,12 +119,7 @@ public final class MessageQueue {
     /// Marks a message presented without presenting it; a message without
     /// choices that removes itself when presented goes too.
     public func mute(_ id: String) throws {
-        try MessageQueue.validate(messageID: id)
-        try store.checkUsable()
-        try store.database.write { transaction in
-            guard let message = try MessageTable.read(id, in: transaction), !message.removed else {
-                throw OutliveError.notFound("no message \(id)")
-            }
+        try changingMessage(id) { message, transaction in
             guard !message.presented else { return }
             let removes = message.autoRemove && message.choices.isEmpty && !message.handled
             try transaction.execute("UPDATE outlive_messages SET presented = 1, removed = ? WHERE id = ?",
@@ -141,12 +132,7 @@ public final class MessageQueue {
     /// or its presenter wants an end notification, marked removed and deleted
     /// after that.
     public func remove(_ id: String) throws {
-        try MessageQueue.validate(messageID: id)
-        try store.checkUsable()
-        try store.database.write { transaction in
-            guard let message = try MessageTable.read(id, in: transaction), !message.removed else {
-                throw OutliveError.notFound("no message \(id)")
-            }
+        try changingMessage(id) { message, transaction in
             try remove(message, in: transaction)
         }
     }
@@ -164,6 +150,19 @@ public final class MessageQueue {
                 removed += 1
             }
             return removed
+        }
+    }
+
+    /// Runs `change` in a write transaction on a message that is there and not
+    /// removed, after the checks every change of one message makes.
+    private func changingMessage(_ id: String, _ change: (Message, StoreTransaction) throws -> Void) throws {
+        try MessageQueue.validate(messageID: id)
+        try store.checkUsable()
+        try store.database.write { transaction in
+            guard let message = try MessageTable.read(id, in: transaction), !message.removed else {
+                throw OutliveError.notFound("no message \(id)")
+            }
+            try change(message, transaction)
         }
     }
 
