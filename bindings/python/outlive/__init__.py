@@ -12,10 +12,10 @@ from .logs import set_log_level
 from .loop import Loop
 from .values import ID, Int, UInteger
 from .messages import Message, Messages, Presentation
-from .signals import Consumer, Signals, new_signal_id
+from .signals import Consumer, Delivery, Lifetime, Signals, new_signal_id
 from .tasks import TaskInfo, Tasks, TaskState
 from .queues import DurableInteractionQueue, Interaction, InteractionQueue, Operation, OperationQueue, OperationState
-from .store import UNCHANGED, KeyValue, Observation, Store
+from .store import UNCHANGED, Durability, KeyValue, Observation, Store
 
 __version__ = "0.1.0"
 
@@ -27,8 +27,8 @@ def library_version() -> str:
 
 __all__ = [
     "Handler", "handler", "load_handlers", "resolves", "unregister", "ID", "Int", "UInteger",
-    "Consumer", "Signals", "new_signal_id", "TaskInfo", "Tasks", "TaskState", "Message", "Messages", "Presentation", "set_log_level", "Loop", "Store", "DurableInteractionQueue", "Interaction", "InteractionQueue", "Operation", "OperationQueue",
-    "OperationState", "KeyValue", "Observation", "UNCHANGED", "OutliveError", "Status", "library_version",
+    "Consumer", "Delivery", "Lifetime", "Signals", "new_signal_id", "TaskInfo", "Tasks", "TaskState", "Message", "Messages", "Presentation", "set_log_level", "Loop", "Store", "DurableInteractionQueue", "Interaction", "InteractionQueue", "Operation", "OperationQueue",
+    "OperationState", "Durability", "KeyValue", "Observation", "UNCHANGED", "OutliveError", "Status", "library_version",
     "BusyError", "CorruptError", "InvalidArgumentError", "InvalidatedError", "MissingArgumentError", "NoMemoryError",
     "NotFoundError", "PermissionDeniedError", "StateError", "StoreIOError", "TypeMismatchError", "UnresolvedError",
     "VersionError",

@@ -2,16 +2,40 @@
 this or other processes, versioned, once or until terminated."""
 import ctypes
 import dataclasses
+import enum
 import typing
 
 from . import _ffi
 from .errors import check
 from .values import Args
 
-DELIVERY = {"once": 1, "until_terminated": 2}
-LIFETIME = {"this_run": 1, "process": 2, "any_process": 3}
-_DELIVERY_NAMES = {value: key for key, value in DELIVERY.items()}
-_LIFETIME_NAMES = {value: key for key, value in LIFETIME.items()}
+class Delivery(str, enum.Enum):
+    """How often a consumer is called: once, or for every version until the
+    signal is terminated. A str, so "once" works wherever Delivery.ONCE does."""
+    ONCE = "once"
+    UNTIL_TERMINATED = "until_terminated"
+
+
+class Lifetime(str, enum.Enum):
+    """How long a consumer lives and who may run it: this run of this process,
+    any later run of a process of the same name, or any process."""
+    THIS_RUN = "this_run"
+    PROCESS = "process"
+    ANY_PROCESS = "any_process"
+
+
+# The C values of OUTLIVE_DELIVER_* and OUTLIVE_LIFETIME_*.
+_DELIVERY_CODES = {Delivery.ONCE: 1, Delivery.UNTIL_TERMINATED: 2}
+_LIFETIME_CODES = {Lifetime.THIS_RUN: 1, Lifetime.PROCESS: 2, Lifetime.ANY_PROCESS: 3}
+_DELIVERY_NAMES = {value: key for key, value in _DELIVERY_CODES.items()}
+_LIFETIME_NAMES = {value: key for key, value in _LIFETIME_CODES.items()}
+
+
+def _member(kind, value):
+    try:
+        return kind(value)
+    except ValueError:
+        raise ValueError(f"{kind.__name__.lower()} is one of {[member.value for member in kind]}, not {value!r}") from None
 
 
 def new_signal_id() -> str:
@@ -27,8 +51,8 @@ class Consumer:
     handler: str
     scope: typing.Optional[str]
     process: str
-    delivery: str
-    lifetime: str
+    delivery: Delivery
+    lifetime: Lifetime
     last_version: int
 
 
@@ -36,15 +60,14 @@ class Signals:
     def __init__(self, store):
         self._store = store
 
-    def consume(self, signal_id: str, handler, delivery: str = "once", lifetime: str = "this_run",
-                scope: str = None) -> str:
+    def consume(self, signal_id: str, handler, delivery: typing.Union[Delivery, str] = Delivery.ONCE,
+                lifetime: typing.Union[Lifetime, str] = Lifetime.THIS_RUN, scope: str = None) -> str:
         """Registers `handler` to receive the signal (called with the payload plus
         signal_id, version and terminated). Returns the consumer's id."""
-        if delivery not in DELIVERY or lifetime not in LIFETIME:
-            raise ValueError(f"delivery is one of {sorted(DELIVERY)}, lifetime one of {sorted(LIFETIME)}")
+        delivery, lifetime = _member(Delivery, delivery), _member(Lifetime, lifetime)
         out = ctypes.create_string_buffer(37)
         check(_ffi.outlive_signal_consume_with_id(self._store.handle, signal_id.encode(), handler.handle,
-                                                  DELIVERY[delivery], LIFETIME[lifetime],
+                                                  _DELIVERY_CODES[delivery], _LIFETIME_CODES[lifetime],
                                                   None if scope is None else scope.encode("utf-8"), out))
         return out.value.decode()
 

@@ -1,5 +1,6 @@
 """A store: a directory shared by every process that opens it."""
 import ctypes
+import enum
 import os
 from collections.abc import MutableMapping
 
@@ -11,7 +12,17 @@ from .loop import Loop
 UNCHANGED = object()
 """Returned by an update function: leave the value as it is."""
 
-_DURABILITY = {"full": 1, "normal": 2}
+
+
+class Durability(str, enum.Enum):
+    """FULL: a commit survives power loss (synchronous=FULL). NORMAL: it
+    survives a crash of the process, not of the machine, and is faster."""
+    FULL = "full"
+    NORMAL = "normal"
+
+
+# The C values of OUTLIVE_DURABILITY_*.
+_DURABILITY_CODES = {Durability.FULL: 1, Durability.NORMAL: 2}
 
 
 def _encode(text: str, what: str) -> bytes:
@@ -30,11 +41,13 @@ class Store(NativeHandle):
     def _release(self, handle):
         _ffi.outlive_store_close(handle)
 
-    def __init__(self, path, process: str = "app", loop: Loop = None, durability: str = "full",
+    def __init__(self, path, process: str = "app", loop: Loop = None, durability: "Durability | str" = Durability.FULL,
                  busy_timeout: float = 10.0):
-        if durability not in _DURABILITY:
-            raise ValueError("durability must be 'full' or 'normal'")
-        options = _ffi.StoreOptions(1, _DURABILITY[durability], int(busy_timeout * 1000))
+        try:
+            durability = Durability(durability)
+        except ValueError:
+            raise ValueError(f"durability is 'full' or 'normal', not {durability!r}") from None
+        options = _ffi.StoreOptions(1, _DURABILITY_CODES[durability], int(busy_timeout * 1000))
         handle = ctypes.c_void_p()
         check(_ffi.outlive_store_open_with_options(os.fsencode(path), _encode(process, "process"),
                                                    loop.handle if loop else None, ctypes.byref(options),

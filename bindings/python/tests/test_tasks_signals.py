@@ -130,3 +130,20 @@ def test_signal_bad_input_is_refused(store_dir):
             store.signals.consume(outlive.new_signal_id(), outlive.Handler("x"), delivery="sometimes")
         store.signals.post(outlive.new_signal_id(), result="nobody listens")
         assert store.signals.consumers() == []
+
+
+def test_delivery_and_lifetime_are_enums_that_also_accept_their_names(store_dir):
+    with outlive.Store(store_dir, durability=outlive.Durability.NORMAL) as store:
+        sid = outlive.new_signal_id()
+        store.signals.consume(sid, outlive.Handler("py.signal.result"), delivery=outlive.Delivery.UNTIL_TERMINATED,
+                              lifetime=outlive.Lifetime.PROCESS)
+        store.signals.consume(sid, outlive.Handler("py.signal.result"), delivery="once", lifetime="any_process")
+        listed = sorted((c.delivery, c.lifetime) for c in store.signals.consumers(sid))
+        assert listed == [(outlive.Delivery.ONCE, outlive.Lifetime.ANY_PROCESS),
+                          (outlive.Delivery.UNTIL_TERMINATED, outlive.Lifetime.PROCESS)]
+        assert all(isinstance(c.lifetime, outlive.Lifetime) for c in store.signals.consumers(sid))
+        with pytest.raises(ValueError, match="lifetime is one of"):
+            store.signals.consume(sid, outlive.Handler("py.signal.result"), lifetime="forever")
+        assert len(store.signals.consumers(sid)) == 2
+    with pytest.raises(ValueError, match="durability"):
+        outlive.Store(store_dir, durability="sometimes")
