@@ -4,6 +4,7 @@
 `load_handlers(path)` makes a C library's declared handlers resolvable."""
 import ctypes
 import inspect
+import logging
 import os
 import threading
 import types
@@ -12,6 +13,8 @@ import typing
 from . import _callbacks, _ffi
 from .errors import check, error_for
 from .values import ID, Args, Int, UInteger, args_to_dict, object_value
+
+_logger = logging.getLogger("outlive")
 
 
 class Handler:
@@ -213,9 +216,16 @@ def _converter(kind, base):
 
 def handler(name: str = None):
     """Declares the decorated function as the handler `name` in this process.
-    Its parameters, from the annotations, become the declared signature; an
-    exception it raises is re-raised by the Python call that ran it (a Handler
-    call, or the loop's dispatch)."""
+    Its parameters, from the annotations, become the declared signature.
+
+    An exception it raises is re-raised by the Python call that ran it (a
+    Handler call, or the loop's dispatch) — except when it runs as a task: a
+    function that does not declare `completion` itself ends its task's attempt
+    when it returns, and an exception fails the attempt (the task is retried
+    with backoff, its error the exception's text) and is logged to the
+    "outlive" logger instead of being raised into the loop. To do that the
+    registered signature carries a trailing optional `completion` the function
+    does not see."""
     def register(function):
         handler_name = name or function.__name__
         hints = typing.get_type_hints(function)
@@ -226,14 +236,26 @@ def handler(name: str = None):
             kind, optional, base = _kind(hints[parameter.name], parameter.name)
             parameters.append((parameter.name, kind, optional))
             converters.append(_converter(kind, base))
+        ends_attempt = all(parameter != "completion" for parameter, _, _ in parameters)
+        if ends_attempt:
+            parameters.append(("completion", "HANDLER", True))
         signature = ", ".join(f"{kind}{'?' if optional else ''} {parameter}" for parameter, kind, optional in parameters)
         prototype = ctypes.CFUNCTYPE(None, *[_CTYPES[kind] for _, kind, _ in parameters])
 
         def trampoline(*raw):
+            completion = raw[-1] if ends_attempt else None
+            values = raw[:-1] if ends_attempt else raw
             try:
-                function(*[convert(value) for convert, value in zip(converters, raw)])
+                function(*[convert(value) for convert, value in zip(converters, values)])
             except BaseException as error:
-                _callbacks.keep(error)
+                if not completion:
+                    _callbacks.keep(error)
+                    return
+                _logger.warning("handler %s failed its task's attempt", handler_name, exc_info=error)
+                _complete(completion, success=False, error=f"{type(error).__name__}: {error}")
+                return
+            if completion:
+                _complete(completion, success=True)
 
         c_function = prototype(trampoline)
         with _registered_lock:
@@ -246,6 +268,14 @@ def handler(name: str = None):
         return function
 
     return register
+
+
+def _complete(completion, **outcome) -> None:
+    """Ends a task's attempt through its borrowed completion handler."""
+    with Args(outcome) as args:
+        status = _ffi.outlive_call(completion, args.handle)
+    if status != 0:
+        _logger.warning("completing a task's attempt failed: %s", error_for(status))
 
 
 def unregister(name: str) -> None:

@@ -48,6 +48,34 @@ def test_failing_task_becomes_dead_is_listed_and_can_be_retried(store_dir):
             store.tasks.retry(task)
 
 
+raised = []
+
+
+@outlive.handler("py.task.raises")
+def raises(task_id: str) -> None:
+    raised.append(task_id)
+    raise RuntimeError("upload failed")
+
+
+def test_task_handler_that_raises_fails_its_attempt_and_is_not_raised_into_the_loop(store_dir, caplog):
+    raised.clear()
+    with outlive.Store(store_dir) as store:
+        store.tasks.set_policy(max_attempts=2, initial_backoff=0.01, max_backoff=0.01)
+        task = store.tasks.add(outlive.Handler("py.task.raises"))
+        store.tasks.run_now()
+        with caplog.at_level("WARNING", logger="outlive"):
+            assert dispatch_until(store, lambda: store.tasks.dead_count == 1)
+        [info] = store.tasks.list()
+        assert raised == [task, task], "retried after the first failure, dead after the second"
+        assert info.id == task and info.attempts == 2 and info.last_error == "RuntimeError: upload failed"
+        assert any("py.task.raises failed" in record.getMessage() for record in caplog.records)
+
+
+def test_handler_that_raises_outside_a_task_still_raises_to_its_caller():
+    with pytest.raises(RuntimeError, match="upload failed"):
+        outlive.Handler("py.task.raises", task_id="direct")()
+
+
 def test_task_added_where_its_handler_is_unknown_runs_in_a_process_that_knows_it(store_dir):
     with outlive.Store(store_dir, process="app") as store:
         store.tasks.add(outlive.Handler("py.only.in.worker", n=41))
