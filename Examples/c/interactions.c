@@ -58,14 +58,11 @@ static void in_process(void) {
 
 /* ── durable ───────────────────────────────────────────────────────────── */
 
-static int shown = 0;
-
 /* A durable interaction is a handler. It receives interaction_id and finish (a
  * handler: call it once when the interaction is over, from any thread of this
  * process, now or later — copy it with outlive_handler_copy to keep it). */
 OUTLIVE_HANDLER(onboarding_step, OUTLIVE_ID(title), OUTLIVE_ID(interaction_id), OUTLIVE_HANDLER_ARG(finish)) {
     (void)interaction_id;
-    shown++;
     printf("durable interaction: %s\n", outlive_object_string(title));
     outlive_call(finish, NULL);
 }
