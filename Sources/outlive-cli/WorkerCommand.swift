@@ -9,9 +9,11 @@ struct WorkerCommand: ParsableCommand {
         discussion: """
             Loads each handler library, opens the store as a run of --process, and dispatches until
             SIGTERM or SIGINT: it runs the tasks it can resolve (one runner across all processes),
-            delivers any_process signal consumers, and answers messages through their durable
-            response handlers. Work whose handler no loaded library declares is left for a process
-            that can. This is the way to run durable work as a service (see Examples/systemd/).
+            delivers any_process signal consumers, answers messages through their durable
+            response handlers, and presents durable interaction queues (every queue, including
+            those that appear later, or only those named with --queue; none with --no-interactions).
+            Work whose handler no loaded library declares is left for a process that can. This is
+            the way to run durable work as a service (see Examples/systemd/).
             """
     )
 
@@ -24,6 +26,12 @@ struct WorkerCommand: ParsableCommand {
     @Option(help: "The process name to run as.")
     var process = "worker"
 
+    @Option(name: .customLong("queue"), help: "A durable interaction queue to present (repeat for more; default: every queue).")
+    var queues: [String] = []
+
+    @Flag(help: "Present no durable interaction queue.")
+    var noInteractions = false
+
     @Flag(help: "Exit once no task is pending and nothing happened for --idle-seconds.")
     var untilIdle = false
 
@@ -32,6 +40,15 @@ struct WorkerCommand: ParsableCommand {
 
     @Flag(help: "Print what the library reports (task runs, cleanups) on stderr.")
     var verbose = false
+
+    func validate() throws {
+        if noInteractions && !queues.isEmpty {
+            throw ValidationError("--queue and --no-interactions exclude each other")
+        }
+        for name in queues {
+            do { try DurableInteractions.validate(queueName: name) } catch { throw ValidationError("--queue: \(error)") }
+        }
+    }
 
     func run() throws {
         try reporting {
@@ -46,6 +63,8 @@ struct WorkerCommand: ParsableCommand {
             defer { store.close() }
             let stop = try StopSignals()
             try store.loop.addSource(stop.fd) { stop.received = true }
+            let presenter = noInteractions ? nil : try DurableQueuesPresenter(store, queues: queues)
+            defer { presenter?.close() }
             try store.tasks.runNow()
             var lastActivity = Clock.monotonic()
             while !stop.received {

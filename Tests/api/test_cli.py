@@ -2,7 +2,10 @@
 people, JSON for scripts, meaningful exit codes."""
 import json
 import os
+import select
+import signal
 import subprocess
+import time
 
 import outlive
 
@@ -128,3 +131,59 @@ def test_worker_runs_tasks_from_a_handler_library_and_exits_when_idle(tmp_path):
     assert json.loads(run("tasks", directory, "--json").stdout) == []
     missing = run("worker", directory, "--load", "/nonexistent/lib.so", "--until-idle")
     assert missing.returncode == 3 and "does not exist" in missing.stderr
+
+
+def test_worker_presents_durable_interaction_queues_it_can_resolve_and_leaves_the_rest(tmp_path):
+    directory = str(tmp_path / "store")
+    library = os.path.join(ROOT, "build", "tests", "libhandlers_fixture.so")
+    with outlive.Store(directory, process="app") as store:
+        with outlive.DurableInteractionQueue(store, "dialogs", suspended=True) as dialogs, \
+                outlive.DurableInteractionQueue(store, "notices", suspended=True) as notices, \
+                outlive.DurableInteractionQueue(store, "elsewhere", suspended=True) as elsewhere:
+            dialogs.add(outlive.Handler("fixture_interaction", text="first"))
+            dialogs.add(outlive.Handler("fixture_interaction", text="second"))
+            notices.add(outlive.Handler("fixture_interaction", text="notice"))
+            elsewhere.add(outlive.Handler("app.only", text="not in the library"))
+
+    only = run("worker", directory, "--load", library, "--queue", "notices", "--until-idle")
+    assert only.returncode == 0, only.stderr
+    assert only.stdout.splitlines() == ["fixture_interaction: notice (36-character id)"]
+
+    every = run("worker", directory, "--load", library, "--until-idle", "--verbose")
+    assert every.returncode == 0, every.stderr
+    assert every.stdout.splitlines() == ["fixture_interaction: first (36-character id)",
+                                         "fixture_interaction: second (36-character id)"]
+    assert 'presenting durable interaction queue "elsewhere"' in every.stderr
+    with outlive.Store(directory, process="app") as store:
+        with outlive.DurableInteractionQueue(store, "elsewhere", suspended=True) as elsewhere:
+            assert len(elsewhere) == 1, "an interaction the worker cannot resolve is left in its queue"
+        with outlive.DurableInteractionQueue(store, "dialogs", suspended=True) as dialogs:
+            assert len(dialogs) == 0
+
+    none = run("worker", directory, "--load", library, "--no-interactions", "--queue", "x", "--until-idle")
+    assert none.returncode != 0 and "exclude each other" in none.stderr
+    bad = run("worker", directory, "--queue", "", "--until-idle")
+    assert bad.returncode != 0 and "queue name is empty" in bad.stderr
+
+
+def test_worker_presents_a_durable_queue_that_appears_while_it_runs_and_stops_on_sigterm(tmp_path):
+    directory = str(tmp_path / "store")
+    library = os.path.join(ROOT, "build", "tests", "libhandlers_fixture.so")
+    outlive.Store(directory).close()
+    worker = subprocess.Popen([CLI, "worker", directory, "--load", library, "--verbose"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        with outlive.Store(directory, process="app") as store:
+            deadline = time.monotonic() + 30
+            while not any(run_["process"] == "worker" for run_ in json.loads(run("inspect", directory, "--json").stdout)["runs"]):
+                assert time.monotonic() < deadline, "the worker never opened the store"
+                time.sleep(0.05)
+            with outlive.DurableInteractionQueue(store, "later", suspended=True) as later:
+                later.add(outlive.Handler("fixture_interaction", text="after the start"))
+            ready, _, _ = select.select([worker.stdout], [], [], 30)
+            line = worker.stdout.readline() if ready else "(nothing within 30 s)"
+        assert line == "fixture_interaction: after the start (36-character id)\n"
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        out, err = worker.communicate(timeout=30)
+    assert worker.returncode == 0, err

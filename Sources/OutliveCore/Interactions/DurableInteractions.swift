@@ -73,6 +73,31 @@ public final class DurableInteractions {
         }
     }
 
+    /// The names of the queues that hold interactions now, in name order (a
+    /// queue exists while it holds some), for `outlive worker`.
+    public func queueNames() throws -> [String] {
+        try store.checkUsable()
+        return try store.database.read { transaction in
+            var names: [String] = []
+            try transaction.query("SELECT DISTINCT queue FROM outlive_durable_interactions ORDER BY queue", []) { row in
+                if let name = row.text(0) { names.append(name) }
+            }
+            return names
+        }
+    }
+
+    /// Calls `added` on the loop thread with the name of a queue that changed
+    /// in any process (an add, finish, removal or claim change); after a feed
+    /// resync, with every queue that holds interactions. Returns a token for
+    /// `Store.unsubscribe`.
+    public func watchQueues(_ changed: @escaping (String) -> Void) throws -> UInt64 {
+        try store.subscribe(topic: DurableInteractions.topic) { [weak self] batch in
+            guard let self else { return }
+            let names = batch.resync ? ((try? self.queueNames()) ?? []) : batch.keys
+            for name in names { changed(name) }
+        }
+    }
+
     /// How many interactions every durable queue holds, for `outlive inspect`.
     public func storedCount() throws -> Int {
         try store.checkUsable()

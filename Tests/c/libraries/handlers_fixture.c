@@ -116,3 +116,11 @@ OUTLIVE_HANDLER(fixture_cancelled, OUTLIVE_ID(reason), OUTLIVE_OPT_ID(text)) {
 /* Exported, but not a handler: no name may reach it. */
 int fixture_not_a_handler_calls;
 void fixture_not_a_handler(void) { fixture_not_a_handler_calls++; printf("fixture_not_a_handler CALLED\n"); }
+
+/* A durable interaction: prints its text and finishes at once. */
+OUTLIVE_HANDLER(fixture_interaction, OUTLIVE_ID(text), OUTLIVE_ID(interaction_id), OUTLIVE_HANDLER_ARG(finish)) {
+    printf("fixture_interaction: %s (%zu-character id)\n", outlive_object_string(text),
+           strlen(outlive_object_string(interaction_id)));
+    fflush(stdout);
+    outlive_call(finish, NULL);
+}
