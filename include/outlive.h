@@ -778,7 +778,10 @@ OUTLIVE_API outlive_status outlive_handler_deserialize(const void *bytes, size_t
  *   tasks pending (default 10; outlive_tasks_set_triggers), `delay` seconds after it sees a
  *   task added (default 30; by any process), when a task waiting for its
  *   backoff comes due, or on outlive_tasks_run_now(). A run happens on the
- *   store's loop, inside outlive_loop_dispatch().
+ *   store's loop, inside outlive_loop_dispatch(), and never holds one call for
+ *   long: after about 5 ms of starting tasks (always at least one) the call
+ *   returns and the run goes on in the next dispatch, so a long queue, or
+ *   tasks that keep adding tasks, never freeze the host's event loop.
  * - One runner at a time across all processes of the store. A process that
  *   wants to run while another runs starts as soon as that run ends. A runner
  *   that dies (kill -9 included) releases its claim at once, and the task it

@@ -279,6 +279,50 @@ static void test_failed_group_start_skips_members_and_the_rest_runs(void) {
     harness_remove_tree(dir);
 }
 
+/* Each chained task adds the next, as a busy producer would: the run goes on
+ * across dispatches instead of holding one outlive_loop_dispatch() call until
+ * the queue is empty, so the host's loop keeps turning. */
+#define CHAIN_LENGTH 1000
+static outlive_store *chain_store;
+static int chain_ran;
+
+static void local_chain(void) {
+    if (++chain_ran >= CHAIN_LENGTH) return;
+    outlive_handler *next = outlive_handler_new("local_chain", NULL);
+    outlive_task_add(chain_store, next, NULL, NULL, 0, NULL);
+    outlive_handler_free(next);
+}
+
+static void test_a_long_run_hands_the_loop_back_between_dispatches(void) {
+    const char *dir = harness_temp_dir();
+    outlive_register("local_chain", "", local_chain);
+    outlive_store_options options = OUTLIVE_STORE_OPTIONS_INIT;
+    options.durability = OUTLIVE_DURABILITY_NORMAL;
+    CHECK_OK(outlive_store_open_with_options(dir, "app", NULL, &options, &chain_store));
+    outlive_tasks_set_triggers(chain_store, 0, 1e6);
+    chain_ran = 0;
+    outlive_handler *first = outlive_handler_new("local_chain", NULL);
+    CHECK_OK(outlive_task_add(chain_store, first, NULL, NULL, 0, NULL));
+    outlive_handler_free(first);
+    CHECK_OK(outlive_tasks_run_now(chain_store));
+    CHECK_OK(outlive_loop_dispatch(outlive_store_loop(chain_store), 0));
+    int in_first_dispatch = chain_ran;
+    int dispatches = 1;
+    double deadline = monotonic() + 60;
+    while (chain_ran < CHAIN_LENGTH && monotonic() < deadline) {
+        CHECK_OK(outlive_loop_dispatch(outlive_store_loop(chain_store), 100));
+        dispatches++;
+    }
+    size_t left = 999;
+    CHECK_OK(outlive_tasks_count(chain_store, &left));
+    CHECK_MSG(in_first_dispatch >= 1 && in_first_dispatch < CHAIN_LENGTH,
+              "the first dispatch ran %d of %d chained tasks", in_first_dispatch, CHAIN_LENGTH);
+    CHECK_MSG(chain_ran == CHAIN_LENGTH && left == 0, "%d of %d ran in %d dispatches, %zu left",
+              chain_ran, CHAIN_LENGTH, dispatches, left);
+    outlive_store_close(chain_store);
+    harness_remove_tree(dir);
+}
+
 static void test_bad_input_gets_precise_statuses_and_stores_nothing(void) {
     const char *dir = harness_temp_dir();
     outlive_store *store = open_queue(dir);
@@ -362,5 +406,6 @@ HARNESS_MAIN(
     T(test_no_completion_within_timeout_fails_and_late_completion_is_ignored),
     T(test_dead_task_is_kept_listed_and_retryable),
     T(test_failed_group_start_skips_members_and_the_rest_runs),
+    T(test_a_long_run_hands_the_loop_back_between_dispatches),
     T(test_bad_input_gets_precise_statuses_and_stores_nothing),
 )

@@ -89,11 +89,18 @@ extension TaskQueue {
 
     // MARK: - The run (loop thread)
 
+    /// How long one pump may go on starting tasks before it hands the loop
+    /// back to its host: a run through a long queue, or one whose tasks keep
+    /// adding tasks, must not hold a single outlive_loop_dispatch() for ever.
+    static let dispatchBudget = 0.005
+
     /// Ends finished attempts, starts the next tasks up to the concurrency,
     /// and releases the claim when nothing is left. Each step is one
-    /// transaction: the end of one attempt and the start of the next.
+    /// transaction: the end of one attempt and the start of the next. After
+    /// `dispatchBudget` it goes on in the next dispatch.
     func pump() {
         guard let run else { return }
+        let began = Clock.monotonic()
         while true {
             let finished = takeFinished(run)
             let (limit, policy) = lock.withLock { (concurrency, self.policy) }
@@ -158,6 +165,10 @@ extension TaskQueue {
             }
             if let started {
                 call(started, run: run, policy: policy)
+                if Clock.monotonic() - began >= TaskQueue.dispatchBudget {
+                    store.loop.post { [weak self] in self?.pump() }
+                    return
+                }
                 continue
             }
             if finished.isEmpty { return }  // waiting for completions in flight
