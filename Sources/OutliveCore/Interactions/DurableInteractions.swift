@@ -25,6 +25,7 @@ public final class DurableInteractions {
         CREATE TABLE outlive_durable_interaction_claims(queue TEXT PRIMARY KEY, run_id TEXT NOT NULL, holder INTEGER NOT NULL, interaction_id TEXT) WITHOUT ROWID;
         CREATE INDEX outlive_durable_interaction_claims_by_run ON outlive_durable_interaction_claims(run_id)
         """,
+        SchemaComponent.requiringRegisteredRun("outlive_durable_interaction_claims", "run_id"),
     ])
     public static let topic = "durable_interactions"
     public static let maxQueueNameSize = 255

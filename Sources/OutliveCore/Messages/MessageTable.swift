@@ -23,6 +23,10 @@ enum MessageTable {
             PRIMARY KEY(run_id, presenter_id));
         CREATE INDEX outlive_message_presenters_by_name ON outlive_message_presenters(process, presenter_id)
         """,
+        SchemaComponent.requiringRegisteredRun("outlive_message_presenters", "run_id")
+            + SchemaComponent.requiringRegisteredRun("outlive_messages", "locking_run")
+            + SchemaComponent.requiringRegisteredRun("outlive_messages", "presenter_run")
+            + SchemaComponent.requiringRegisteredRun("outlive_messages", "responding_run"),
     ])
 
     static let columns = """

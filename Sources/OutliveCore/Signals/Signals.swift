@@ -33,6 +33,8 @@ public final class Signals {
         CREATE INDEX outlive_signal_consumers_by_claim ON outlive_signal_consumers(claim_run);
         CREATE INDEX outlive_signal_consumers_by_lifetime ON outlive_signal_consumers(lifetime, process)
         """,
+        SchemaComponent.requiringRegisteredRun("outlive_signal_consumers", "run_id")
+            + SchemaComponent.requiringRegisteredRun("outlive_signal_consumers", "claim_run"),
     ])
 
     let store: Store

@@ -14,6 +14,25 @@ public struct SchemaComponent {
     }
 }
 
+extension SchemaComponent {
+    /// Triggers that refuse to bind a row to a run the store no longer has: a
+    /// handle whose run others declared ended (its lock file in runs/ was
+    /// deleted, so its lock could not be seen) must not register claims or
+    /// this-run state that no end-of-run hook would ever remove. The check is in
+    /// the same transaction as the write, so no reap can slip between them; it
+    /// fails with SQLITE_CONSTRAINT, which is OUTLIVE_E_STATE.
+    public static func requiringRegisteredRun(_ table: String, _ column: String) -> String {
+        let unregistered = "NEW.\(column) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM outlive_runs WHERE run_id = NEW.\(column))"
+        let refuse = "SELECT RAISE(ABORT, 'this run was ended by another process (its lock file in runs/ was deleted): close the store and open it again')"
+        return """
+            CREATE TRIGGER \(table)_\(column)_registered_insert BEFORE INSERT ON \(table)
+                WHEN \(unregistered) BEGIN \(refuse); END;
+            CREATE TRIGGER \(table)_\(column)_registered_update BEFORE UPDATE OF \(column) ON \(table)
+                WHEN NEW.\(column) IS NOT OLD.\(column) AND \(unregistered) BEGIN \(refuse); END;
+            """
+    }
+}
+
 enum Schema {
     static let applicationID: Int64 = 0x4F55_544C  // "OUTL"
     static let formatVersion: Int64 = 1
@@ -25,6 +44,7 @@ enum Schema {
         """,
         // Which runs read which topics of the feed: a change nobody watches is not written.
         "CREATE TABLE outlive_watchers(topic TEXT NOT NULL, run_id TEXT NOT NULL, PRIMARY KEY(topic, run_id)) WITHOUT ROWID",
+        SchemaComponent.requiringRegisteredRun("outlive_watchers", "run_id"),
     ])
 
     static func migrate(_ backend: StoreBackend, components: [SchemaComponent]) throws {

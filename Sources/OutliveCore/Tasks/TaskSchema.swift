@@ -39,6 +39,8 @@ enum TaskSchema {
         CREATE TABLE outlive_task_counts(slot INTEGER PRIMARY KEY, pending INTEGER NOT NULL, dead INTEGER NOT NULL);
         INSERT INTO outlive_task_counts(slot, pending, dead) VALUES (0, 0, 0)
         """,
+        SchemaComponent.requiringRegisteredRun("outlive_task_runner", "run_id")
+            + SchemaComponent.requiringRegisteredRun("outlive_tasks", "runner"),
     ])
 
     static let topic = "tasks"
