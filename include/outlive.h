@@ -294,6 +294,12 @@ OUTLIVE_API outlive_status outlive_loop_run_thread(outlive_loop *loop);
  * process name (like an application's bundle id: "app", "worker"), with a
  * fresh run id. A run is alive while its process holds the lock on its lock
  * file, so any death, kill -9 included, is seen by the other processes at once.
+ * Do not delete lock files (runs/RUN.lock) of live handles, nor let a /tmp
+ * cleaner do it: the other processes then see that run as ended and release
+ * what it held (claims, this-run consumers). Its handle goes on reading and
+ * writing data, but whatever would bind new state to the run (a claim, a
+ * this-run consumer, a presenter) fails with OUTLIVE_E_STATE: close the store
+ * and open it again.
  *
  * Safety: the directory must belong to this user and must not be writable by
  * group or others (it is created 0700, files 0600); links inside it are never
