@@ -1,4 +1,4 @@
-/* Load: WORKERS processes on one store for OUTLIVE_LOAD_SECONDS (default 60)
+/* Load: 8 processes on one store for OUTLIVE_LOAD_SECONDS (default 60)
  * running a mixed workload, each through its own loop:
  *  - kv: a set of one of 32 keys of its own (the parent checks each key's final
  *    value), and an update (+1) of one counter shared by all (the parent checks
@@ -16,7 +16,8 @@
  * is left, or 20 s), then the parent reopens the store and checks each item:
  * done exactly once, or still stored (reported apart). Lost = neither.
  * Exit status 1 when any error, loss or duplicate was seen.
- * Usage: load_bench SCRATCH_DIR. Prints a markdown section. */
+ * Usage: load_bench SCRATCH_DIR (OUTLIVE_LOAD_SECONDS, OUTLIVE_LOAD_WORKERS
+ * change the duration and the number of processes). Prints a markdown section. */
 #define _GNU_SOURCE
 #include "bench_util.h"
 #include "outlive.h"
@@ -26,7 +27,8 @@
 #include <stdbool.h>
 #include <sys/resource.h>
 
-#define WORKERS 8
+#define MAX_WORKERS 64
+static int workers_count = 8;  /* OUTLIVE_LOAD_WORKERS changes it (1 to MAX_WORKERS) */
 #define KV_KEYS 32
 #define DRAIN_SECONDS 20
 
@@ -294,6 +296,8 @@ int main(int argc, char **argv) {
     double seconds = 60;
     const char *env = getenv("OUTLIVE_LOAD_SECONDS");
     if (env && atof(env) > 0) seconds = atof(env);
+    env = getenv("OUTLIVE_LOAD_WORKERS");
+    if (env && atoi(env) >= 1 && atoi(env) <= MAX_WORKERS) workers_count = atoi(env);
 
     char dir[4200];
     snprintf(dir, sizeof dir, "%s/load-store", g_scratch);
@@ -306,8 +310,8 @@ int main(int argc, char **argv) {
 
     int start_pipe[2];
     if (pipe(start_pipe) != 0) return 1;
-    pid_t pids[WORKERS];
-    for (int i = 0; i < WORKERS; i++) {
+    pid_t pids[MAX_WORKERS];
+    for (int i = 0; i < workers_count; i++) {
         pids[i] = fork();
         if (pids[i] < 0) return 1;
         if (pids[i] == 0) {
@@ -316,12 +320,12 @@ int main(int argc, char **argv) {
         }
     }
     close(start_pipe[0]);
-    for (int i = 0; i < WORKERS; i++)
+    for (int i = 0; i < workers_count; i++)
         if (write(start_pipe[1], "g", 1) != 1) return 1;
     close(start_pipe[1]);
 
     int failed_workers = 0;
-    for (int i = 0; i < WORKERS; i++) {
+    for (int i = 0; i < workers_count; i++) {
         int status = 0;
         waitpid(pids[i], &status, 0);
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
@@ -330,9 +334,9 @@ int main(int argc, char **argv) {
         }
     }
 
-    struct result results[WORKERS];
+    struct result results[MAX_WORKERS];
     memset(results, 0, sizeof results);
-    for (int i = 0; i < WORKERS; i++) {
+    for (int i = 0; i < workers_count; i++) {
         char path[4400];
         snprintf(path, sizeof path, "%s/result-%d", g_scratch, i);
         FILE *f = fopen(path, "rb");
@@ -369,7 +373,7 @@ int main(int argc, char **argv) {
     struct tally tasks = {0}, signals = {0}, messages = {0};
     uint64_t kv_checked = 0, kv_wrong = 0, kv_updates = 0;
     char first_loss[512] = "";
-    for (int i = 0; i < WORKERS; i++) {
+    for (int i = 0; i < workers_count; i++) {
         char path[4400], line[256];
         kv_updates += results[i].kv_updates;
         snprintf(path, sizeof path, "%s/items-%d", g_scratch, i);
@@ -432,7 +436,7 @@ int main(int argc, char **argv) {
     uint64_t totals[K_COUNT] = {0}, errors = 0;
     double elapsed = 0;
     int drained = 0;
-    for (int i = 0; i < WORKERS; i++) {
+    for (int i = 0; i < workers_count; i++) {
         for (int k = 0; k < K_COUNT; k++) totals[k] += results[i].ops[k];
         errors += results[i].errors;
         if (results[i].seconds > elapsed) elapsed = results[i].seconds;
@@ -442,13 +446,13 @@ int main(int argc, char **argv) {
     uint64_t lost = tasks.lost + signals.lost + messages.lost + kv_wrong + (counter != kv_updates ? 1 : 0);
     uint64_t duplicated = tasks.duplicated + signals.duplicated + messages.duplicated;
 
-    printf("### Load: %d processes, mixed workload, %.0f s\n\n", WORKERS, seconds);
+    printf("### Load: %d processes, mixed workload, %.0f s\n\n", workers_count, seconds);
     printf("%d processes on one store (durability FULL), each looping over: a kv set, a kv update of a shared "
            "counter, a task add, a signal consume + post (once, any process), and every second round a message "
            "post; each dispatches its loop between operations, so tasks run (triggers: 20 pending or 0.2 s), "
            "signals are delivered and messages presented and answered in whichever process takes them. "
            "Every handler records its item in the store; the parent then reopens the store and checks every item.\n\n",
-           WORKERS);
+           workers_count);
     printf("| operation | count | per second (all processes) |\n|---|---:|---:|\n");
     uint64_t all = 0;
     for (int k = 0; k < K_COUNT; k++) {
@@ -472,7 +476,15 @@ int main(int argc, char **argv) {
            (unsigned long long)kv_wrong);
     printf("| shared counter: value vs acknowledged updates | %llu vs %llu |\n", (unsigned long long)counter,
            (unsigned long long)kv_updates);
-    printf("| workers that drained their queues within %d s | %d of %d |\n", DRAIN_SECONDS, drained, WORKERS);
+    printf("| workers that drained their queues within %d s | %d of %d |\n", DRAIN_SECONDS, drained, workers_count);
+    long growth = 0, start_total = 0;
+    for (int i = 0; i < workers_count; i++) {
+        long g = results[i].rss_end_kib - results[i].rss_start_kib;
+        if (g > growth) growth = g;
+        start_total += results[i].rss_start_kib;
+    }
+    printf("| largest RSS growth of a worker, start to end | %+ld KiB (%.1f%% of the mean start RSS) |\n", growth,
+           100.0 * growth / (start_total / (double)workers_count));
     printf("| store files after the run (parent) | %s; %.1f MiB in all |\n\n", sizes, total_bytes / 1048576.0);
 
     printf("Each worker (memory in KiB: RSS from /proc/self/statm, start = after a %.1f s warm-up, end = when the "
@@ -480,12 +492,16 @@ int main(int argc, char **argv) {
            seconds / 20 < 3 ? seconds / 20 : 3);
     printf("| worker | rounds | tasks it ran | longest store call (ms) | longest dispatch(0) (ms) | RSS start | RSS end "
            "| growth | max RSS |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-    for (int i = 0; i < WORKERS; i++)
+    for (int i = 0; i < workers_count; i++)
         printf("| %d | %llu | %llu | %.0f | %.0f | %ld | %ld | %+ld | %ld |\n", i, (unsigned long long)results[i].rounds,
                (unsigned long long)results[i].ops[K_TASK_RUN], results[i].longest_call_ms,
                results[i].longest_dispatch_ms, results[i].rss_start_kib,
                results[i].rss_end_kib, results[i].rss_end_kib - results[i].rss_start_kib, results[i].maxrss_kib);
-    for (int i = 0; i < WORKERS; i++)
+    printf("\nLongest store call: the longest single kv/task/signal/message call of the worker (waiting for the "
+           "write lock behind the other processes included). Longest dispatch(0): the longest "
+           "`outlive_loop_dispatch(loop, 0)` call; in the process that holds the task runner it lasts as long as "
+           "other processes keep adding tasks, since a run takes the tasks added while it runs within one dispatch.\n");
+    for (int i = 0; i < workers_count; i++)
         if (results[i].first_error[0]) printf("\nWorker %d, first error: `%s`\n", i, results[i].first_error);
     if (first_loss[0]) printf("\nFirst loss: `%s`\n", first_loss);
     if (failed_workers) printf("\n%d worker(s) failed to finish.\n", failed_workers);
