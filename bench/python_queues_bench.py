@@ -17,12 +17,15 @@ committed transaction), then dequeued and acknowledged one by one.
 Each queue runs at its default SQLite `synchronous` level and at the other one
 (set on its connection with PRAGMA synchronous), so that each row compares
 like with like; the level each used is read back from its connection.
-Usage: python_queues_bench.py SCRATCH_DIR [N]. Prints a markdown section.
+Median of OUTLIVE_PYQ_ROUNDS (default 3) rounds, the order of the queues
+rotated between rounds; OUTLIVE_PYQ_ITEMS (default 10000) items each.
+Usage: python_queues_bench.py SCRATCH_DIR. Prints a markdown section.
 Needs OUTLIVE_LIBRARY (build/liboutlive.so) and bindings/python on sys.path
 (set here when run from the repository)."""
 import os
 import shutil
 import sqlite3
+import statistics
 import sys
 import time
 
@@ -33,6 +36,7 @@ os.environ.setdefault("OUTLIVE_LIBRARY", os.path.join(ROOT, "build", "liboutlive
 import outlive  # noqa: E402
 
 N = int(os.environ.get("OUTLIVE_PYQ_ITEMS", "10000"))
+ROUNDS = int(os.environ.get("OUTLIVE_PYQ_ROUNDS", "3"))
 LEVELS = {0: "OFF", 1: "NORMAL", 2: "FULL", 3: "EXTRA"}
 
 _ran = [0]
@@ -180,21 +184,40 @@ def main(argv):
         except Exception as error:  # not installed: said in the section, the bench goes on
             unavailable[package] = f"{type(error).__name__}: {error}"
 
-    rows = []  # (level, name, enqueue/s, dequeue/s, level used, default?)
+    defaults = {}
+    for _, _, package, _ in PEERS:
+        if package not in unavailable:
+            try:
+                defaults[package] = default_level(package, scratch)
+            except Exception as error:
+                unavailable[package] = f"{type(error).__name__}: {error}"
+
+    # Every (level, queue) pair once per round, the order rotated from round to
+    # round so that each shares the machine's noise; medians of the rounds.
+    configs = [(level, "Outlive store.tasks", outlive_queue, None) for level in ("FULL", "NORMAL")]
+    configs += [(level, name, function, package) for level in ("FULL", "NORMAL")
+                for name, function, package, _ in PEERS if package not in unavailable]
+    samples = {}  # (level, name) -> ([enqueue/s], [dequeue/s], level used)
     failures = []
-    for level in ("FULL", "NORMAL"):
-        enqueued, dequeued, used = outlive_queue(scratch, level)
-        rows.append((level, "Outlive store.tasks", N / enqueued, N / dequeued, used, level == "FULL"))
-        for name, function, package, _ in PEERS:
-            if package in unavailable:
+    for round_index in range(ROUNDS):
+        shift = round_index * len(configs) // ROUNDS
+        for level, name, function, package in configs[shift:] + configs[:shift]:
+            if any(failure.startswith(f"{name} at {level}:") for failure in failures):
                 continue
             try:
-                default = default_level(package, scratch)
                 enqueued, dequeued, used = function(scratch, level)
             except Exception as error:
                 failures.append(f"{name} at {level}: {type(error).__name__}: {error}")
                 continue
-            rows.append((level, name, N / enqueued, N / dequeued, used, used == default))
+            entry = samples.setdefault((level, name), ([], [], used))
+            entry[0].append(N / enqueued)
+            entry[1].append(N / dequeued)
+    rows = []  # (level, name, enqueue/s, dequeue/s, level used, its default?)
+    for level, name, function, package in configs:
+        if (level, name) in samples:
+            enqueue_rates, dequeue_rates, used = samples[(level, name)]
+            rows.append((level, name, statistics.median(enqueue_rates), statistics.median(dequeue_rates), used,
+                         package is None or defaults.get(package) == used))
 
     print("### Python: task queue beside persist-queue, litequeue and huey\n")
     print(f"{N} items enqueued one by one (a committed transaction each), then dequeued and acknowledged one by "
@@ -204,7 +227,8 @@ def main(argv):
           "persist-queue: `put`, `get` + `ack` (two commits); litequeue: `put`, `pop` + `done` (two commits); "
           "huey: `enqueue`, `dequeue` (one commit, no acknowledgement). Every queue runs in WAL mode; each is "
           "measured at both `synchronous` levels (set on its connection when it is not its default; Outlive "
-          "through the store's durability option). Ratio: Outlive's rate over the peer's at the same level.\n")
+          f"through the store's durability option). Median of {ROUNDS} rounds, the order of the queues rotated "
+          "between rounds. Ratio: Outlive's rate over the peer's at the same level.\n")
     print("| synchronous | queue | enqueue /s | dequeue + ack /s | Outlive ratio, enqueue | Outlive ratio, dequeue |")
     print("|---|---|---:|---:|---:|---:|")
     for level in ("FULL", "NORMAL"):
