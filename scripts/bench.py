@@ -1,6 +1,10 @@
 #!/usr/bin/env python3
 """Runs the benchmark programs (each prints a markdown section, measuring its
-peers in the same run) and rewrites BENCHMARKS.md with the machine and command."""
+peers in the same run) and rewrites BENCHMARKS.md with the machine and command.
+The C programs are the arguments; the Python benchmarks (bench/*.py) run with
+the interpreter of build/bench-venv, a virtual environment made here with the
+PyPI peers they compare against (a peer that fails to install is reported by
+the benchmark, which goes on without it)."""
 import datetime
 import os
 import platform
@@ -10,6 +14,8 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+VENV = os.path.join(ROOT, "build", "bench-venv")
+PYPI_PEERS = ["persist-queue", "litequeue", "huey"]
 
 
 def machine():
@@ -27,20 +33,51 @@ def machine():
     return f"{cpu}, {os.cpu_count()} cores, {memory:.0f} GiB, Linux {platform.release()}, {fs} file system"
 
 
+def bench_venv():
+    """The venv's python and the peers that failed to install (each installed on its own)."""
+    python = os.path.join(VENV, "bin", "python")
+    if not os.path.exists(python):
+        print(f"creating {VENV} ...", flush=True)
+        made = subprocess.run([sys.executable, "-m", "venv", VENV], capture_output=True, text=True)
+        if made.returncode != 0:
+            print(f"python3 -m venv failed, the peers are not measured:\n{made.stderr[-1000:]}", flush=True)
+            return sys.executable, list(PYPI_PEERS)
+    failed = []
+    for package in PYPI_PEERS:
+        result = subprocess.run([python, "-m", "pip", "install", "-q", "--disable-pip-version-check", package],
+                                capture_output=True, text=True)
+        if result.returncode != 0:
+            print(f"pip install {package} failed:\n{result.stderr[-1000:]}", flush=True)
+            failed.append(package)
+    return python, failed
+
+
 def main(programs):
+    began = time.time()
     scratch = os.path.join(ROOT, "build", "bench-scratch")
     sections, failures = [], 0
-    for program in programs:
-        name = os.path.basename(program)
+    env = dict(os.environ)
+    commands = [[program] for program in programs]
+    scripts = sorted(os.path.join(ROOT, "bench", name) for name in os.listdir(os.path.join(ROOT, "bench"))
+                     if name.endswith(".py"))
+    if scripts:
+        python, failed = bench_venv()
+        env["OUTLIVE_BENCH_PIP_FAILURES"] = ",".join(failed)
+        env.setdefault("OUTLIVE_LIBRARY", os.path.join(ROOT, "build", "liboutlive.so"))
+        commands += [[python, script] for script in scripts]
+    for command in commands:
+        name = os.path.basename(command[-1])
         shutil.rmtree(scratch, ignore_errors=True)
         os.makedirs(scratch, mode=0o700)
         start = time.time()
         print(f"running {name} ...", flush=True)
-        result = subprocess.run([program, scratch], capture_output=True, text=True, timeout=900)
+        result = subprocess.run(command + [scratch], capture_output=True, text=True, timeout=900, env=env)
         took = time.time() - start
         if result.returncode != 0:
             failures += 1
-            sections.append(f"### {name}\n\nFAILED (exit {result.returncode}):\n\n```\n{result.stderr[-2000:]}\n```\n")
+            output = result.stdout.rstrip()
+            sections.append((output + "\n\n" if output.startswith("###") else f"### {name}\n\n") +
+                            f"FAILED (exit {result.returncode}):\n\n```\n{result.stderr[-2000:]}\n```\n")
         else:
             sections.append(result.stdout.rstrip() + f"\n\n_{name}: {took:.0f} s._\n")
         print(sections[-1])
@@ -54,6 +91,7 @@ def main(programs):
     )
     with open(os.path.join(ROOT, "BENCHMARKS.md"), "w") as f:
         f.write(header + "\n".join(sections))
+    print(f"{len(commands)} benchmarks in {time.time() - began:.0f} s, {failures} failed", flush=True)
     return 1 if failures else 0
 
 
