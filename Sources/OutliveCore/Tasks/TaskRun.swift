@@ -304,6 +304,7 @@ extension TaskQueue {
     private struct Candidate {
         let seq: Int64
         let id: String
+        let handlerName: String
         let handler: [UInt8]
         let groupStart: Bool
         let members: [String]
@@ -319,13 +320,17 @@ extension TaskQueue {
         let now = Clock.wall()
         try transaction.execute("UPDATE outlive_tasks SET state = 0, waiting_until = NULL WHERE state = 3 AND waiting_until <= ?", [.double(now)])
         var names: [String] = []
-        var last = ""
+        // The walk compares the stored bytes, not their decoding: a damaged
+        // name that is not UTF-8 would decode to something that sorts before
+        // it and be found again for ever. Such a name resolves nowhere.
+        var last: [UInt8] = []
         while true {
-            var next: String?
-            try transaction.query("SELECT handler_name FROM outlive_tasks WHERE state = 0 AND handler_name > ? ORDER BY handler_name LIMIT 1",
-                                  [.text(last)]) { next = $0.text(0) }
-            guard let name = next else { break }
-            last = name
+            var next: [UInt8]?
+            try transaction.query("SELECT handler_name FROM outlive_tasks WHERE state = 0 AND handler_name > CAST(? AS TEXT) ORDER BY handler_name LIMIT 1",
+                                  [.blob(last)]) { next = $0.blob(0) }
+            guard let bytes = next else { break }
+            last = bytes
+            guard let name = String(validating: bytes, as: UTF8.self) else { continue }
             if !run.unresolvedNames.contains(name) && HandlerRegistry.shared.canResolve(name) { names.append(name) }
         }
         guard !names.isEmpty else { return nil }
@@ -340,7 +345,7 @@ extension TaskQueue {
                     let seq = row.integer(0)
                     if let current = best, current.seq <= seq { return }
                     do {
-                        best = Candidate(seq: seq, id: row.text(1) ?? "", handler: row.blob(2) ?? [], groupStart: row.integer(3) != 0,
+                        best = Candidate(seq: seq, id: row.text(1) ?? "", handlerName: name, handler: row.blob(2) ?? [], groupStart: row.integer(3) != 0,
                                          members: TaskSchema.decode(members: row.blob(4)), ageFrom: row.double(5), attempts: row.integer(6))
                     }
                 }
@@ -372,6 +377,12 @@ extension TaskQueue {
             var handler: Handler?
             var decodeError: String?
             do { handler = try Handler(serialized: task.handler) } catch { decodeError = "the stored handler does not decode: \(error)" }
+            if let decoded = handler, decoded.name != task.handlerName {
+                // A damaged row: run by its column's name, it would come back
+                // unresolved and be picked again at once.
+                handler = nil
+                decodeError = "the stored handler is \(decoded.name), but the task's row says \(task.handlerName)"
+            }
             return TaskAttempt(seq: task.seq, id: task.id, claim: claim, number: task.attempts + 1,
                                handler: handler, decodeError: decodeError, timer: nil)
         }
