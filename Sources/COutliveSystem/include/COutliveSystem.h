@@ -45,6 +45,10 @@ int COutlive_sqlite3_bind_blob_transient(sqlite3_stmt *statement, int index, con
 int COutlive_sqlite3_bind_text_transient(sqlite3_stmt *statement, int index, const char *text, int size);
 int COutlive_sqlite3_bind_blob_static(sqlite3_stmt *statement, int index, const void *bytes, int size);
 
+/* A busy handler that waits up to timeout_ms, trying again within 4 ms of any
+ * release (SQLite's sleeps up to 100 ms between tries; see shims.c). */
+int COutlive_sqlite3_busy_wait(sqlite3 *db, int timeout_ms);
+
 /* Fork safety. A forked child must neither use its parent's store handles nor
  * keep their liveness locks open (they would make a dead parent look alive).
  * Lock fds registered here are closed in the child right after fork(2), and the

@@ -21,7 +21,7 @@ final class SQLiteBackend: StoreBackend {
 
     init(path: String, durability: Durability, busyTimeoutMilliseconds: Int32) throws {
         connection = try SQLiteConnection(path: path, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX)
-        sqlite3_busy_timeout(connection.handle, busyTimeoutMilliseconds)
+        COutlive_sqlite3_busy_wait(connection.handle, busyTimeoutMilliseconds)
         // Switching a new database to WAL needs an exclusive lock, and SQLite
         // returns SQLITE_BUSY at once — without its busy handler — while another
         // process opens the same new store: retry until the busy timeout.
