@@ -15,6 +15,18 @@
 #include <time.h>
 #include <unistd.h>
 
+/* The scratch directory the bench was given (argv[1]). */
+static char bench_scratch[4096];
+
+/* An empty directory `name` under the scratch directory, its path in `out`. */
+static inline void bench_fresh_dir(char *out, size_t size, const char *name) {
+    snprintf(out, size, "%s/%s", bench_scratch, name);
+    char command[16384];
+    snprintf(command, sizeof command, "rm -rf '%s'", out);
+    if (system(command) != 0) exit(2);
+    mkdir(out, 0700);
+}
+
 static inline int64_t bench_now_ns(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);

@@ -22,21 +22,12 @@
 #define WRITES 400
 #define SAMPLES 500
 
-static char scratch[4096];
-
-static void fresh_dir(char *out, size_t size, const char *name) {
-    snprintf(out, size, "%s/%s", scratch, name);
-    char command[8400];
-    snprintf(command, sizeof command, "rm -rf '%s'", out);
-    if (system(command) != 0) exit(2);
-    mkdir(out, 0700);
-}
 
 static double outlive_sets_per_second(outlive_durability durability, int round) {
     char dir[4200];
     char name[64];
     snprintf(name, sizeof name, "kv-%d-%d", (int)durability, round);
-    fresh_dir(dir, sizeof dir, name);
+    bench_fresh_dir(dir, sizeof dir, name);
     outlive_store_options options = OUTLIVE_STORE_OPTIONS_INIT;
     options.durability = durability;
     outlive_store *store = NULL;
@@ -60,7 +51,7 @@ static double sqlite_inserts_per_second(const char *synchronous, int round) {
     char dir[4200], path[4300];
     char name[64];
     snprintf(name, sizeof name, "sqlite-%s-%d", synchronous, round);
-    fresh_dir(dir, sizeof dir, name);
+    bench_fresh_dir(dir, sizeof dir, name);
     snprintf(path, sizeof path, "%s/raw.db", dir);
     sqlite3 *db = NULL;
     sqlite3_open(path, &db);
@@ -114,7 +105,7 @@ static void on_value(const char *key, const void *bytes, size_t size, void *cont
 
 static void observe_latency(double *p50, double *p99) {
     char dir[4200];
-    fresh_dir(dir, sizeof dir, "observe");
+    bench_fresh_dir(dir, sizeof dir, "observe");
     outlive_store *store = NULL;
     if (outlive_store_open(dir, "observer", NULL, &store) != OUTLIVE_OK) exit(1);
     static struct latency latency;
@@ -145,7 +136,7 @@ static void observe_latency(double *p50, double *p99) {
 
 static void idle_loop(int *wakeups, double *cpu_ms) {
     char dir[4200];
-    fresh_dir(dir, sizeof dir, "idle");
+    bench_fresh_dir(dir, sizeof dir, "idle");
     outlive_store *store = NULL;
     if (outlive_store_open(dir, "idle", NULL, &store) != OUTLIVE_OK) exit(1);
     uint64_t token;
@@ -172,7 +163,7 @@ static void idle_loop(int *wakeups, double *cpu_ms) {
 
 int main(int argc, char **argv) {
     if (argc < 2) { fprintf(stderr, "usage: kv_bench SCRATCH_DIR\n"); return 2; }
-    snprintf(scratch, sizeof scratch, "%s", argv[1]);
+    snprintf(bench_scratch, sizeof bench_scratch, "%s", argv[1]);
     double ours_full[ROUNDS], raw_full[ROUNDS], ours_normal[ROUNDS], raw_normal[ROUNDS];
     for (int round = 0; round < ROUNDS; round++) {
         ours_full[round] = outlive_sets_per_second(OUTLIVE_DURABILITY_FULL, round);
@@ -184,11 +175,11 @@ int main(int argc, char **argv) {
     double on = bench_median(ours_normal, ROUNDS), rn = bench_median(raw_normal, ROUNDS);
     char peer_dir[4200];
     double commit, commit99;
-    fresh_dir(peer_dir, sizeof peer_dir, "commit");
+    bench_fresh_dir(peer_dir, sizeof peer_dir, "commit");
     bench_peer_sqlite_commit(peer_dir, SAMPLES, &commit, &commit99);
     double observe50, observe99, inotify50, inotify99;
     observe_latency(&observe50, &observe99);
-    fresh_dir(peer_dir, sizeof peer_dir, "inotify");
+    bench_fresh_dir(peer_dir, sizeof peer_dir, "inotify");
     bench_peer_inotify_pingpong(peer_dir, SAMPLES, &inotify50, &inotify99);
     int wakeups;
     double cpu;

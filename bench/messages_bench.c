@@ -16,15 +16,6 @@
 
 #define SAMPLES 300
 
-static char scratch[4096];
-
-static void fresh_dir(char *out, size_t size, const char *name) {
-    snprintf(out, size, "%s/%s", scratch, name);
-    char command[16384];
-    snprintf(command, sizeof command, "rm -rf '%s'", out);
-    if (system(command) != 0) exit(2);
-    mkdir(out, 0700);
-}
 
 static void die(const char *what) {
     fprintf(stderr, "%s: %s\n", what, outlive_last_error());
@@ -176,14 +167,14 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: %s SCRATCH_DIR\n", argv[0]);
         return 2;
     }
-    snprintf(scratch, sizeof scratch, "%s", argv[1]);
+    snprintf(bench_scratch, sizeof bench_scratch, "%s", argv[1]);
     signal(SIGPIPE, SIG_IGN);
     const int sizes[3] = {0, 10000, 100000};
     char dirs[3][4200];
     for (int i = 0; i < 3; i++) {
         char name[64];
         snprintf(name, sizeof name, "messages-%d", sizes[i]);
-        fresh_dir(dirs[i], sizeof dirs[i], name);
+        bench_fresh_dir(dirs[i], sizeof dirs[i], name);
         fill(dirs[i], sizes[i]);
     }
     /* Rounds interleave the sizes so that they share the machine's noise; the

@@ -22,15 +22,6 @@
 #define SAMPLES 1000
 #define POSTS 200
 
-static char scratch[4096];
-
-static void fresh_dir(char *out, size_t size, const char *name) {
-    snprintf(out, size, "%s/%s", scratch, name);
-    char command[8400];
-    snprintf(command, sizeof command, "rm -rf '%s'", out);
-    if (system(command) != 0) exit(2);
-    mkdir(out, 0700);
-}
 
 static void die(const char *what) {
     fprintf(stderr, "signals_bench: %s: %s\n", what, outlive_last_error());
@@ -116,7 +107,7 @@ static outlive_status post_now(outlive_store *store, const char *signal, bool te
 
 static void signal_latency(double *p50, double *p99) {
     char dir[4200];
-    fresh_dir(dir, sizeof dir, "latency");
+    bench_fresh_dir(dir, sizeof dir, "latency");
     char signal[OUTLIVE_ID_SIZE];
     outlive_signal_new_id(signal);
     int reports;
@@ -143,7 +134,7 @@ static void signal_latency(double *p50, double *p99) {
 static void post_throughput(int consumers, double *posts_per_second, double *drain_ms, long *calls) {
     char dir[4200], name[64];
     snprintf(name, sizeof name, "throughput-%d", consumers);
-    fresh_dir(dir, sizeof dir, name);
+    bench_fresh_dir(dir, sizeof dir, name);
     char signal[OUTLIVE_ID_SIZE];
     outlive_signal_new_id(signal);
     int reports;
@@ -172,14 +163,14 @@ static void post_throughput(int consumers, double *posts_per_second, double *dra
 
 int main(int argc, char **argv) {
     if (argc < 2) { fprintf(stderr, "usage: signals_bench SCRATCH_DIR\n"); return 2; }
-    snprintf(scratch, sizeof scratch, "%s", argv[1]);
+    snprintf(bench_scratch, sizeof bench_scratch, "%s", argv[1]);
     double signal50, signal99, inotify50, inotify99;
     signal_latency(&signal50, &signal99);
     double commit, commit99;
     char peer_dir[4200];
-    fresh_dir(peer_dir, sizeof peer_dir, "commit");
+    bench_fresh_dir(peer_dir, sizeof peer_dir, "commit");
     bench_peer_sqlite_commit(peer_dir, SAMPLES, &commit, &commit99);
-    fresh_dir(peer_dir, sizeof peer_dir, "inotify");
+    bench_fresh_dir(peer_dir, sizeof peer_dir, "inotify");
     bench_peer_inotify_pingpong(peer_dir, SAMPLES, &inotify50, &inotify99);
     const int counts[3] = {1, 10, 100};
     double rate[3], drain[3];

@@ -21,15 +21,6 @@
 #define STORED 1000000
 #define SINGLE_RUNS 31
 
-static char scratch[4096];
-
-static void fresh_dir(char *out, size_t size, const char *name) {
-    snprintf(out, size, "%s/%s", scratch, name);
-    char command[8400];
-    snprintf(command, sizeof command, "rm -rf '%s'", out);
-    if (system(command) != 0) exit(2);
-    mkdir(out, 0700);
-}
 
 static void bench_noop(void) {}
 
@@ -53,7 +44,7 @@ static void must(outlive_status status, const char *what) {
 static double adds_per_second(int round) {
     char dir[4200], name[64];
     snprintf(name, sizeof name, "tasks-add-%d", round);
-    fresh_dir(dir, sizeof dir, name);
+    bench_fresh_dir(dir, sizeof dir, name);
     outlive_store *store = open_store(dir);
     outlive_handler *work = outlive_handler_new("bench_noop", NULL);
     int64_t start = bench_now_ns();
@@ -67,7 +58,7 @@ static double adds_per_second(int round) {
 static double sqlite_inserts_per_second(int round) {
     char dir[4200], path[4300], name[64];
     snprintf(name, sizeof name, "tasks-sqlite-%d", round);
-    fresh_dir(dir, sizeof dir, name);
+    bench_fresh_dir(dir, sizeof dir, name);
     snprintf(path, sizeof path, "%s/raw.db", dir);
     sqlite3 *db = NULL;
     sqlite3_open(path, &db);
@@ -149,8 +140,8 @@ static void add_and_run_compare(outlive_store *a, outlive_store *b, double *medi
 }
 
 int main(int argc, char **argv) {
-    snprintf(scratch, sizeof scratch, "%s", argc > 1 ? argv[1] : "/tmp/outlive-bench");
-    mkdir(scratch, 0700);
+    snprintf(bench_scratch, sizeof bench_scratch, "%s", argc > 1 ? argv[1] : "/tmp/outlive-bench");
+    mkdir(bench_scratch, 0700);
     if (outlive_register("bench_noop", "", (void (*)(void))bench_noop) != OUTLIVE_OK) return 1;
 
     double outlive_rates[ROUNDS], sqlite_rates[ROUNDS];
@@ -161,20 +152,20 @@ int main(int argc, char **argv) {
     double add_rate = bench_median(outlive_rates, ROUNDS), insert_rate = bench_median(sqlite_rates, ROUNDS);
 
     char dir[4200];
-    fresh_dir(dir, sizeof dir, "tasks-batch");
+    bench_fresh_dir(dir, sizeof dir, "tasks-batch");
     outlive_store *store = open_store(dir);
     double batch_seconds = batch_add(store, "bench_noop", BATCH);
     outlive_store_close(store);
 
-    fresh_dir(dir, sizeof dir, "tasks-complete");
+    bench_fresh_dir(dir, sizeof dir, "tasks-complete");
     store = open_store(dir);
     batch_add(store, "bench_noop", COMPLETIONS);
     double complete_seconds = run_until(store, 0);
     outlive_store_close(store);
 
     char full_dir[4200];
-    fresh_dir(dir, sizeof dir, "tasks-empty");
-    fresh_dir(full_dir, sizeof full_dir, "tasks-full");
+    bench_fresh_dir(dir, sizeof dir, "tasks-empty");
+    bench_fresh_dir(full_dir, sizeof full_dir, "tasks-full");
     outlive_store *empty = open_store(dir);
     outlive_store *full = open_store(full_dir);
     double fill_seconds = batch_add(full, "bench_elsewhere", STORED);
