@@ -1,16 +1,35 @@
-/* The crash harness's workload: a random mix of store operations. Each is
- * announced on stdout (unbuffered) before it is made ("try ...") and
- * confirmed after the library acknowledged it ("ok"), so that the checker
- * knows what must survive the kill -9 that comes at a random moment, and the
- * one operation that may or may not have happened. Operations:
+/* The crash harness's workload: a random mix of store operations on every
+ * system, killed with SIGKILL at a random moment by Tests/c/test_crash.c.
+ * Each operation is announced on stdout (unbuffered, one write per line, so a
+ * line is never torn) before it is made ("try ...") and confirmed after the
+ * library acknowledged it ("ok" or "ok ID"), so that the checker knows what
+ * must survive the kill and the one operation that may or may not have
+ * happened. Operations:
  *   try set KEY VALUE    outlive_kv_set
  *   try del KEY          outlive_kv_delete (of a key that may be absent)
  *   try inc counter      outlive_kv_update adding one
+ *   try task LABEL       outlive_task_add of crash_task(label)   → "ok TASK_ID"
+ *   try post             outlive_signal_post of SIGNAL_ID          → "ok"
+ *   try msg              outlive_message_post with one choice      → "ok MESSAGE_ID"
+ *   try consume          the process-lifetime consumer of SIGNAL_ID (once per store)
+ * After each operation the driver dispatches its loop, where its own callbacks
+ * run and report what they made durable (each line is written only after the
+ * call that made it durable returned OUTLIVE_OK):
+ *   done LABEL           crash_task ran: kv "taskdone:LABEL" is set
+ *   seen WHICH VERSION   crash_signal delivered: kv "sigseen:WHICH" >= VERSION
+ *   answered ID          the response handler ran: kv "answered:ID" is set
+ * The presenter presents every message at once and answers it with "yes".
+ * Each run also registers a this-run consumer of SIGNAL_ID, which must go with
+ * the run when it is killed.
  * Usage: crash_driver DIR SEED */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "outlive.h"
+
+#define SIGNAL_ID "5f0c6d3e-2a4b-4c1d-9e8f-0123456789ab"
+
+static outlive_store *store;
 
 static outlive_status increment(outlive_kv_value *value, void *context) {
     size_t size = 0;
@@ -23,34 +42,147 @@ static outlive_status increment(outlive_kv_value *value, void *context) {
     return outlive_kv_value_set(value, text, (size_t)length);
 }
 
+/* Raises the stored number to at least *context. */
+static outlive_status raise_to(outlive_kv_value *value, void *context) {
+    size_t size = 0;
+    const char *bytes = outlive_kv_value_bytes(value, &size);
+    char text[32] = {0};
+    if (bytes) memcpy(text, bytes, size < 31 ? size : 31);
+    unsigned long long now = strtoull(text, NULL, 10), want = *(unsigned long long *)context;
+    if (bytes && now >= want) return OUTLIVE_OK;
+    int length = snprintf(text, sizeof text, "%llu", want);
+    return outlive_kv_value_set(value, text, (size_t)length);
+}
+
+/* A task's side effect: kv "taskdone:LABEL". */
+OUTLIVE_HANDLER(crash_task, OUTLIVE_ID(label)) {
+    const char *text = outlive_object_string(label);
+    char key[128];
+    snprintf(key, sizeof key, "taskdone:%s", text ? text : "?");
+    if (outlive_kv_set(store, key, "1", 1) == OUTLIVE_OK) printf("done %s\n", text ? text : "?");
+}
+
+/* A signal delivery: kv "sigseen:WHICH" raised to the version. */
+OUTLIVE_HANDLER(crash_signal, OUTLIVE_ID(which), OUTLIVE_UINTEGER(version)) {
+    const char *text = outlive_object_string(which);
+    char key[64];
+    snprintf(key, sizeof key, "sigseen:%s", text ? text : "?");
+    unsigned long long want = version;
+    if (outlive_kv_update(store, key, raise_to, &want) == OUTLIVE_OK) printf("seen %s %llu\n", text ? text : "?", want);
+}
+
+static int32_t priority(const outlive_message *message, void *context) {
+    (void)message;
+    (void)context;
+    return OUTLIVE_PRIORITY_DEFAULT;
+}
+
+static void present(const outlive_message *message, outlive_presentation *presentation, void *context) {
+    (void)message;
+    (void)context;
+    outlive_presentation_finish(presentation, OUTLIVE_PRESENTED, false, "yes");
+}
+
+static bool respond(const outlive_message *message, void *context) {
+    (void)context;
+    char key[64];
+    snprintf(key, sizeof key, "answered:%s", outlive_message_id(message));
+    if (outlive_kv_set(store, key, "1", 1) != OUTLIVE_OK) return false;
+    printf("answered %s\n", outlive_message_id(message));
+    return true;
+}
+
+static outlive_status consume(const char *which, outlive_lifetime lifetime) {
+    outlive_args *bound = outlive_args_new();
+    outlive_args_set_string(bound, "which", which);
+    outlive_handler *handler = outlive_handler_new("crash_signal", bound);
+    outlive_args_free(bound);
+    outlive_status status = outlive_signal_consume(store, SIGNAL_ID, handler, OUTLIVE_DELIVER_UNTIL_TERMINATED, lifetime, NULL);
+    outlive_handler_free(handler);
+    return status;
+}
+
+/* Whether the process-lifetime consumer is registered (by an earlier run). */
+static int has_process_consumer(void) {
+    outlive_signal_consumer_list *list = NULL;
+    if (outlive_signal_consumer_list_new(store, SIGNAL_ID, &list) != OUTLIVE_OK) return 0;
+    int found = 0;
+    for (size_t i = 0; i < outlive_signal_consumer_list_count(list); i++)
+        if (outlive_signal_consumer_list_lifetime(list, i) == OUTLIVE_LIFETIME_PROCESS) found = 1;
+    outlive_signal_consumer_list_free(list);
+    return found;
+}
+
+static int fail(const char *what) {
+    fprintf(stderr, "crash_driver: %s: %s\n", what, outlive_last_error());
+    return 1;
+}
+
 int main(int argc, char **argv) {
     if (argc != 3) return 2;
     setvbuf(stdout, NULL, _IONBF, 0);
-    srand((unsigned)atoi(argv[2]));
+    int seed = atoi(argv[2]);
+    srand((unsigned)seed);
     outlive_store_options options = OUTLIVE_STORE_OPTIONS_INIT;
     options.durability = OUTLIVE_DURABILITY_FULL;
-    outlive_store *store = NULL;
-    if (outlive_store_open_with_options(argv[1], "driver", NULL, &options, &store) != OUTLIVE_OK) {
-        fprintf(stderr, "open: %s\n", outlive_last_error());
-        return 1;
+    if (outlive_store_open_with_options(argv[1], "driver", NULL, &options, &store) != OUTLIVE_OK) return fail("open");
+    outlive_loop *loop = outlive_store_loop(store);
+    if (outlive_tasks_set_triggers(store, 1, 0) != OUTLIVE_OK) return fail("triggers");
+    outlive_presenter presenter = {priority, present, NULL};
+    if (outlive_presenter_add(store, "crash", &presenter, NULL) != OUTLIVE_OK) return fail("presenter");
+    if (outlive_response_handler_add(store, "crash", respond, NULL) != OUTLIVE_OK) return fail("response handler");
+    if (!has_process_consumer()) {
+        printf("try consume\n");
+        if (consume("process", OUTLIVE_LIFETIME_PROCESS) != OUTLIVE_OK) return fail("consume");
+        printf("ok\n");
     }
+    if (consume("run", OUTLIVE_LIFETIME_THIS_RUN) != OUTLIVE_OK) return fail("consume this run");
     for (long op = 0;; op++) {
         char key[32], value[64];
         snprintf(key, sizeof key, "key%02d", rand() % 50);
-        int choice = rand() % 10;
-        if (choice < 6) {
+        int choice = rand() % 20;
+        if (choice < 8) {
             int length = snprintf(value, sizeof value, "v%ld-%d", op, rand());
             printf("try set %s %s\n", key, value);
-            if (outlive_kv_set(store, key, value, (size_t)length) != OUTLIVE_OK) return 1;
-        } else if (choice < 8) {
+            if (outlive_kv_set(store, key, value, (size_t)length) != OUTLIVE_OK) return fail("set");
+            printf("ok\n");
+        } else if (choice < 10) {
             printf("try del %s\n", key);
             outlive_status status = outlive_kv_delete(store, key);
-            if (status != OUTLIVE_OK && status != OUTLIVE_E_NOT_FOUND) return 1;
-        } else {
+            if (status != OUTLIVE_OK && status != OUTLIVE_E_NOT_FOUND) return fail("delete");
+            printf("ok\n");
+        } else if (choice < 12) {
             long now = 0;
             printf("try inc counter\n");
-            if (outlive_kv_update(store, "counter", increment, &now) != OUTLIVE_OK) return 1;
+            if (outlive_kv_update(store, "counter", increment, &now) != OUTLIVE_OK) return fail("update");
+            printf("ok\n");
+        } else if (choice < 15) {
+            char label[48], id[OUTLIVE_ID_SIZE];
+            snprintf(label, sizeof label, "%d-%ld", seed, op);
+            outlive_args *bound = outlive_args_new();
+            outlive_args_set_string(bound, "label", label);
+            outlive_handler *work = outlive_handler_new("crash_task", bound);
+            outlive_args_free(bound);
+            printf("try task %s\n", label);
+            outlive_status status = outlive_task_add(store, work, NULL, NULL, 0, id);
+            outlive_handler_free(work);
+            if (status != OUTLIVE_OK) return fail("task add");
+            printf("ok %s\n", id);
+        } else if (choice < 18) {
+            printf("try post\n");
+            if (outlive_signal_post(store, SIGNAL_ID, NULL, false) != OUTLIVE_OK) return fail("post");
+            printf("ok\n");
+        } else {
+            char id[OUTLIVE_ID_SIZE];
+            outlive_message_draft *draft = outlive_message_draft_new("crash", "a message");
+            outlive_message_draft_add_choice(draft, "yes", "Yes", OUTLIVE_CHOICE_DEFAULT);
+            printf("try msg\n");
+            outlive_status status = outlive_message_post(store, draft, id);
+            outlive_message_draft_free(draft);
+            if (status != OUTLIVE_OK) return fail("message post");
+            printf("ok %s\n", id);
         }
-        printf("ok\n");
+        outlive_status status = outlive_loop_dispatch(loop, 0);
+        if (status != OUTLIVE_OK) return fail("dispatch");
     }
 }
