@@ -1,0 +1,636 @@
+/* Faults: what the store does when its files fail under it. Disk full
+ * (RLIMIT_FSIZE), a read-only store, the doorbell deleted or replaced while
+ * processes run, a live run's lock file deleted, a truncated or overwritten
+ * database, a database of another application, a database from a newer
+ * format. Each must give a clear status and no crash, and lose nothing that
+ * had been acknowledged where the file is intact. The cases that could crash
+ * run in a forked child (which opens stores of its own), so a crash is a
+ * precise FAIL with the signal. */
+#include "harness.h"
+/* Messages are cut to the harness buffer on purpose. */
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define SIGNAL_ID "0b7c1a52-97d1-4f4e-8c0e-5a3f6b2d9e10"
+
+/* ── helpers ── */
+
+static outlive_store *open_store(const char *dir, const char *name) {
+    outlive_store *store = NULL;
+    if (outlive_store_open(dir, name, NULL, &store) != OUTLIVE_OK) return NULL;
+    return store;
+}
+
+/* Whether key holds exactly `expected` (NULL: absent). */
+static int kv_is(outlive_store *store, const char *key, const char *expected) {
+    void *bytes = NULL;
+    size_t size = 0;
+    outlive_status status = outlive_kv_get(store, key, &bytes, &size);
+    if (!expected) return status == OUTLIVE_E_NOT_FOUND;
+    if (status != OUTLIVE_OK) return 0;
+    int same = size == strlen(expected) && memcmp(bytes, expected, size) == 0;
+    outlive_free(bytes);
+    return same;
+}
+
+static void path_in(char *out, size_t size, const char *dir, const char *name) {
+    snprintf(out, size, "%s/%s", dir, name);
+}
+
+/* A child's report: the child writes "ok ..." or a reason to the pipe. */
+static int report_fd = -1;
+
+static void child_say(const char *format, ...) {
+    char text[1024];
+    va_list list;
+    va_start(list, format);
+    int length = vsnprintf(text, sizeof text, format, list);
+    va_end(list);
+    if (length > (int)sizeof text - 1) length = (int)sizeof text - 1;
+    if (write(report_fd, text, (size_t)length) != length) { /* the parent sees a short report */ }
+}
+
+/* Runs body(arg) in a forked child; `out` receives what it said. Returns the
+ * exit status, or minus the signal that killed it. */
+static int in_child(void (*body)(void *), void *arg, char *out, size_t size) {
+    int fds[2];
+    if (pipe(fds) != 0) return -1000;
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        report_fd = fds[1];
+        body(arg);
+        _exit(0);
+    }
+    close(fds[1]);
+    size_t used = 0;
+    ssize_t got;
+    while (used + 1 < size && (got = read(fds[0], out + used, size - 1 - used)) > 0) used += (size_t)got;
+    out[used] = '\0';
+    close(fds[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (WIFSIGNALED(status)) return -WTERMSIG(status);
+    return WEXITSTATUS(status);
+}
+
+#define CHECK_CHILD(result, said) CHECK_MSG((result) == 0 && !strncmp((said), "ok", 2), \
+        "child %s: %s", (result) < 0 ? strsignal(-(result)) : "exited", (said))
+
+static void quiet(outlive_log_level level, const char *message, void *context) {
+    (void)level;
+    (void)message;
+    (void)context;
+}
+
+/* ── disk full ── */
+
+struct disk_full { const char *dir; char task_id[OUTLIVE_ID_SIZE]; };
+
+static off_t file_size(const char *dir, const char *name) {
+    char path[4200];
+    path_in(path, sizeof path, dir, name);
+    struct stat info;
+    return stat(path, &info) == 0 ? info.st_size : 0;
+}
+
+static void disk_full_child(void *arg) {
+    const char *dir = arg;
+    signal(SIGXFSZ, SIG_IGN);
+    outlive_store *store = open_store(dir, "app");
+    if (!store) { child_say("open: %s", outlive_last_error()); return; }
+    outlive_tasks_set_triggers(store, 0, 1e6);
+    if (outlive_kv_set(store, "before", "kept", 4) != OUTLIVE_OK) { child_say("set before: %s", outlive_last_error()); return; }
+    outlive_handler *work = outlive_handler_new("faults_work", NULL);
+    char id[OUTLIVE_ID_SIZE];
+    if (outlive_task_add(store, work, NULL, NULL, 0, id) != OUTLIVE_OK) { child_say("task add: %s", outlive_last_error()); return; }
+    /* The file system is now full: no file may grow past 64 KiB beyond its size. */
+    off_t largest = file_size(dir, "outlive.db");
+    if (file_size(dir, "outlive.db-wal") > largest) largest = file_size(dir, "outlive.db-wal");
+    struct rlimit limit;
+    getrlimit(RLIMIT_FSIZE, &limit);
+    struct rlimit full = {(rlim_t)largest + 64 * 1024, limit.rlim_max};
+    setrlimit(RLIMIT_FSIZE, &full);
+    size_t big_size = 4 * 1024 * 1024;
+    char *big = calloc(1, big_size);
+    outlive_status set = outlive_kv_set(store, "big", big, big_size);
+    char set_error[256];
+    snprintf(set_error, sizeof set_error, "%s", outlive_last_error());
+    outlive_args *bound = outlive_args_new();
+    outlive_args_set_id(bound, "blob", NULL, big, big_size);
+    outlive_handler *big_work = outlive_handler_new("faults_work", bound);
+    outlive_args_free(bound);
+    char big_id[OUTLIVE_ID_SIZE];
+    outlive_status add = outlive_task_add(store, big_work, NULL, NULL, 0, big_id);
+    char add_error[256];
+    snprintf(add_error, sizeof add_error, "%s", outlive_last_error());
+    outlive_handler_free(big_work);
+    free(big);
+    /* Space again: the same handle works on. */
+    setrlimit(RLIMIT_FSIZE, &limit);
+    outlive_status after = outlive_kv_set(store, "after", "written", 7);
+    outlive_handler_free(work);
+    outlive_store_close(store);
+    if (set != OUTLIVE_E_IO) child_say("kv_set on a full disk returned %s: %s", outlive_status_name(set), set_error);
+    else if (add != OUTLIVE_E_IO) child_say("task_add on a full disk returned %s: %s", outlive_status_name(add), add_error);
+    else if (after != OUTLIVE_OK) child_say("kv_set after space came back returned %s", outlive_status_name(after));
+    else child_say("ok %s", id);
+}
+
+static void test_disk_full_fails_with_io_and_keeps_acknowledged_data(void) {
+    const char *dir = harness_temp_dir();
+    char path[4096], said[1024];
+    snprintf(path, sizeof path, "%s", dir);
+    int result = in_child(disk_full_child, path, said, sizeof said);
+    CHECK_CHILD(result, said);
+    char task_id[OUTLIVE_ID_SIZE];
+    snprintf(task_id, sizeof task_id, "%.36s", said + 3);
+    outlive_store *store = open_store(path, "checker");
+    CHECK(store != NULL);
+    int before = kv_is(store, "before", "kept"), after = kv_is(store, "after", "written"), big = kv_is(store, "big", NULL);
+    outlive_task_info *tasks = NULL;
+    size_t count = 0;
+    outlive_status listed = outlive_tasks_list(store, NULL, 100, &tasks, &count);
+    int found = listed == OUTLIVE_OK && count == 1 && !strcmp(tasks[0].id, task_id);
+    outlive_task_info_free(tasks, count);
+    outlive_store_close(store);
+    CHECK_MSG(before && after && big, "after reopening: before %d, after %d, big absent %d", before, after, big);
+    CHECK_MSG(found, "the acknowledged task %s is not the one task stored (%zu)", task_id, count);
+    harness_remove_tree(path);
+}
+
+/* ── read-only store ── */
+
+static void set_modes(const char *dir, mode_t directories, mode_t files) {
+    char path[4200];
+    const char *names[] = {"outlive.db", "outlive.db-wal", "outlive.db-shm", "doorbell"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        path_in(path, sizeof path, dir, names[i]);
+        chmod(path, files);
+    }
+    path_in(path, sizeof path, dir, "runs");
+    chmod(path, directories);
+    chmod(dir, directories);
+}
+
+static void set_owner(const char *dir, uid_t uid, gid_t gid) {
+    char path[4200];
+    const char *names[] = {"outlive.db", "outlive.db-wal", "outlive.db-shm", "doorbell", "runs", "."};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        path_in(path, sizeof path, dir, names[i]);
+        if (lchown(path, uid, gid) != 0 && errno != ENOENT) { /* the child reports what it cannot do */ }
+    }
+}
+
+static void read_only_child(void *arg) {
+    const char *dir = arg;
+    if (geteuid() == 0) {
+        /* Root ignores permissions: the store is handed to nobody, who opens it. */
+        if (setgid(65534) != 0 || setuid(65534) != 0) { child_say("cannot drop to uid 65534"); return; }
+    }
+    outlive_store *store = NULL;
+    outlive_status open = outlive_store_open(dir, "app", NULL, &store);
+    if (open == OUTLIVE_OK) {
+        int kept = kv_is(store, "kept", "yes");
+        outlive_status set = outlive_kv_set(store, "new", "no", 2);
+        outlive_store_close(store);
+        if (!kept) child_say("opened read-only, the stored value is not readable");
+        else if (set != OUTLIVE_E_IO) child_say("kv_set in a read-only store returned %s", outlive_status_name(set));
+        else child_say("ok opened, writes refused with OUTLIVE_E_IO");
+    } else if (open == OUTLIVE_E_IO || open == OUTLIVE_E_PERMISSION) {
+        child_say("ok open refused with %s: %s", outlive_status_name(open), outlive_last_error());
+    } else {
+        child_say("open of a read-only store returned %s: %s", outlive_status_name(open), outlive_last_error());
+    }
+}
+
+static void test_read_only_store_gives_a_clear_status_and_keeps_data(void) {
+    const char *dir = harness_temp_dir();
+    char path[4096], said[1024];
+    snprintf(path, sizeof path, "%s", dir);
+    outlive_store *store = open_store(path, "app");
+    CHECK(store != NULL);
+    CHECK_OK(outlive_kv_set(store, "kept", "yes", 3));
+    outlive_store_close(store);
+    if (geteuid() == 0) set_owner(path, 65534, 65534);
+    set_modes(path, 0500, 0400);
+    int result = in_child(read_only_child, path, said, sizeof said);
+    set_modes(path, 0700, 0600);
+    if (geteuid() == 0) set_owner(path, 0, 0);
+    CHECK_CHILD(result, said);
+    printf("# read-only store: %s\n", said + 3);
+    /* Only the files read-only, the directory writable. */
+    if (geteuid() == 0) set_owner(path, 65534, 65534);
+    set_modes(path, 0700, 0400);
+    result = in_child(read_only_child, path, said, sizeof said);
+    set_modes(path, 0700, 0600);
+    if (geteuid() == 0) set_owner(path, 0, 0);
+    CHECK_CHILD(result, said);
+    printf("# read-only files: %s\n", said + 3);
+    store = open_store(path, "app");
+    CHECK(store != NULL);
+    int kept = kv_is(store, "kept", "yes"), fresh = kv_is(store, "new", NULL);
+    outlive_store_close(store);
+    CHECK_MSG(kept && fresh, "after making it writable again: kept %d, nothing new %d", kept, fresh);
+    harness_remove_tree(path);
+}
+
+/* ── doorbell deleted or replaced ── */
+
+static char observed[64];
+static _Atomic int observed_count;
+
+static void observe(const char *key, const void *bytes, size_t size, void *context) {
+    (void)bytes;
+    (void)size;
+    (void)context;
+    snprintf(observed, sizeof observed, "%s", key);
+    observed_count++;
+}
+
+struct writer { pid_t pid; FILE *in, *out; };
+
+static int writer_start(struct writer *writer, const char *dir) {
+    int to[2], from[2];
+    if (pipe(to) != 0 || pipe(from) != 0) return 0;
+    char program[4200];
+    snprintf(program, sizeof program, "%s/fault_writer", harness_bin_dir());
+    fflush(stdout);
+    writer->pid = fork();
+    if (writer->pid == 0) {
+        dup2(to[0], 0);
+        dup2(from[1], 1);
+        close(to[0]); close(to[1]); close(from[0]); close(from[1]);
+        execl(program, program, dir, (char *)NULL);
+        _exit(127);
+    }
+    close(to[0]);
+    close(from[1]);
+    writer->in = fdopen(to[1], "w");
+    writer->out = fdopen(from[0], "r");
+    setvbuf(writer->in, NULL, _IONBF, 0);
+    char line[64];
+    return fgets(line, sizeof line, writer->out) && !strcmp(line, "ready\n");
+}
+
+static int writer_set(struct writer *writer, const char *key) {
+    char line[64];
+    fprintf(writer->in, "set %s 1\n", key);
+    return fgets(line, sizeof line, writer->out) && !strcmp(line, "ok\n");
+}
+
+static void writer_stop(struct writer *writer) {
+    if (writer->in) fclose(writer->in);
+    if (writer->out) fclose(writer->out);
+    if (writer->pid > 0) waitpid(writer->pid, NULL, 0);
+}
+
+/* Sets key in the writer and dispatches until this process observed it. */
+static int seen_after_set(outlive_store *store, struct writer *writer, const char *key) {
+    int before = observed_count;
+    if (!writer_set(writer, key)) return 0;
+    double deadline = harness_now() + 10;
+    while (harness_now() < deadline) {
+        outlive_loop_dispatch(outlive_store_loop(store), 100);
+        if (observed_count > before && !strcmp(observed, key)) return 1;
+    }
+    return 0;
+}
+
+static void test_notifications_arrive_after_the_doorbell_is_deleted_or_replaced(void) {
+    const char *dir = harness_temp_dir();
+    char path[4096], doorbell[4200], temporary[4200];
+    snprintf(path, sizeof path, "%s", dir);
+    path_in(doorbell, sizeof doorbell, path, "doorbell");
+    path_in(temporary, sizeof temporary, path, "doorbell.new");
+    outlive_store *store = open_store(path, "app");
+    CHECK(store != NULL);
+    uint64_t token = 0;
+    observed_count = 0;
+    CHECK_OK(outlive_kv_observe(store, "", observe, NULL, &token));
+    struct writer writer = {0};
+    int started = writer_start(&writer, path);
+    int seen_first = started && seen_after_set(store, &writer, "first");
+    /* Replaced by a new file in place. */
+    unlink(doorbell);
+    int fd = open(doorbell, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    if (fd >= 0) close(fd);
+    int seen_replaced = seen_first && seen_after_set(store, &writer, "after_replace");
+    /* Deleted, nothing in its place: the writer makes it again. */
+    unlink(doorbell);
+    int seen_deleted = seen_replaced && seen_after_set(store, &writer, "after_delete");
+    /* Replaced atomically by rename. */
+    fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (fd >= 0) close(fd);
+    rename(temporary, doorbell);
+    int seen_renamed = seen_deleted && seen_after_set(store, &writer, "after_rename");
+    writer_stop(&writer);
+    outlive_store_close(store);
+    CHECK_MSG(started, "fault_writer did not start");
+    CHECK_MSG(seen_first, "the first change was not observed");
+    CHECK_MSG(seen_replaced, "no notification after the doorbell was replaced");
+    CHECK_MSG(seen_deleted, "no notification after the doorbell was deleted");
+    CHECK_MSG(seen_renamed, "no notification after the doorbell was renamed over");
+    harness_remove_tree(path);
+}
+
+/* ── lock file of a live run deleted ── */
+
+static void faults_noop(void) {}
+
+static long long scalar(const char *dir, const char *sql) {
+    char path[4200];
+    path_in(path, sizeof path, dir, "outlive.db");
+    sqlite3 *db = NULL;
+    long long value = -1;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
+        sqlite3_stmt *statement = NULL;
+        if (sqlite3_prepare_v2(db, sql, -1, &statement, NULL) == SQLITE_OK && sqlite3_step(statement) == SQLITE_ROW)
+            value = sqlite3_column_int64(statement, 0);
+        sqlite3_finalize(statement);
+    }
+    sqlite3_close(db);
+    return value;
+}
+
+static outlive_status consume_this_run(outlive_store *store) {
+    outlive_handler *handler = outlive_handler_new("faults_noop", NULL);
+    outlive_status status = outlive_signal_consume(store, SIGNAL_ID, handler, OUTLIVE_DELIVER_UNTIL_TERMINATED,
+                                                   OUTLIVE_LIFETIME_THIS_RUN, NULL);
+    outlive_handler_free(handler);
+    return status;
+}
+
+static size_t consumers(outlive_store *store) {
+    size_t count = 0;
+    if (outlive_signal_lookup(store, SIGNAL_ID, NULL, &count, NULL) != OUTLIVE_OK) return 0;
+    return count;
+}
+
+/* Opens `first`, deletes its lock file, opens `second`: the state the two
+ * lock-file tests start from. */
+static outlive_store *open_and_delete_lock(const char *path, outlive_store **second) {
+    outlive_register("faults_noop", "", faults_noop);
+    outlive_store *first = open_store(path, "app");
+    if (!first) return NULL;
+    char lock[4300];
+    snprintf(lock, sizeof lock, "%s/runs/%s.lock", path, outlive_store_run_id(first));
+    if (outlive_kv_set(first, "before", "1", 1) != OUTLIVE_OK || consume_this_run(first) != OUTLIVE_OK || unlink(lock) != 0) {
+        outlive_store_close(first);
+        return NULL;
+    }
+    *second = open_store(path, "other");
+    return first;
+}
+
+/* The contract (store section of outlive.h): a run is alive while its process
+ * holds the lock on its lock file. A deleted lock file holds no lock anyone can
+ * see, so the next process that looks declares the run ended, as if it had
+ * died: its this-run consumers go, its run record goes. What the run wrote
+ * stays, and its writes go on working. */
+static void test_deleted_lock_file_ends_the_run_for_other_processes_and_keeps_its_data(void) {
+    const char *dir = harness_temp_dir();
+    char path[4096];
+    snprintf(path, sizeof path, "%s", dir);
+    outlive_store *second = NULL;
+    outlive_store *first = open_and_delete_lock(path, &second);
+    CHECK(first != NULL && second != NULL);
+    size_t left = consumers(second);
+    long long runs = scalar(path, "SELECT count(*) FROM outlive_runs");
+    outlive_status after = outlive_kv_set(first, "after", "2", 1);
+    outlive_store_close(first);
+    outlive_store_close(second);
+    outlive_store *checker = open_store(path, "checker");
+    CHECK(checker != NULL);
+    int kept = kv_is(checker, "before", "1") && kv_is(checker, "after", "2");
+    outlive_store_close(checker);
+    long long runs_left = scalar(path, "SELECT count(*) FROM outlive_runs");
+    CHECK_MSG(left == 0, "the run whose lock file was deleted kept %zu this-run consumers", left);
+    CHECK_MSG(runs == 1, "%lld runs registered; only the second handle's should be", runs);
+    CHECK_MSG(after == OUTLIVE_OK && kept, "writes of the run were lost (status %s, kept %d)", outlive_status_name(after), kept);
+    CHECK_MSG(runs_left == 0, "%lld runs left registered after every handle closed", runs_left);
+    harness_remove_tree(path);
+}
+
+/* A run that others declared ended (its lock file was deleted) goes on
+ * running: whatever run-bound state it registers afterwards (a this-run
+ * consumer) must not outlive it. Today consume succeeds, and since the run's
+ * record is gone its close runs no end hooks, so the consumer is orphaned for
+ * ever: owned by a run that no reap will ever visit. */
+static void test_run_ended_by_a_deleted_lock_file_leaves_no_this_run_consumer_after_it_closes(void) {
+    const char *dir = harness_temp_dir();
+    char path[4096];
+    snprintf(path, sizeof path, "%s", dir);
+    outlive_store *second = NULL;
+    outlive_store *first = open_and_delete_lock(path, &second);
+    CHECK(first != NULL && second != NULL);
+    outlive_status again = consume_this_run(first);
+    outlive_store_close(first);
+    outlive_store_close(second);
+    outlive_store *checker = open_store(path, "checker");
+    CHECK(checker != NULL);
+    outlive_store_close(checker);
+    long long orphans = scalar(path, "SELECT count(*) FROM outlive_signal_consumers");
+    harness_remove_tree(path);
+    CHECK_MSG(again == OUTLIVE_OK || again == OUTLIVE_E_STATE, "consume after the run was ended returned %s",
+              outlive_status_name(again));
+    CHECK_MSG(orphans == 0, "%lld this-run consumer(s) left after every handle closed (consume returned %s, "
+              "registered by a run the store had ended)", orphans, outlive_status_name(again));
+}
+
+/* ── damaged and foreign databases ── */
+
+static void make_store(const char *dir) {
+    outlive_store *store = open_store(dir, "app");
+    if (!store) return;
+    char key[16], value[64];
+    for (int i = 0; i < 200; i++) {
+        snprintf(key, sizeof key, "k%03d", i);
+        int length = snprintf(value, sizeof value, "value %d with some padding to fill pages", i);
+        outlive_kv_set(store, key, value, (size_t)length);
+    }
+    outlive_store_close(store);
+}
+
+/* Opens and reads every key: any status but a crash; reports open's status. */
+static void open_damaged_child(void *arg) {
+    const char *dir = arg;
+    outlive_set_log_handler(quiet, OUTLIVE_LOG_DEBUG, NULL);
+    outlive_store *store = NULL;
+    outlive_status open = outlive_store_open(dir, "app", NULL, &store);
+    if (open != OUTLIVE_OK) { child_say("ok %s", outlive_status_name(open)); return; }
+    outlive_status worst = OUTLIVE_OK;
+    for (int i = 0; i < 200; i++) {
+        char key[16];
+        snprintf(key, sizeof key, "k%03d", i);
+        void *bytes = NULL;
+        size_t size = 0;
+        outlive_status status = outlive_kv_get(store, key, &bytes, &size);
+        if (status == OUTLIVE_OK) outlive_free(bytes);
+        else if (status != OUTLIVE_E_NOT_FOUND) worst = status;
+    }
+    outlive_status set = outlive_kv_set(store, "new", "x", 1);
+    if (set != OUTLIVE_OK) worst = set;
+    outlive_store_close(store);
+    if (worst != OUTLIVE_OK && worst != OUTLIVE_E_CORRUPT && worst != OUTLIVE_E_IO)
+        child_say("a damaged store gave %s", outlive_status_name(worst));
+    else child_say("ok opened, then %s", outlive_status_name(worst));
+}
+
+static void damage(const char *dir, off_t truncate_to, off_t garbage_at, size_t garbage_size) {
+    char path[4200];
+    path_in(path, sizeof path, dir, "outlive.db");
+    if (truncate_to >= 0 && truncate(path, truncate_to) != 0) return;
+    if (garbage_size) {
+        int fd = open(path, O_WRONLY);
+        unsigned char *garbage = malloc(garbage_size);
+        srand(7);
+        for (size_t i = 0; i < garbage_size; i++) garbage[i] = (unsigned char)rand();
+        if (pwrite(fd, garbage, garbage_size, garbage_at) != (ssize_t)garbage_size) { /* seen by the open */ }
+        free(garbage);
+        close(fd);
+    }
+}
+
+/* Damages a fresh store and opens it in a child; `said` receives the outcome. */
+static int damaged_open(off_t truncate_to, off_t garbage_at, size_t garbage_size, char *said, size_t size) {
+    const char *dir = harness_temp_dir();
+    char path[4096];
+    snprintf(path, sizeof path, "%s", dir);
+    make_store(path);
+    damage(path, truncate_to, garbage_at, garbage_size);
+    int result = in_child(open_damaged_child, path, said, size);
+    harness_remove_tree(path);
+    return result;
+}
+
+static void test_database_truncated_inside_its_header_is_corrupt(void) {
+    char said[1024];
+    int result = damaged_open(60, 0, 0, said, sizeof said);
+    CHECK_CHILD(result, said);
+    CHECK_MSG(!strcmp(said, "ok OUTLIVE_E_CORRUPT"), "open of a 60-byte database: %s", said);
+}
+
+static void test_database_truncated_to_half_gives_a_status_not_a_crash(void) {
+    char said[1024];
+    const char *dir = harness_temp_dir();
+    char path[4096], db[4200];
+    snprintf(path, sizeof path, "%s", dir);
+    make_store(path);
+    path_in(db, sizeof db, path, "outlive.db");
+    struct stat info;
+    CHECK(stat(db, &info) == 0);
+    damage(path, info.st_size / 2, 0, 0);
+    int result = in_child(open_damaged_child, path, said, sizeof said);
+    harness_remove_tree(path);
+    CHECK_CHILD(result, said);
+    printf("# truncated to half: %s\n", said + 3);
+}
+
+static void test_garbage_over_the_header_is_corrupt(void) {
+    char said[1024];
+    int result = damaged_open(-1, 0, 100, said, sizeof said);
+    CHECK_CHILD(result, said);
+    CHECK_MSG(!strcmp(said, "ok OUTLIVE_E_CORRUPT"), "open of a database with a garbage header: %s", said);
+}
+
+static void test_garbage_over_the_pages_gives_a_status_not_a_crash(void) {
+    char said[1024];
+    int result = damaged_open(-1, 4096, 4096 * 8, said, sizeof said);
+    CHECK_CHILD(result, said);
+    printf("# garbage over pages 2-9: %s\n", said + 3);
+}
+
+static void test_sqlite_database_of_another_application_is_corrupt(void) {
+    const char *dir = harness_temp_dir();
+    char path[4096], db[4200], said[1024];
+    snprintf(path, sizeof path, "%s", dir);
+    path_in(db, sizeof db, path, "outlive.db");
+    sqlite3 *handle = NULL;
+    CHECK(sqlite3_open(db, &handle) == SQLITE_OK);
+    sqlite3_exec(handle, "PRAGMA application_id = 42; CREATE TABLE notes(text TEXT); INSERT INTO notes VALUES ('mine')",
+                 NULL, NULL, NULL);
+    sqlite3_close(handle);
+    chmod(db, 0600);
+    int result = in_child(open_damaged_child, path, said, sizeof said);
+    /* Refused without touching it. */
+    CHECK(sqlite3_open(db, &handle) == SQLITE_OK);
+    sqlite3_stmt *statement = NULL;
+    sqlite3_prepare_v2(handle, "SELECT count(*) FROM sqlite_master", -1, &statement, NULL);
+    int tables = sqlite3_step(statement) == SQLITE_ROW ? sqlite3_column_int(statement, 0) : -1;
+    sqlite3_finalize(statement);
+    sqlite3_close(handle);
+    harness_remove_tree(path);
+    CHECK_CHILD(result, said);
+    CHECK_MSG(!strcmp(said, "ok OUTLIVE_E_CORRUPT"), "open of another application's database: %s", said);
+    CHECK_MSG(tables == 1, "the foreign database has %d tables after the refused open (1 before)", tables);
+}
+
+/* ── newer format ── */
+
+static int execute(const char *dir, const char *sql) {
+    char path[4200];
+    path_in(path, sizeof path, dir, "outlive.db");
+    sqlite3 *db = NULL;
+    int ok = sqlite3_open(path, &db) == SQLITE_OK && sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK;
+    sqlite3_close(db);
+    return ok;
+}
+
+static void test_store_from_a_newer_format_is_refused_with_version_and_left_intact(void) {
+    const char *dir = harness_temp_dir();
+    char path[4096];
+    snprintf(path, sizeof path, "%s", dir);
+    outlive_store *store = open_store(path, "app");
+    CHECK(store != NULL);
+    CHECK_OK(outlive_kv_set(store, "kept", "yes", 3));
+    outlive_store_close(store);
+    static const struct { const char *newer, *back; } cases[] = {
+        {"PRAGMA user_version = 2", "PRAGMA user_version = 1"},
+        {"UPDATE outlive_schema SET version = version + 1 WHERE component = 'kv'",
+         "UPDATE outlive_schema SET version = version - 1 WHERE component = 'kv'"},
+        {"UPDATE outlive_schema SET version = 99 WHERE component = 'store'",
+         "UPDATE outlive_schema SET version = 2 WHERE component = 'store'"},
+    };
+    long long store_version = scalar(path, "SELECT version FROM outlive_schema WHERE component = 'store'");
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char back[256];
+        snprintf(back, sizeof back, "%s", cases[i].back);
+        if (i == 2) snprintf(back, sizeof back, "UPDATE outlive_schema SET version = %lld WHERE component = 'store'", store_version);
+        CHECK_MSG(execute(path, cases[i].newer), "cannot apply: %s", cases[i].newer);
+        store = NULL;
+        outlive_status status = outlive_store_open(path, "app", NULL, &store);
+        if (status == OUTLIVE_OK) outlive_store_close(store);
+        CHECK_MSG(status == OUTLIVE_E_VERSION, "after \"%s\" open returned %s: %s", cases[i].newer,
+                  outlive_status_name(status), outlive_last_error());
+        CHECK_MSG(strstr(outlive_last_error(), "newer") != NULL, "the message does not say why: %s", outlive_last_error());
+        CHECK(execute(path, back));
+        store = open_store(path, "app");
+        CHECK_MSG(store != NULL, "the store does not open once the format is back: %s", outlive_last_error());
+        int kept = kv_is(store, "kept", "yes");
+        outlive_store_close(store);
+        CHECK_MSG(kept, "the acknowledged value was lost after the refused open (case %zu)", i);
+    }
+    harness_remove_tree(path);
+}
+
+HARNESS_MAIN(T(test_disk_full_fails_with_io_and_keeps_acknowledged_data),
+             T(test_read_only_store_gives_a_clear_status_and_keeps_data),
+             T(test_notifications_arrive_after_the_doorbell_is_deleted_or_replaced),
+             T(test_deleted_lock_file_ends_the_run_for_other_processes_and_keeps_its_data),
+             T(test_run_ended_by_a_deleted_lock_file_leaves_no_this_run_consumer_after_it_closes),
+             T(test_database_truncated_inside_its_header_is_corrupt),
+             T(test_database_truncated_to_half_gives_a_status_not_a_crash),
+             T(test_garbage_over_the_header_is_corrupt),
+             T(test_garbage_over_the_pages_gives_a_status_not_a_crash),
+             T(test_sqlite_database_of_another_application_is_corrupt),
+             T(test_store_from_a_newer_format_is_refused_with_version_and_left_intact))
