@@ -23,6 +23,8 @@
 
 /* ── helpers ── */
 
+static int execute(const char *dir, const char *sql);
+
 static outlive_store *open_store(const char *dir, const char *name) {
     outlive_store *store = NULL;
     if (outlive_store_open(dir, name, NULL, &store) != OUTLIVE_OK) return NULL;
@@ -575,6 +577,83 @@ static void test_sqlite_database_of_another_application_is_corrupt(void) {
     CHECK_MSG(tables == 1, "the foreign database has %d tables after the refused open (1 before)", tables);
 }
 
+/* ── damaged rows ── */
+
+static _Atomic int good_task_ran;
+static void faults_task(void) { good_task_ran++; }
+
+struct damaged_task { const char *dir; int kind; };
+
+static void damaged_task_child(void *arg) {
+    const struct damaged_task *damage = arg;
+    outlive_set_log_handler(quiet, OUTLIVE_LOG_DEBUG, NULL);
+    outlive_register("faults_task", "", faults_task);
+    outlive_store *store = open_store(damage->dir, "app");
+    if (!store) { child_say("open: %s", outlive_last_error()); return; }
+    outlive_tasks_set_triggers(store, 0, 1e6);
+    outlive_handler *work = outlive_handler_new("faults_task", NULL);
+    char damaged[OUTLIVE_ID_SIZE], good[OUTLIVE_ID_SIZE];
+    outlive_task_add(store, work, NULL, NULL, 0, damaged);
+    outlive_task_add(store, work, NULL, NULL, 0, good);
+    outlive_handler_free(work);
+    char sql[1024];
+    if (damage->kind == 0) {
+        snprintf(sql, sizeof sql, "UPDATE outlive_tasks SET handler_name = CAST(X'0AFF' AS TEXT) WHERE id = '%s'", damaged);
+    } else {
+        /* The row's handler_name resolves; its serialized handler names one that does not. */
+        outlive_handler *other = outlive_handler_new("faults_missing", NULL);
+        unsigned char *bytes = NULL;
+        size_t size = 0;
+        outlive_handler_serialize(other, (void **)&bytes, &size);
+        outlive_handler_free(other);
+        int length = snprintf(sql, sizeof sql, "UPDATE outlive_tasks SET handler = X'");
+        for (size_t i = 0; i < size && length < 900; i++) length += snprintf(sql + length, sizeof sql - (size_t)length, "%02X", bytes[i]);
+        snprintf(sql + length, sizeof sql - (size_t)length, "' WHERE id = '%s'", damaged);
+        outlive_free(bytes);
+    }
+    if (!execute(damage->dir, sql)) { child_say("cannot damage the row"); return; }
+    /* A hang is the failure: the alarm ends the child. */
+    alarm(10);
+    outlive_tasks_run_now(store);
+    double deadline = harness_now() + 8;
+    while (!good_task_ran && harness_now() < deadline) outlive_loop_dispatch(outlive_store_loop(store), 100);
+    alarm(0);
+    outlive_store_close(store);
+    if (!good_task_ran) child_say("the task behind the damaged one did not run");
+    else child_say("ok");
+}
+
+static void run_damaged_task(int kind, const char *what) {
+    const char *dir = harness_temp_dir();
+    char path[4096], said[1024];
+    snprintf(path, sizeof path, "%s", dir);
+    struct damaged_task damage = {path, kind};
+    int result = in_child(damaged_task_child, &damage, said, sizeof said);
+    harness_remove_tree(path);
+    CHECK_MSG(result == 0 && !strncmp(said, "ok", 2), "child %s: %s", result < 0 ? strsignal(-result) : "exited",
+              result == -SIGALRM ? what : said);
+}
+
+/* A stored task whose handler_name column is not UTF-8 (a damaged or hostile
+ * row) must be skipped or refused, and the queue behind it must go on. Today
+ * the runner loops for ever inside outlive_loop_dispatch (TaskRun.swift
+ * startNext: the name decodes with U+FFFD, which sorts below the stored bytes,
+ * so "handler_name > last" returns the same row again and the names array grows
+ * without bound). Found by fuzz/fuzz_records.c. */
+static void test_task_with_a_non_utf8_handler_name_does_not_hang_the_runner(void) {
+    run_damaged_task(0, "the runner hung in outlive_loop_dispatch for 10 s on a task whose handler_name is not UTF-8");
+}
+
+/* A stored task whose handler_name column names a handler this process
+ * resolves while its serialized handler names one it does not (a damaged or
+ * hostile row). Today the runner loops for ever: the attempt comes back
+ * "unresolved" and TaskRun.call adds the serialized handler's name to
+ * run.unresolvedNames, but startNext filters by the column's name, so it picks
+ * the same task again at once. Found by fuzz/fuzz_records.c. */
+static void test_task_whose_stored_handler_differs_from_its_handler_name_does_not_hang_the_runner(void) {
+    run_damaged_task(1, "the runner hung in outlive_loop_dispatch for 10 s on a task whose handler blob names another handler than its handler_name");
+}
+
 /* ── newer format ── */
 
 static int execute(const char *dir, const char *sql) {
@@ -633,4 +712,6 @@ HARNESS_MAIN(T(test_disk_full_fails_with_io_and_keeps_acknowledged_data),
              T(test_garbage_over_the_header_is_corrupt),
              T(test_garbage_over_the_pages_gives_a_status_not_a_crash),
              T(test_sqlite_database_of_another_application_is_corrupt),
-             T(test_store_from_a_newer_format_is_refused_with_version_and_left_intact))
+             T(test_store_from_a_newer_format_is_refused_with_version_and_left_intact),
+             T(test_task_with_a_non_utf8_handler_name_does_not_hang_the_runner),
+             T(test_task_whose_stored_handler_differs_from_its_handler_name_does_not_hang_the_runner))
