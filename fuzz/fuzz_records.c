@@ -110,7 +110,7 @@ static void present(const outlive_message *message, outlive_presentation *presen
  * inputs, which costs more than the inputs themselves. Leaks are checked by
  * valgrind over the C suites; AddressSanitizer still checks every access. */
 const char *__asan_default_options(void);
-const char *__asan_default_options(void) { return "detect_leaks=0"; }
+const char *__asan_default_options(void) { return "detect_leaks=0:malloc_context_size=8"; }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
     (void)argc; (void)argv;
@@ -351,17 +351,16 @@ static void fuzz_signal_record(const struct input *input) {
     size_t count = 0;
     bool terminated = false;
     check(outlive_signal_lookup(store, SIGNAL_ID, &version, &count, &terminated));
-    dispatch(2);
+    dispatch(1);
     if (input->kind & 0x80) {
         outlive_args *payload = outlive_args_new();
         outlive_args_set_string(payload, "value", "posted");
         check(outlive_signal_post(store, SIGNAL_ID, payload, false));
         outlive_args_free(payload);
-        dispatch(2);
+        dispatch(1);
     }
     check(outlive_signal_consumer_remove(store, CONSUMER_ID));
-    run("DELETE FROM outlive_signal_consumers");
-    run("DELETE FROM outlive_signals");
+    run("DELETE FROM outlive_signal_consumers; DELETE FROM outlive_signals");
 }
 
 static void fuzz_message_record(const struct input *input) {
@@ -412,8 +411,7 @@ static void fuzz_message_record(const struct input *input) {
     dispatch(2);
     if (input->b & 4) check(outlive_message_remove(store, MESSAGE_ID));
     dispatch(1);
-    run("DELETE FROM outlive_messages");
-    run("UPDATE outlive_message_categories SET count = 0");
+    run("DELETE FROM outlive_messages; UPDATE outlive_message_categories SET count = 0");
 }
 
 /* A hang is a failure: an input that keeps the library busy for 10 s aborts,
