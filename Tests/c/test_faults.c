@@ -398,7 +398,7 @@ static outlive_store *open_and_delete_lock(const char *path, outlive_store **sec
  * holds the lock on its lock file. A deleted lock file holds no lock anyone can
  * see, so the next process that looks declares the run ended, as if it had
  * died: its this-run consumers go, its run record goes. What the run wrote
- * stays, and its writes go on working. */
+ * stays, and its reads and writes of data go on working. */
 static void test_deleted_lock_file_ends_the_run_for_other_processes_and_keeps_its_data(void) {
     const char *dir = harness_temp_dir();
     char path[4096];
@@ -424,10 +424,11 @@ static void test_deleted_lock_file_ends_the_run_for_other_processes_and_keeps_it
 }
 
 /* A run that others declared ended (its lock file was deleted) goes on
- * running: whatever run-bound state it registers afterwards (a this-run
- * consumer) must not outlive it. Today consume succeeds, and since the run's
- * record is gone its close runs no end hooks, so the consumer is orphaned for
- * ever: owned by a run that no reap will ever visit. */
+ * running, but whatever would bind new state to it (here a this-run consumer)
+ * fails with OUTLIVE_E_STATE, as outlive.h documents, so nothing is orphaned
+ * where no end-of-run hook will look; closing and reopening the store gives a
+ * fresh run that can. (Found by this test: consume used to succeed and leave
+ * the consumer for ever.) */
 static void test_run_ended_by_a_deleted_lock_file_leaves_no_this_run_consumer_after_it_closes(void) {
     const char *dir = harness_temp_dir();
     char path[4096];
@@ -437,14 +438,19 @@ static void test_run_ended_by_a_deleted_lock_file_leaves_no_this_run_consumer_af
     CHECK(first != NULL && second != NULL);
     outlive_status again = consume_this_run(first);
     outlive_store_close(first);
+    outlive_store *reopened = open_store(path, "app");
+    CHECK(reopened != NULL);
+    outlive_status fresh = consume_this_run(reopened);
+    outlive_store_close(reopened);
     outlive_store_close(second);
     outlive_store *checker = open_store(path, "checker");
     CHECK(checker != NULL);
     outlive_store_close(checker);
     long long orphans = scalar(path, "SELECT count(*) FROM outlive_signal_consumers");
     harness_remove_tree(path);
-    CHECK_MSG(again == OUTLIVE_OK || again == OUTLIVE_E_STATE, "consume after the run was ended returned %s",
+    CHECK_MSG(again == OUTLIVE_E_STATE, "consume by the run others ended returned %s (OUTLIVE_E_STATE documented)",
               outlive_status_name(again));
+    CHECK_MSG(fresh == OUTLIVE_OK, "consume after closing and reopening returned %s", outlive_status_name(fresh));
     CHECK_MSG(orphans == 0, "%lld this-run consumer(s) left after every handle closed (consume returned %s, "
               "registered by a run the store had ended)", orphans, outlive_status_name(again));
 }
@@ -635,21 +641,20 @@ static void run_damaged_task(int kind, const char *what) {
 }
 
 /* A stored task whose handler_name column is not UTF-8 (a damaged or hostile
- * row) must be skipped or refused, and the queue behind it must go on. Today
- * the runner loops for ever inside outlive_loop_dispatch (TaskRun.swift
- * startNext: the name decodes with U+FFFD, which sorts below the stored bytes,
- * so "handler_name > last" returns the same row again and the names array grows
- * without bound). Found by fuzz/fuzz_records.c. */
+ * row) must be skipped or refused, and the queue behind it must go on. Found
+ * by fuzz/fuzz_records.c: the runner looped for ever inside
+ * outlive_loop_dispatch (the name decoded with U+FFFD, which sorts below the
+ * stored bytes, so "handler_name > last" returned the same row again while the
+ * list of names grew without bound). */
 static void test_task_with_a_non_utf8_handler_name_does_not_hang_the_runner(void) {
     run_damaged_task(0, "the runner hung in outlive_loop_dispatch for 10 s on a task whose handler_name is not UTF-8");
 }
 
 /* A stored task whose handler_name column names a handler this process
  * resolves while its serialized handler names one it does not (a damaged or
- * hostile row). Today the runner loops for ever: the attempt comes back
- * "unresolved" and TaskRun.call adds the serialized handler's name to
- * run.unresolvedNames, but startNext filters by the column's name, so it picks
- * the same task again at once. Found by fuzz/fuzz_records.c. */
+ * hostile row). Found by fuzz/fuzz_records.c: the runner looped for ever (the
+ * attempt came back "unresolved" under the serialized handler's name, while
+ * the next pick filtered by the column's name and took the same task again). */
 static void test_task_whose_stored_handler_differs_from_its_handler_name_does_not_hang_the_runner(void) {
     run_damaged_task(1, "the runner hung in outlive_loop_dispatch for 10 s on a task whose handler blob names another handler than its handler_name");
 }
