@@ -292,9 +292,8 @@ static void fuzz_task_record(const struct input *input) {
     check(outlive_tasks_count_dead(store, &pending));
     if (input->kind & 0x10) check(outlive_task_retry(store, TASK_ID));
     check(outlive_tasks_run_now(store));
-    dispatch(3);
+    dispatch(2);
     if (input->kind & 0x20) check(outlive_task_delete(store, TASK_ID));
-    dispatch(1);
     run("DELETE FROM outlive_tasks WHERE state <> 1 OR runner IS NULL");
     run("UPDATE outlive_task_counts SET pending = (SELECT count(*) FROM outlive_tasks WHERE state <> 2), "
         "dead = (SELECT count(*) FROM outlive_tasks WHERE state = 2)");
@@ -405,10 +404,10 @@ static void fuzz_message_record(const struct input *input) {
     check(status);
     if (status == OUTLIVE_OK) outlive_free(ids);
     check(outlive_messages_count(store, "fuzz", &count));
-    dispatch(2);
+    dispatch(1);
     if (input->b & 1) check(outlive_message_respond(store, MESSAGE_ID, "yes"));
     if (input->b & 2) check(outlive_message_mute(store, MESSAGE_ID));
-    dispatch(2);
+    dispatch(1);
     if (input->b & 4) check(outlive_message_remove(store, MESSAGE_ID));
     dispatch(1);
     run("DELETE FROM outlive_messages; UPDATE outlive_message_categories SET count = 0");
