@@ -24,9 +24,9 @@ enum MessageTable {
         CREATE INDEX outlive_message_presenters_by_name ON outlive_message_presenters(process, presenter_id)
         """,
         SchemaComponent.requiringRegisteredRun("outlive_message_presenters", "run_id")
-            + SchemaComponent.requiringRegisteredRun("outlive_messages", "locking_run")
-            + SchemaComponent.requiringRegisteredRun("outlive_messages", "presenter_run")
-            + SchemaComponent.requiringRegisteredRun("outlive_messages", "responding_run"),
+            + SchemaComponent.requiringRegisteredRun("outlive_messages", "locking_run", onInsert: false)
+            + SchemaComponent.requiringRegisteredRun("outlive_messages", "presenter_run", onInsert: false)
+            + SchemaComponent.requiringRegisteredRun("outlive_messages", "responding_run", onInsert: false),
     ])
 
     static let columns = """

@@ -34,7 +34,7 @@ public final class Signals {
         CREATE INDEX outlive_signal_consumers_by_lifetime ON outlive_signal_consumers(lifetime, process)
         """,
         SchemaComponent.requiringRegisteredRun("outlive_signal_consumers", "run_id")
-            + SchemaComponent.requiringRegisteredRun("outlive_signal_consumers", "claim_run"),
+            + SchemaComponent.requiringRegisteredRun("outlive_signal_consumers", "claim_run", onInsert: false),
     ])
 
     let store: Store

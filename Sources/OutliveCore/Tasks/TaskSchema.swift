@@ -40,7 +40,7 @@ enum TaskSchema {
         INSERT INTO outlive_task_counts(slot, pending, dead) VALUES (0, 0, 0)
         """,
         SchemaComponent.requiringRegisteredRun("outlive_task_runner", "run_id")
-            + SchemaComponent.requiringRegisteredRun("outlive_tasks", "runner"),
+            + SchemaComponent.requiringRegisteredRun("outlive_tasks", "runner", onInsert: false),
     ])
 
     static let topic = "tasks"
