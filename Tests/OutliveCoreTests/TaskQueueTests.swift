@@ -106,6 +106,14 @@ final class TaskQueueTests: XCTestCase {
         XCTAssertEqual(try store.tasks.list().count, 0)
     }
 
+    func testAddsOfAProducerThatDoesNotDispatchQueueOneTriggerEvaluation() throws {
+        while try store.loop.dispatch(timeoutMilliseconds: 0) > 0 {}  // what opening the store posted
+        for index in 0..<200 { _ = try store.tasks.add(task("test.tasks.record", "p\(index)")) }
+        XCTAssertEqual(try store.tasks.pendingCount(), 200)
+        // One posted evaluation plus, at most, the feed delivery of the adds.
+        XCTAssertLessThanOrEqual(try store.loop.dispatch(timeoutMilliseconds: 0), 2)
+    }
+
     func testCountTriggerStartsARunByItself() throws {
         var triggers = TaskTriggers()
         triggers.pendingCount = 3

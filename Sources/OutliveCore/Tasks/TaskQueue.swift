@@ -14,6 +14,9 @@ public final class TaskQueue {
     var concurrency = 1
     /// Results of attempts of this process handed in by completion handlers.
     var results: [String: (success: Bool, error: String?)] = [:]
+    /// Whether a trigger evaluation is posted to the loop and not yet run: adds
+    /// from a producer that seldom dispatches post one, not one each.
+    var triggerEvaluationPosted = false
 
     // Loop thread only.
     var run: TaskRun?
@@ -144,7 +147,7 @@ public final class TaskQueue {
             try TaskSchema.addCounts(pending: Int64(tasks.count), dead: 0, in: transaction)
             try transaction.recordChange(topic: TaskSchema.topic, key: "added")
         }
-        store.loop.post { [weak self] in self?.evaluateTriggers() }
+        postTriggerEvaluation()
         return ids
     }
 
@@ -221,7 +224,7 @@ public final class TaskQueue {
             if state == .dead { try TaskSchema.addCounts(pending: 1, dead: -1, in: transaction) }
             try transaction.recordChange(topic: TaskSchema.topic, key: "added")
         }
-        store.loop.post { [weak self] in self?.evaluateTriggers() }
+        postTriggerEvaluation()
     }
 
     /// Removes a task that is not running.
@@ -258,6 +261,21 @@ public final class TaskQueue {
         }
         if batch.resync || keys.contains("completed") { collectRemoteOutcomes() }
         if batch.resync || keys.contains("finished") || keys.contains("returned") { scheduleDue() }
+    }
+
+    /// Evaluates the triggers in a later dispatch, once however many calls ask
+    /// before it runs (any thread).
+    func postTriggerEvaluation() {
+        let first = lock.withLock { () -> Bool in
+            defer { triggerEvaluationPosted = true }
+            return !triggerEvaluationPosted
+        }
+        guard first else { return }
+        store.loop.post { [weak self] in
+            guard let self else { return }
+            self.lock.withLock { self.triggerEvaluationPosted = false }
+            self.evaluateTriggers()
+        }
     }
 
     func evaluateTriggers() {
