@@ -298,8 +298,8 @@ OUTLIVE_API outlive_status outlive_loop_run_thread(outlive_loop *loop);
  * cleaner do it: the other processes then see that run as ended and release
  * what it held (claims, this-run consumers). Its handle goes on reading and
  * writing data, but whatever would bind new state to the run (a claim, a
- * this-run consumer, a presenter) fails with OUTLIVE_E_STATE: close the store
- * and open it again.
+ * this-run consumer, a presenter) fails with OUTLIVE_E_STATE, and its task
+ * runner stops with an error in the log: close the store and open it again.
  *
  * Safety: the directory must belong to this user and must not be writable by
  * group or others (it is created 0700, files 0600); links inside it are never

@@ -455,6 +455,52 @@ static void test_run_ended_by_a_deleted_lock_file_leaves_no_this_run_consumer_af
               "registered by a run the store had ended)", orphans, outlive_status_name(again));
 }
 
+static _Atomic int ended_run_task_calls;
+static void faults_ended_run_task(void) { ended_run_task_calls++; }
+
+static _Atomic int runner_stop_lines;
+static void count_runner_stops(outlive_log_level level, const char *message, void *context) {
+    (void)context;
+    if (level == OUTLIVE_LOG_ERROR && strstr(message, "task runner") && strstr(message, "stops")) runner_stop_lines++;
+}
+
+/* The task runner of a run others ended is refused its claim: it says so once
+ * in the log and stops, rather than trying again every second for as long as
+ * the handle stays open; the task is left for a run that can claim it. */
+static void test_task_runner_of_a_run_ended_by_a_deleted_lock_file_stops_once_and_leaves_the_task(void) {
+    const char *dir = harness_temp_dir();
+    char path[4096];
+    snprintf(path, sizeof path, "%s", dir);
+    outlive_register("faults_ended_run_task", "", faults_ended_run_task);
+    outlive_store *second = NULL;
+    outlive_store *first = open_and_delete_lock(path, &second);
+    CHECK(first != NULL && second != NULL);
+    outlive_tasks_set_triggers(first, 0, 1e6);
+    outlive_tasks_set_triggers(second, 0, 1e6);
+    ended_run_task_calls = 0;
+    runner_stop_lines = 0;
+    outlive_set_log_handler(count_runner_stops, OUTLIVE_LOG_ERROR, NULL);
+    outlive_handler *work = outlive_handler_new("faults_ended_run_task", NULL);
+    outlive_status added = outlive_task_add(first, work, NULL, NULL, 0, NULL);
+    outlive_handler_free(work);
+    CHECK_OK(outlive_tasks_run_now(first));
+    /* Long enough for a retrying runner to have tried again twice. */
+    double until = harness_now() + 2.5;
+    while (harness_now() < until) outlive_loop_dispatch(outlive_store_loop(first), 100);
+    int stops = runner_stop_lines, calls_in_ended_run = ended_run_task_calls;
+    outlive_set_log_handler(NULL, OUTLIVE_LOG_ERROR, NULL);
+    CHECK_OK(outlive_tasks_run_now(second));
+    double deadline = harness_now() + 10;
+    while (!ended_run_task_calls && harness_now() < deadline) outlive_loop_dispatch(outlive_store_loop(second), 100);
+    outlive_store_close(first);
+    outlive_store_close(second);
+    harness_remove_tree(path);
+    CHECK_MSG(added == OUTLIVE_OK, "adding a task in the ended run returned %s", outlive_status_name(added));
+    CHECK_MSG(calls_in_ended_run == 0, "the ended run ran its task %d time(s)", calls_in_ended_run);
+    CHECK_MSG(stops == 1, "the ended run's task runner logged its stop %d times (once expected)", stops);
+    CHECK_MSG(ended_run_task_calls == 1, "a live run ran the task %d time(s)", ended_run_task_calls);
+}
+
 /* ── damaged and foreign databases ── */
 
 static void make_store(const char *dir) {
@@ -712,6 +758,7 @@ HARNESS_MAIN(T(test_disk_full_fails_with_io_and_keeps_acknowledged_data),
              T(test_notifications_arrive_after_the_doorbell_is_deleted_or_replaced),
              T(test_deleted_lock_file_ends_the_run_for_other_processes_and_keeps_its_data),
              T(test_run_ended_by_a_deleted_lock_file_leaves_no_this_run_consumer_after_it_closes),
+             T(test_task_runner_of_a_run_ended_by_a_deleted_lock_file_stops_once_and_leaves_the_task),
              T(test_database_truncated_inside_its_header_is_corrupt),
              T(test_database_truncated_to_half_gives_a_status_not_a_crash),
              T(test_garbage_over_the_header_is_corrupt),

@@ -141,6 +141,13 @@ extension TaskQueue {
                 lock.withLock { for (attempt, result) in finished { results[attempt.claim] = result } }
                 for (attempt, _) in finished { run.inFlight[attempt.claim] = attempt }
                 if (try? store.checkUsable()) == nil { self.run = nil; return }
+                if let refused = error as? OutliveError, refused.code == .state {
+                    // The store refused this run a claim: others ended it (its
+                    // lock file was deleted). Trying again would only fail again.
+                    Log.emit(.error, "the task runner of run \(store.runID) stops: \(refused.message)")
+                    self.run = nil
+                    return
+                }
                 retryLater()
                 return
             }
