@@ -62,12 +62,7 @@ struct TasksRetryCommand: ParsableCommand {
     var id: String
 
     func run() throws {
-        try reporting {
-            let store = try options.open()
-            defer { store.close() }
-            try store.tasks.retry(id: id)
-            print(options.json ? JSON.object([("retried", .string(id))]).text : "task \(id) is pending again")
-        }
+        try changeTask(id, options, done: "retried", says: "is pending again") { try $0.tasks.retry(id: id) }
     }
 }
 
@@ -80,11 +75,20 @@ struct TasksDeleteCommand: ParsableCommand {
     var id: String
 
     func run() throws {
+        try changeTask(id, options, done: "deleted", says: "deleted") { try $0.tasks.delete(id: id) }
+    }
+}
+
+extension ParsableCommand {
+    /// Opens the store, makes one change to task `id`, and says so: `{"<done>": id}`
+    /// with --json, "task <id> <says>" otherwise.
+    fileprivate func changeTask(_ id: String, _ options: StoreOptionsGroup, done: String, says: String,
+                                _ change: (OutliveStore) throws -> Void) throws {
         try reporting {
             let store = try options.open()
             defer { store.close() }
-            try store.tasks.delete(id: id)
-            print(options.json ? JSON.object([("deleted", .string(id))]).text : "task \(id) deleted")
+            try change(store)
+            print(options.json ? JSON.object([(done, .string(id))]).text : "task \(id) \(says)")
         }
     }
 }

@@ -228,6 +228,26 @@ static void many_messages_across_processes(int processes) {
     harness_remove_tree(path);
 }
 
+/* The start most tests share: a fresh store directory (its path in `path`),
+ * one worker process of name "app" with `options`, ready, and a store handle
+ * of this process named `name`. NULL when any step failed. */
+static outlive_store *start_one_worker(struct worker *w, char *path, size_t size, const char *const *options,
+                                       const char *name) {
+    event_count = 0;
+    snprintf(path, size, "%s", harness_temp_dir());
+    if (!worker_start(w, path, "app", options) || !wait_events(w, 1, "ready", 1)) return NULL;
+    return open_store(path, name);
+}
+
+/* Stops the worker (whether it exited cleanly is the result), closes the
+ * store and removes its directory. */
+static int stop_one_worker(struct worker *w, outlive_store *store, const char *path) {
+    int stopped = worker_stop(w);
+    outlive_store_close(store);
+    harness_remove_tree(path);
+    return stopped;
+}
+
 static void test_two_processes_100_messages_each_presented_once_ended_where_presented_answered_once(void) {
     many_messages_across_processes(2);
 }
@@ -271,15 +291,10 @@ static void test_kill_9_of_the_presenting_process_lets_another_process_present(v
 }
 
 static void test_auto_resolver_answers_before_any_presenter_sees_the_message(void) {
-    event_count = 0;
-    const char *dir = harness_temp_dir();
     char path[4096];
-    snprintf(path, sizeof path, "%s", dir);
     struct worker w;
     const char *options[] = {"--resolver", "cancel", "--presenter", "p:200:finish", "--responder", NULL};
-    CHECK(worker_start(&w, path, "app", options));
-    CHECK(wait_events(&w, 1, "ready", 1));
-    outlive_store *store = open_store(path, "poster");
+    outlive_store *store = start_one_worker(&w, path, sizeof path, options, "poster");
     CHECK(store);
     char id[OUTLIVE_ID_SIZE];
     CHECK(post(store, "auth", 1, id));
@@ -291,9 +306,7 @@ static void test_auto_resolver_answers_before_any_presenter_sees_the_message(voi
     snprintf(expected, sizeof expected, "respond %s cancel", id);
     CHECK(count_events(expected, -1) == 1);
     CHECK(count_events("present", -1) == 0);
-    CHECK(worker_stop(&w));
-    outlive_store_close(store);
-    harness_remove_tree(path);
+    CHECK(stop_one_worker(&w, store, path));
 }
 
 static void test_auto_resolver_without_answer_removes_the_message_unpresented(void) {
@@ -312,9 +325,7 @@ static void test_auto_resolver_without_answer_removes_the_message_unpresented(vo
     CHECK(wait_stored(store, 0));
     settle(&w, 1);
     CHECK(count_events("present", -1) == 0 && count_events("respond", -1) == 0);
-    CHECK(worker_stop(&w));
-    outlive_store_close(store);
-    harness_remove_tree(path);
+    CHECK(stop_one_worker(&w, store, path));
 }
 
 static void test_declined_presentation_goes_to_another_process_and_reoffer_offers_it_again(void) {
@@ -385,21 +396,14 @@ static void test_presenter_added_after_messages_were_posted_presents_them_all(vo
     int seen = 0;
     for (int e = 0; e < event_count && seen < 5; e++)
         if (!strncmp(events[e].line, "present", 7)) { CHECK(strstr(events[e].line, ids[seen])); seen++; }
-    CHECK(worker_stop(&w));
-    outlive_store_close(store);
-    harness_remove_tree(path);
+    CHECK(stop_one_worker(&w, store, path));
 }
 
 static void test_presenter_removed_while_presenting_can_still_finish_without_end(void) {
-    event_count = 0;
-    const char *dir = harness_temp_dir();
     char path[4096];
-    snprintf(path, sizeof path, "%s", dir);
     struct worker w;
     const char *options[] = {"--presenter", "h:200:hold", "--responder", NULL};
-    CHECK(worker_start(&w, path, "app", options));
-    CHECK(wait_events(&w, 1, "ready", 1));
-    outlive_store *store = open_store(path, "poster");
+    outlive_store *store = start_one_worker(&w, path, sizeof path, options, "poster");
     CHECK(store);
     char id[OUTLIVE_ID_SIZE];
     CHECK(post(store, "sync", 1, id));
@@ -415,21 +419,14 @@ static void test_presenter_removed_while_presenting_can_still_finish_without_end
     CHECK(count_events(expected, -1) == 1);
     CHECK(count_events("end", -1) == 0);
     CHECK(count_events("error", -1) == 0);
-    CHECK(worker_stop(&w));
-    outlive_store_close(store);
-    harness_remove_tree(path);
+    CHECK(stop_one_worker(&w, store, path));
 }
 
 static void test_response_from_a_process_without_presenters_is_handled_and_ends_the_presentation(void) {
-    event_count = 0;
-    const char *dir = harness_temp_dir();
     char path[4096];
-    snprintf(path, sizeof path, "%s", dir);
     struct worker w;
     const char *options[] = {"--presenter", "s:200:show", "--responder", NULL};
-    CHECK(worker_start(&w, path, "app", options));
-    CHECK(wait_events(&w, 1, "ready", 1));
-    outlive_store *store = open_store(path, "answerer");
+    outlive_store *store = start_one_worker(&w, path, sizeof path, options, "answerer");
     CHECK(store);
     char id[OUTLIVE_ID_SIZE];
     CHECK(post(store, "sync", 1, id));
@@ -459,30 +456,21 @@ static void test_response_from_a_process_without_presenters_is_handled_and_ends_
         if (!strncmp(events[e].line, "end", 3)) end_at = e;
     }
     CHECK(respond_at >= 0 && end_at > respond_at);
-    CHECK(worker_stop(&w));
-    outlive_store_close(store);
-    harness_remove_tree(path);
+    CHECK(stop_one_worker(&w, store, path));
 }
 
 static void test_presentation_finished_from_another_thread_is_recorded(void) {
-    event_count = 0;
-    const char *dir = harness_temp_dir();
     char path[4096];
-    snprintf(path, sizeof path, "%s", dir);
     struct worker w;
     const char *options[] = {"--presenter", "t:200:thread", "--responder", NULL};
-    CHECK(worker_start(&w, path, "app", options));
-    CHECK(wait_events(&w, 1, "ready", 1));
-    outlive_store *store = open_store(path, "poster");
+    outlive_store *store = start_one_worker(&w, path, sizeof path, options, "poster");
     CHECK(store);
     char id[OUTLIVE_ID_SIZE];
     for (int i = 0; i < 10; i++) CHECK(post(store, "sync", 1, id));
     CHECK(wait_events(&w, 1, "end t", 10));
     CHECK(wait_stored(store, 0));
     CHECK(count_events("respond", -1) == 10);
-    CHECK(worker_stop(&w));
-    outlive_store_close(store);
-    harness_remove_tree(path);
+    CHECK(stop_one_worker(&w, store, path));
 }
 
 /* A message with a payload and a durable response handler that resolves only
@@ -565,9 +553,7 @@ static void test_answered_message_waits_for_a_process_that_resolves_its_response
     char expected[1024];
     snprintf(expected, sizeof expected, "answered %s ok account-2 t1", id);
     CHECK(count_events(expected, -1) == 1);
-    CHECK(worker_stop(&w));
-    outlive_store_close(store);
-    harness_remove_tree(path);
+    CHECK(stop_one_worker(&w, store, path));
 }
 
 /* A presented message whose presenter wants an end notification outlives the
