@@ -87,3 +87,41 @@ void harness_dispatch_for(outlive_loop *loop, double seconds) {
     double deadline = harness_now() + seconds;
     while (harness_now() < deadline) outlive_loop_dispatch(loop, 10);
 }
+
+static void *harness_pool_main(void *argument) {
+    struct harness_pool *pool = argument;
+    for (;;) {
+        pthread_mutex_lock(&pool->mutex);
+        while (pool->head == pool->tail && !pool->stopping) pthread_cond_wait(&pool->cond, &pool->mutex);
+        if (pool->head == pool->tail) { pthread_mutex_unlock(&pool->mutex); return NULL; }
+        void *item = pool->items[pool->head++ % HARNESS_POOL_RING];
+        pthread_mutex_unlock(&pool->mutex);
+        pool->work(item, pool->context);
+    }
+}
+
+void harness_pool_start(struct harness_pool *pool, void (*work)(void *item, void *context), void *context) {
+    memset(pool, 0, sizeof *pool);
+    pthread_mutex_init(&pool->mutex, NULL);
+    pthread_cond_init(&pool->cond, NULL);
+    pool->work = work;
+    pool->context = context;
+    for (int i = 0; i < HARNESS_POOL_THREADS; i++) pthread_create(&pool->threads[i], NULL, harness_pool_main, pool);
+}
+
+void harness_pool_push(struct harness_pool *pool, void *item) {
+    pthread_mutex_lock(&pool->mutex);
+    pool->items[pool->tail++ % HARNESS_POOL_RING] = item;
+    pthread_cond_signal(&pool->cond);
+    pthread_mutex_unlock(&pool->mutex);
+}
+
+void harness_pool_stop(struct harness_pool *pool) {
+    pthread_mutex_lock(&pool->mutex);
+    pool->stopping = 1;
+    pthread_cond_broadcast(&pool->cond);
+    pthread_mutex_unlock(&pool->mutex);
+    for (int i = 0; i < HARNESS_POOL_THREADS; i++) pthread_join(pool->threads[i], NULL);
+    pthread_mutex_destroy(&pool->mutex);
+    pthread_cond_destroy(&pool->cond);
+}

@@ -4,6 +4,7 @@
 #ifndef OUTLIVE_TEST_HARNESS_H
 #define OUTLIVE_TEST_HARNESS_H
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,5 +57,24 @@ void harness_dispatch_for(outlive_loop *loop, double seconds);
         return harness_run(tests, sizeof tests / sizeof tests[0], argc, argv); \
     }
 #define T(fn) { #fn, fn }
+
+/* A pool of threads that take pushed items in order and hand each to `work`:
+ * how the suites finish interactions and operations from many threads. */
+#define HARNESS_POOL_THREADS 8
+#define HARNESS_POOL_RING 16384
+struct harness_pool {
+    pthread_mutex_t mutex;
+    pthread_cond_t cond;
+    void *items[HARNESS_POOL_RING];
+    size_t head, tail;
+    int stopping;
+    void (*work)(void *item, void *context);
+    void *context;
+    pthread_t threads[HARNESS_POOL_THREADS];
+};
+void harness_pool_start(struct harness_pool *pool, void (*work)(void *item, void *context), void *context);
+void harness_pool_push(struct harness_pool *pool, void *item);
+/* Lets the threads take what is pushed already, then joins them. */
+void harness_pool_stop(struct harness_pool *pool);
 
 #endif

@@ -9,61 +9,33 @@
 
 /* ── a pool of threads that finish tokens ── */
 
-#define WORKERS 8
-#define RING 16384
-
 struct pool {
-    pthread_mutex_t mutex;
-    pthread_cond_t cond;
-    outlive_interaction *items[RING];
-    size_t head, tail;
-    int stopping;
+    struct harness_pool threads;
     atomic_int *running;        /* cleared before each finish */
     atomic_int finish_failures; /* a finish that did not return OK */
     atomic_int double_ok;       /* a second finish that did not return E_STATE */
-    pthread_t threads[WORKERS];
 };
 
-static void *pool_main(void *argument) {
-    struct pool *pool = argument;
-    for (;;) {
-        pthread_mutex_lock(&pool->mutex);
-        while (pool->head == pool->tail && !pool->stopping) pthread_cond_wait(&pool->cond, &pool->mutex);
-        if (pool->head == pool->tail) { pthread_mutex_unlock(&pool->mutex); return NULL; }
-        outlive_interaction *token = pool->items[pool->head++ % RING];
-        pthread_mutex_unlock(&pool->mutex);
-        atomic_store(pool->running, 0);
-        if (outlive_interaction_finish(token) != OUTLIVE_OK) atomic_fetch_add(&pool->finish_failures, 1);
-        /* Every thread also finishes its token again, racing with the others'
-         * finishes and the next start: always OUTLIVE_E_STATE. */
-        if (outlive_interaction_finish(token) != OUTLIVE_E_STATE) atomic_fetch_add(&pool->double_ok, 1);
-    }
+static void finish_token(void *item, void *context) {
+    struct pool *pool = context;
+    outlive_interaction *token = item;
+    atomic_store(pool->running, 0);
+    if (outlive_interaction_finish(token) != OUTLIVE_OK) atomic_fetch_add(&pool->finish_failures, 1);
+    /* Every thread also finishes its token again, racing with the others'
+     * finishes and the next start: always OUTLIVE_E_STATE. */
+    if (outlive_interaction_finish(token) != OUTLIVE_E_STATE) atomic_fetch_add(&pool->double_ok, 1);
 }
 
 static void pool_start(struct pool *pool, atomic_int *running) {
-    memset(pool, 0, sizeof *pool);
-    pthread_mutex_init(&pool->mutex, NULL);
-    pthread_cond_init(&pool->cond, NULL);
+    atomic_init(&pool->finish_failures, 0);
+    atomic_init(&pool->double_ok, 0);
     pool->running = running;
-    for (int i = 0; i < WORKERS; i++) pthread_create(&pool->threads[i], NULL, pool_main, pool);
+    harness_pool_start(&pool->threads, finish_token, pool);
 }
 
-static void pool_push(struct pool *pool, outlive_interaction *token) {
-    pthread_mutex_lock(&pool->mutex);
-    pool->items[pool->tail++ % RING] = token;
-    pthread_cond_signal(&pool->cond);
-    pthread_mutex_unlock(&pool->mutex);
-}
+static void pool_push(struct pool *pool, outlive_interaction *token) { harness_pool_push(&pool->threads, token); }
 
-static void pool_stop(struct pool *pool) {
-    pthread_mutex_lock(&pool->mutex);
-    pool->stopping = 1;
-    pthread_cond_broadcast(&pool->cond);
-    pthread_mutex_unlock(&pool->mutex);
-    for (int i = 0; i < WORKERS; i++) pthread_join(pool->threads[i], NULL);
-    pthread_mutex_destroy(&pool->mutex);
-    pthread_cond_destroy(&pool->cond);
-}
+static void pool_stop(struct pool *pool) { harness_pool_stop(&pool->threads); }
 
 /* ── sequential starts under finishes from 8 threads ── */
 

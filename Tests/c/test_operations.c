@@ -10,61 +10,35 @@
 
 /* ── a pool of threads that finish operations ── */
 
-#define WORKERS 8
-#define RING 8192
-
 struct pool {
-    pthread_mutex_t mutex;
-    pthread_cond_t cond;
-    outlive_operation *items[RING];
-    size_t head, tail;
-    int stopping;
+    struct harness_pool threads;
     atomic_int *executing;      /* decremented before each finish */
     atomic_int finish_failures;
     atomic_int double_ok;       /* a second finish that did not return E_STATE */
-    pthread_t threads[WORKERS];
 };
 
-static void *pool_main(void *argument) {
-    struct pool *pool = argument;
-    for (;;) {
-        pthread_mutex_lock(&pool->mutex);
-        while (pool->head == pool->tail && !pool->stopping) pthread_cond_wait(&pool->cond, &pool->mutex);
-        if (pool->head == pool->tail) { pthread_mutex_unlock(&pool->mutex); return NULL; }
-        outlive_operation *operation = pool->items[pool->head++ % RING];
-        pthread_mutex_unlock(&pool->mutex);
-        if (pool->executing) atomic_fetch_sub(pool->executing, 1);
-        if (outlive_operation_finish(operation) != OUTLIVE_OK) atomic_fetch_add(&pool->finish_failures, 1);
-        if (outlive_operation_finish(operation) != OUTLIVE_E_STATE) atomic_fetch_add(&pool->double_ok, 1);
-        outlive_operation_free(operation);  /* the reference the run took for this thread */
-    }
+static void finish_operation(void *item, void *context) {
+    struct pool *pool = context;
+    outlive_operation *operation = item;
+    if (pool->executing) atomic_fetch_sub(pool->executing, 1);
+    if (outlive_operation_finish(operation) != OUTLIVE_OK) atomic_fetch_add(&pool->finish_failures, 1);
+    if (outlive_operation_finish(operation) != OUTLIVE_E_STATE) atomic_fetch_add(&pool->double_ok, 1);
+    outlive_operation_free(operation);  /* the reference the run took for this thread */
 }
 
 static void pool_start(struct pool *pool, atomic_int *executing) {
-    memset(pool, 0, sizeof *pool);
-    pthread_mutex_init(&pool->mutex, NULL);
-    pthread_cond_init(&pool->cond, NULL);
+    atomic_init(&pool->finish_failures, 0);
+    atomic_init(&pool->double_ok, 0);
     pool->executing = executing;
-    for (int i = 0; i < WORKERS; i++) pthread_create(&pool->threads[i], NULL, pool_main, pool);
+    harness_pool_start(&pool->threads, finish_operation, pool);
 }
 
 /* Hands a (retained) operation to a worker thread, which finishes it. */
 static void pool_push(struct pool *pool, outlive_operation *operation) {
-    pthread_mutex_lock(&pool->mutex);
-    pool->items[pool->tail++ % RING] = outlive_operation_retain(operation);
-    pthread_cond_signal(&pool->cond);
-    pthread_mutex_unlock(&pool->mutex);
+    harness_pool_push(&pool->threads, outlive_operation_retain(operation));
 }
 
-static void pool_stop(struct pool *pool) {
-    pthread_mutex_lock(&pool->mutex);
-    pool->stopping = 1;
-    pthread_cond_broadcast(&pool->cond);
-    pthread_mutex_unlock(&pool->mutex);
-    for (int i = 0; i < WORKERS; i++) pthread_join(pool->threads[i], NULL);
-    pthread_mutex_destroy(&pool->mutex);
-    pthread_cond_destroy(&pool->cond);
-}
+static void pool_stop(struct pool *pool) { harness_pool_stop(&pool->threads); }
 
 /* ── a journal of starts and completions ── */
 
