@@ -38,7 +38,7 @@ public func outlive_interactions_add_with_release(_ queue: OpaquePointer?, _ run
         let queue = try borrow(queue, InteractionQueue.self, "queue")
         let run = try required(run, "run")
         // Created only once the arguments are valid: a failed add releases nothing.
-        let caller = ReleasableContext(context, release: releaseContext)
+        let caller = CallerContext(context, release: releaseContext)
         do {
             try queue.add { interaction in run(token(interaction), caller.pointer) }
         } catch {
@@ -77,7 +77,7 @@ public func outlive_interactions_set_stall_report(_ queue: OpaquePointer?, _ sec
                                                   _ releaseContext: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?) -> outlive_status {
     guarded {
         let queue = try borrow(queue, InteractionQueue.self, "queue")
-        let caller = ReleasableContext(context, release: releaseContext)
+        let caller = CallerContext(context, release: releaseContext)
         do {
             try queue.setStallReport(after: seconds, report.map { report in
                 { interaction, seconds in report(token(interaction), seconds, caller.pointer) }
@@ -87,21 +87,4 @@ public func outlive_interactions_set_stall_report(_ queue: OpaquePointer?, _ sec
             throw error
         }
     }
-}
-
-/// A caller's context and its release callback, called once when the library
-/// drops it — unless the call that took it failed (`disarm`): a failed call
-/// releases nothing. Used by the interaction and operation exports.
-final class ReleasableContext {
-    let pointer: UnsafeMutableRawPointer?
-    private var release: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?
-
-    init(_ pointer: UnsafeMutableRawPointer?, release: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?) {
-        self.pointer = pointer
-        self.release = release
-    }
-
-    func disarm() { release = nil }
-
-    deinit { release?(pointer) }
 }

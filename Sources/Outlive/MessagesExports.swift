@@ -78,21 +78,6 @@ enum PresentationTokens {
     }
 }
 
-/// A caller's context and its release callback, called once when the library
-/// drops the callback that holds it — not when registering it failed.
-final class MessageCallbackContext {
-    let pointer: UnsafeMutableRawPointer?
-    private var release: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?
-
-    init(_ pointer: UnsafeMutableRawPointer?, release: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?) {
-        self.pointer = pointer
-        self.release = release
-    }
-
-    func disarm() { release = nil }
-
-    deinit { release?(pointer) }
-}
 
 private func messages(_ store: OpaquePointer?) throws -> MessageQueue {
     try borrow(store, StoreHandle.self, "store").core.messages
@@ -399,7 +384,7 @@ public func outlive_presenter_add_with_release(_ store: OpaquePointer?, _ presen
         let priority = try required(given.priority, "callbacks->priority")
         let present = try required(given.present, "callbacks->present")
         let end = given.end
-        let caller = MessageCallbackContext(context, release: releaseContext)
+        let caller = CallerContext(context, release: releaseContext)
         do {
             try queue.addPresenter(id: id, PresenterCallbacks(
                 priority: { message in MessageView.lend(message) { priority($0, caller.pointer) } },
@@ -468,7 +453,7 @@ public func outlive_response_handler_add_with_release(_ store: OpaquePointer?, _
         let queue = try messages(store)
         let name = try string(id, "id", maxBytes: MessageQueue.maxCallbackIDLength + 1)
         let handler = try required(handler, "handler")
-        let caller = MessageCallbackContext(context, release: releaseContext)
+        let caller = CallerContext(context, release: releaseContext)
         do {
             try queue.addResponseHandler(id: name) { message in MessageView.lend(message) { handler($0, caller.pointer) } }
         } catch {
@@ -500,7 +485,7 @@ public func outlive_auto_resolver_add_with_release(_ store: OpaquePointer?, _ id
         let queue = try messages(store)
         let name = try string(id, "id", maxBytes: MessageQueue.maxCallbackIDLength + 1)
         let resolver = try required(resolver, "resolver")
-        let caller = MessageCallbackContext(context, release: releaseContext)
+        let caller = CallerContext(context, release: releaseContext)
         do {
             try queue.addAutoResolver(id: name) { message in
                 var buffer = [CChar](repeating: 0, count: 64)

@@ -38,7 +38,7 @@ public func outlive_operation_new_with_release(_ run: outlive_operation_fn?, _ c
     guarded {
         let run = try required(run, "run")
         let out = try required(out, "out")
-        let caller = ReleasableContext(context, release: releaseContext)
+        let caller = CallerContext(context, release: releaseContext)
         out.pointee = retain(AsyncOperation { operation in run(handle(operation), caller.pointer) })
     }
 }
@@ -61,7 +61,7 @@ public func outlive_operation_set_completion(_ operation: OpaquePointer?, _ comp
                                              _ releaseContext: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?) -> outlive_status {
     guarded {
         let operation = try borrow(operation, AsyncOperation.self, "operation")
-        let caller = ReleasableContext(context, release: releaseContext)
+        let caller = CallerContext(context, release: releaseContext)
         do {
             try operation.setCompletion(completion.map { completion in
                 { operation, cancelled in completion(handle(operation), cancelled, caller.pointer) }
@@ -142,7 +142,7 @@ public func outlive_operations_set_drained(_ queue: OpaquePointer?, _ drained: (
                                            _ releaseContext: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?) -> outlive_status {
     guarded {
         let queue = try borrow(queue, AsyncOperationQueue.self, "queue")
-        let caller = ReleasableContext(context, release: releaseContext)
+        let caller = CallerContext(context, release: releaseContext)
         do {
             try queue.setDrained(drained.map { drained in { drained(caller.pointer) } })
         } catch {
