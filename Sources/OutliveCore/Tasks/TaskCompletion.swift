@@ -21,6 +21,10 @@ public enum TaskCompletion {
 
     private struct Weak {
         weak var queue: TaskQueue?
+        /// A forked child inherits this table, but the runner waiting for the
+        /// attempt lives in the parent: there the completion is written to the
+        /// store like one from any other process.
+        let forkGeneration = COutlive_fork_generation()
     }
 
     /// Registers the built-in (once per process). Called when a store opens;
@@ -88,7 +92,8 @@ public enum TaskCompletion {
             }
             error = id.string ?? "(\(id.bytes.count) bytes that are not UTF-8 text)"
         }
-        if let queue = lock.withLock({ running[claim]?.queue }) {
+        let local = lock.withLock { running[claim].flatMap { $0.forkGeneration == COutlive_fork_generation() ? $0.queue : nil } }
+        if let queue = local {
             try queue.completed(claim: claim, success: success, error: error)
             return
         }
