@@ -101,6 +101,13 @@ public final class Store {
         if lock.withLock({ closed }) { throw OutliveError.state("the store handle is closed") }
     }
 
+    /// Whether the handle is open and used in the process that opened it: a
+    /// system delivering several callbacks checks it before each, so that a
+    /// close from inside one of them stops the rest of that dispatch.
+    public var isOpen: Bool {
+        COutlive_fork_generation() == forkGeneration && !lock.withLock({ closed })
+    }
+
     /// Registers what a system must do when a run ends (closed or dead), inside
     /// the transaction that removes the run. Register before `reapEndedRuns()`.
     public func onRunEnded(_ hook: @escaping (StoreTransaction, EndedRun) throws -> Void) {
@@ -228,7 +235,10 @@ public final class Store {
         for (topic, list) in handlers {
             let keys = byTopic[topic] ?? []
             guard resync || !keys.isEmpty else { continue }
-            for handler in list { handler(ChangeBatch(keys: keys, resync: resync)) }
+            for handler in list {
+                guard isOpen else { return }  // closed by an earlier callback of this dispatch
+                handler(ChangeBatch(keys: keys, resync: resync))
+            }
         }
     }
 }
