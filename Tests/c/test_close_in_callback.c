@@ -149,9 +149,40 @@ static void test_store_closed_in_task_handler_runs_no_further_task(void) {
     harness_remove_tree(dir);
 }
 
+static outlive_operations *closing_queue;
+static void operation_frees_queue(outlive_operation *operation, void *context) {
+    (void)context;
+    calls++;
+    if (closing_queue) {
+        outlive_operations *queue = closing_queue;
+        closing_queue = NULL;
+        outlive_operations_free(queue);
+    }
+    outlive_operation_finish(operation);
+}
+
+static void test_operations_freed_in_an_operation_start_no_further_operation(void) {
+    outlive_loop *loop = NULL;
+    CHECK_OK(outlive_loop_new(&loop));
+    outlive_operations *queue = NULL;
+    CHECK_OK(outlive_operations_new(loop, OUTLIVE_OPERATIONS_UNLIMITED, &queue));
+    for (int i = 0; i < 5; i++) {
+        outlive_operation *operation = NULL;
+        CHECK_OK(outlive_operation_new(operation_frees_queue, NULL, &operation));
+        CHECK_OK(outlive_operations_add(queue, operation));
+        outlive_operation_free(operation);
+    }
+    calls = 0;
+    closing_queue = queue;
+    dispatch_rounds(loop, 10);
+    CHECK_MSG(calls == 1, "%d operations started after their queue was freed in the first", calls - 1);
+    outlive_loop_free(loop);
+}
+
 HARNESS_MAIN(
     T(test_store_closed_in_kv_observer_calls_no_further_observer),
     T(test_store_closed_in_presenter_presents_nothing_more),
     T(test_store_closed_in_signal_consumer_delivers_nothing_more),
     T(test_store_closed_in_task_handler_runs_no_further_task),
+    T(test_operations_freed_in_an_operation_start_no_further_operation),
 )

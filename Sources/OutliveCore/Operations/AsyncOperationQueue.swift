@@ -168,7 +168,19 @@ public final class AsyncOperationQueue: @unchecked Sendable {
             }
             return (starting, drainedNow)
         }
-        for operation in starting { operation.run() }
-        drainedNow?()
+        for (index, operation) in starting.enumerated() {
+            // A run that freed the queue stops this pump: the operations it had
+            // not started yet never start; they finish cancelled, as at close.
+            let open = OperationGraph.lock.withLock { () -> Bool in
+                guard closed else { return true }
+                let rest = Array(starting[index...])
+                for unstarted in rest { unstarted.cancelled = true }
+                AsyncOperation.finishLocked(rest, &garbage)
+                return false
+            }
+            guard open else { return }
+            operation.run()
+        }
+        if OperationGraph.lock.withLock({ !closed }) { drainedNow?() }
     }
 }
