@@ -148,7 +148,12 @@ def run_pytest(label, paths, timeout):
     env = dict(os.environ)
     env.setdefault("OUTLIVE_LIBRARY", os.path.join(BUILD, "liboutlive.so"))
     env["PYTHONPATH"] = os.path.join(ROOT, "bindings", "python") + os.pathsep + env.get("PYTHONPATH", "")
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={report}", *paths]
+    # Development mode and faulthandler, here and in every Python the tests
+    # start (they inherit the environment): a crash prints every thread's
+    # stack instead of a bare signal, and misuse warnings are shown.
+    env["PYTHONDEVMODE"] = "1"
+    env["PYTHONFAULTHANDLER"] = "1"
+    command = [sys.executable, "-X", "dev", "-X", "faulthandler", "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={report}", *paths]
     try:
         result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=env)
     except subprocess.TimeoutExpired:

@@ -9,6 +9,8 @@ from . import _library
 lib = _library.load()
 
 status = c_int
+# OUTLIVE_ID_SIZE: an id's 36 characters and the NUL (checked against the header by the tests).
+ID_SIZE = 37
 KV_MODIFIER = CFUNCTYPE(c_int, c_void_p, c_void_p)
 KV_OBSERVER = CFUNCTYPE(None, c_char_p, c_void_p, c_size_t, c_void_p)
 RELEASE = CFUNCTYPE(None, c_void_p)
@@ -37,7 +39,7 @@ class TaskPolicy(ctypes.Structure):
 
 
 class TaskInfo(ctypes.Structure):
-    _fields_ = [("id", ctypes.c_char * 37), ("handler_name", c_char_p), ("state", c_int), ("attempts", c_uint32),
+    _fields_ = [("id", ctypes.c_char * ID_SIZE), ("handler_name", c_char_p), ("state", c_int), ("attempts", c_uint32),
                 ("last_error", c_char_p), ("next_attempt", c_double), ("created", c_double),
                 ("group_start", c_char_p), ("group_members", POINTER(c_char_p)), ("group_member_count", c_size_t)]
 

@@ -11,8 +11,8 @@ import types
 import typing
 
 from . import _callbacks, _ffi
-from .errors import check, error_for
-from .values import ID, Args, Int, UInteger, args_to_dict, object_value
+from .errors import ClosedError, Status, check, error_for
+from .values import ID, Args, Int, UInteger, args_to_dict, object_value, value_bytes
 
 _logger = logging.getLogger("outlive")
 
@@ -43,7 +43,7 @@ class Handler:
                 handle = _ffi.outlive_handler_new_with_invalidation(name.encode("utf-8"),
                                                                     invalidation.encode("utf-8"), args.handle)
         if not handle:
-            raise error_for(1)
+            raise error_for(Status.INVALID_ARGUMENT)
         self._handle = handle
 
     @classmethod
@@ -56,13 +56,13 @@ class Handler:
     def _copy_of(cls, borrowed):
         copy = _ffi.outlive_handler_copy(borrowed)
         if not copy:
-            raise error_for(13)
+            raise error_for(Status.NO_MEMORY)
         return cls._adopt(copy)
 
     @property
     def handle(self):
         if not self._handle:
-            raise ValueError("the handler was closed")
+            raise ClosedError("handler")
         return self._handle
 
     @property
@@ -93,13 +93,13 @@ class Handler:
         return self
 
     def __call__(self, **call_args) -> None:
-        with Args(call_args) as args:
+        with Args(call_args) as args, _callbacks.collecting():
             status = _ffi.outlive_call(self.handle, args.handle)
         _callbacks.raise_pending()
         check(status)
 
     def invalidate(self, **call_args) -> None:
-        with Args(call_args) as args:
+        with Args(call_args) as args, _callbacks.collecting():
             status = _ffi.outlive_invalidate(self.handle, args.handle)
         _callbacks.raise_pending()
         check(status)
@@ -114,7 +114,7 @@ class Handler:
 
     @classmethod
     def from_bytes(cls, blob) -> "Handler":
-        blob = bytes(blob)
+        blob = value_bytes(blob, "a serialized handler")
         out = ctypes.c_void_p()
         check(_ffi.outlive_handler_deserialize(blob, len(blob), ctypes.byref(out)))
         return cls._adopt(out.value)
@@ -161,6 +161,11 @@ _CTYPES = {"ID": ctypes.c_void_p, "HANDLER": ctypes.c_void_p, "BOOL": ctypes.c_b
            "DOUBLE": ctypes.c_double, "INTEGER": ctypes.c_int64, "UINTEGER": ctypes.c_uint64}
 _registered = {}
 _registered_lock = threading.Lock()
+# Every trampoline ever registered, kept for the life of the process: another
+# thread may be inside one (the library resolved it before a re-declaration or
+# an unregister replaced it), and ctypes frees a trampoline's code with its
+# last reference. One small object per declaration is the price.
+_trampolines = []
 
 
 def _unwrap_optional(annotation):
@@ -261,8 +266,8 @@ def handler(name: str = None):
         with _registered_lock:
             check(_ffi.outlive_register(handler_name.encode("utf-8"), signature.encode("utf-8"),
                                         ctypes.cast(c_function, ctypes.c_void_p)))
-            # The C function pointer must live as long as the registration.
             _registered[handler_name] = c_function
+            _trampolines.append(c_function)
         function.outlive_name = handler_name
         function.outlive_signature = signature
         return function

@@ -5,7 +5,7 @@ import dataclasses
 import typing
 
 from . import _callbacks, _ffi
-from .errors import check, error_for
+from .errors import Status, check, error_for
 from .values import Args, args_to_dict
 
 CHOICE_KINDS = {"regular": 1, "cancel": 2, "destructive": 3, "default": 4}
@@ -73,12 +73,22 @@ class _PresenterCallbacks:
         self.awaitable = inspect.iscoroutinefunction(present)
 
 
+def _priority_value(value) -> int:
+    """An int32 priority; a float, str or bool is a TypeError, not truncated."""
+    if isinstance(value, bool) or not hasattr(type(value), "__index__"):
+        raise TypeError(f"a presenter's priority is an int, not {type(value).__name__}")
+    value = value.__index__()
+    if not -2**31 <= value < 2**31:
+        raise OverflowError(f"a presenter's priority {value} does not fit an int32")
+    return value
+
+
 @_ffi.PRIORITY_FN
 def _priority(view, context):
     presenter = _callbacks.lookup(context)
     try:
         priority = presenter.priority
-        return int(priority(snapshot(view)) if callable(priority) else priority)
+        return _priority_value(priority(snapshot(view)) if callable(priority) else priority)
     except BaseException as error:
         _callbacks.keep(error)
         return 0
@@ -176,7 +186,7 @@ class Messages:
         regular, cancel, destructive, default. Returns its id."""
         draft = _ffi.outlive_message_draft_new(category.encode("utf-8"), title.encode("utf-8"))
         if not draft:
-            raise error_for(1)
+            raise error_for(Status.INVALID_ARGUMENT)
         try:
             if text is not None:
                 check(_ffi.outlive_message_draft_set_text(draft, text.encode("utf-8")))
@@ -195,7 +205,7 @@ class Messages:
                 check(_ffi.outlive_message_draft_set_response_handler(draft, response_handler.handle))
             if auto_remove:
                 check(_ffi.outlive_message_draft_set_auto_remove(draft, True))
-            out = ctypes.create_string_buffer(37)
+            out = ctypes.create_string_buffer(_ffi.ID_SIZE)
             check(_ffi.outlive_message_post(self._store.handle, draft, out))
             return out.value.decode()
         finally:
@@ -229,8 +239,8 @@ class Messages:
                                          None if category is None else category.encode("utf-8"),
                                          ctypes.byref(data), ctypes.byref(count)))
         try:
-            raw = ctypes.string_at(data.value, count.value * 37)
-            return [raw[i * 37:i * 37 + 36].decode() for i in range(count.value)]
+            raw = ctypes.string_at(data.value, count.value * _ffi.ID_SIZE)
+            return [raw[i * _ffi.ID_SIZE:i * _ffi.ID_SIZE + _ffi.ID_SIZE - 1].decode() for i in range(count.value)]
         finally:
             _ffi.outlive_free(data)
 
@@ -252,6 +262,8 @@ class Messages:
         awaited on the asyncio loop the store's loop is attached to: it returns a
         choice id, None (presented, unanswered) or False (declined). priority: an
         int, or a function of the message (0 declines)."""
+        if not callable(priority):
+            priority = _priority_value(priority)
         callbacks = _PresenterCallbacks(priority, present, end)
         key = _callbacks.register(callbacks)
         table = _ffi.Presenter(_priority, _present, _end)

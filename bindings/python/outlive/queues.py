@@ -264,7 +264,7 @@ class DurableInteractionQueue(NativeHandle):
         self._handle = out.value
 
     def add(self, handler) -> str:
-        out = ctypes.create_string_buffer(37)
+        out = ctypes.create_string_buffer(_ffi.ID_SIZE)
         check(_ffi.outlive_durable_interactions_add(self.handle, handler.handle, out))
         return out.value.decode()
 
