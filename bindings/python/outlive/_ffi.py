@@ -240,6 +240,42 @@ _DECLARATIONS = {
 }
 
 
+# Functions of include/outlive.h this package deliberately does not bind, and
+# why; tests/test_ffi_declarations.py checks that every header function is
+# either declared above or listed here.
+SKIPPED = {
+    "outlive_args_get_string": "values are read as bytes (outlive_args_get_id) and decoded in Python",
+    "outlive_kv_observe": "the _with_release form is bound: the callback table entry is freed by release",
+    "outlive_interactions_add": "the _with_release form is bound",
+    "outlive_presenter_add": "the _with_release form is bound",
+    "outlive_response_handler_add": "the _with_release form is bound",
+    "outlive_auto_resolver_add": "the _with_release form is bound",
+    "outlive_operation_new": "the _with_release form is bound",
+    "outlive_signal_consume": "the _with_id form is bound (a Consumer keeps its id)",
+    "outlive_operation_retain": "a Python Operation holds exactly one reference",
+    "outlive_operation_dependency": "a Python Operation keeps its own dependency objects",
+    "outlive_operation_dependency_count": "a Python Operation keeps its own dependency objects",
+    "outlive_signal_consumer_list_run_id": "not exposed by Consumer yet",
+    "outlive_signal_consumer_list_delivering_run_id": "not exposed by Consumer yet",
+    "outlive_signal_list_new": "signal listing is not exposed in Python yet",
+    "outlive_signal_list_count": "signal listing is not exposed in Python yet",
+    "outlive_signal_list_id": "signal listing is not exposed in Python yet",
+    "outlive_signal_list_version": "signal listing is not exposed in Python yet",
+    "outlive_signal_list_consumer_count": "signal listing is not exposed in Python yet",
+    "outlive_signal_list_terminated": "signal listing is not exposed in Python yet",
+    "outlive_signal_list_free": "signal listing is not exposed in Python yet",
+}
+
+# The C struct each ctypes Structure mirrors (layouts checked against the header).
+C_STRUCTS = {
+    "outlive_task_spec": TaskSpec,
+    "outlive_task_policy": TaskPolicy,
+    "outlive_task_info": TaskInfo,
+    "outlive_presenter": Presenter,
+    "outlive_store_options": StoreOptions,
+}
+
+
 def _declare(declarations):
     for name, (restype, argtypes) in declarations.items():
         try:
