@@ -83,7 +83,7 @@ public final class Store {
         if !closed { close() }
     }
 
-    static func validate(processName: String) throws {
+    public static func validate(processName: String) throws {
         guard !processName.isEmpty else { throw OutliveError.invalidArgument("the process name is empty") }
         guard processName.utf8.count <= maxProcessNameLength else {
             throw OutliveError.invalidArgument("the process name is longer than \(maxProcessNameLength) bytes")
