@@ -260,8 +260,10 @@ OUTLIVE_API outlive_type outlive_args_type_at(const outlive_args *args, size_t i
  * parent's wake-ups. In such a child the only call that does anything is
  * outlive_loop_free(), which lets go of the child's copies and touches nothing
  * of the parent's (no thread is joined, no descriptor deregistered); dispatch
- * and run_thread return OUTLIVE_E_STATE, outlive_loop_fd() returns -1. The
- * child makes its own loop.
+ * and run_thread return OUTLIVE_E_STATE, outlive_loop_fd() returns -1. So do
+ * the queues on that loop: making one (interactions, operations) and adding,
+ * suspending, resuming or finishing return OUTLIVE_E_STATE; their _free only
+ * frees the child's copy. The child makes its own loop.
  */
 typedef struct outlive_loop outlive_loop;
 

@@ -135,6 +135,51 @@ static void test_child_dispatching_parent_loop_is_refused_and_steals_no_wake_up(
     harness_remove_tree(path);
 }
 
+static void interaction_runs(outlive_interaction *interaction, void *context) { (void)interaction; (void)context; }
+static void operation_runs(outlive_operation *operation, void *context) { (void)operation; (void)context; }
+
+static void test_queues_on_the_parent_loop_are_refused_in_the_child(void) {
+    outlive_loop *loop = NULL;
+    CHECK_OK(outlive_loop_new(&loop));
+    outlive_interactions *interactions = NULL;
+    CHECK_OK(outlive_interactions_new(loop, &interactions));
+    outlive_operations *operations = NULL;
+    CHECK_OK(outlive_operations_new(loop, 1, &operations));
+    outlive_operation *running = NULL;
+    CHECK_OK(outlive_operation_new(operation_runs, NULL, &running));
+    CHECK_OK(outlive_operations_add(operations, running));
+    harness_dispatch_for(loop, 0.05);
+    CHECK(outlive_operation_get_state(running) == OUTLIVE_OPERATION_EXECUTING);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int bad = 0;
+        outlive_interactions *more = NULL;
+        outlive_operations *other = NULL;
+        outlive_operation *operation = NULL;
+        if (outlive_interactions_new(loop, &more) != OUTLIVE_E_STATE) bad |= 1;
+        if (outlive_operations_new(loop, 1, &other) != OUTLIVE_E_STATE) bad |= 2;
+        if (outlive_interactions_add(interactions, interaction_runs, NULL) != OUTLIVE_E_STATE) bad |= 4;
+        if (outlive_interactions_suspend(interactions) != OUTLIVE_E_STATE) bad |= 8;
+        if (outlive_operation_new(operation_runs, NULL, &operation) == OUTLIVE_OK &&
+            outlive_operations_add(operations, operation) != OUTLIVE_E_STATE) bad |= 16;
+        if (outlive_operation_finish(running) != OUTLIVE_E_STATE) bad |= 32;
+        outlive_interactions_free(interactions);
+        outlive_operations_free(operations);
+        outlive_loop_free(loop);
+        _exit(bad);
+    }
+    int status = 0;
+    CHECK(waitpid(pid, &status, 0) == pid);
+    CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "a queue call in the child was not refused (bits %d)", WEXITSTATUS(status));
+    /* The parent's queues are untouched: its operation is still running, and finishes here. */
+    CHECK(outlive_operation_get_state(running) == OUTLIVE_OPERATION_EXECUTING);
+    CHECK_OK(outlive_operation_finish(running));
+    outlive_operation_free(running);
+    outlive_interactions_free(interactions);
+    outlive_operations_free(operations);
+    outlive_loop_free(loop);
+}
+
 static void ignore_message(const outlive_message *m, outlive_presentation *p, void *c) { (void)m; (void)p; (void)c; }
 static int32_t any_priority(const outlive_message *m, void *c) { (void)m; (void)c; return 200; }
 
@@ -308,6 +353,7 @@ HARNESS_MAIN(
     T(test_child_closing_store_on_shared_loop_and_freeing_loop_changes_nothing_for_parent),
     T(test_child_dispatching_parent_loop_is_refused_and_steals_no_wake_up),
     T(test_every_store_call_in_child_is_refused_and_the_parent_run_stays),
+    T(test_queues_on_the_parent_loop_are_refused_in_the_child),
     T(test_task_completion_called_in_forked_child_completes_the_task),
     T(test_fork_in_another_thread_during_open_never_keeps_the_new_run_alive),
 )

@@ -40,6 +40,14 @@ public final class Loop: @unchecked Sendable {
     /// Whether this loop was made in another process (before a fork).
     public var isInheritedFromParent: Bool { COutlive_fork_generation() != forkGeneration }
 
+    /// Throws `.state` in a forked child: what runs on this loop (queues, timers)
+    /// belongs to the parent.
+    public func checkUsable() throws {
+        if isInheritedFromParent {
+            throw OutliveError.state("this loop was made before fork() in the parent process; a child process makes its own loop")
+        }
+    }
+
     public init() throws {
         let epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
         guard epoll >= 0 else { throw OutliveError.system("epoll_create1") }

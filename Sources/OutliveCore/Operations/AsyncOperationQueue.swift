@@ -27,6 +27,7 @@ public final class AsyncOperationQueue: @unchecked Sendable {
         guard maxUnfinished >= 0 else {
             throw OutliveError.invalidArgument("max_unfinished is \(maxUnfinished); it must be >= 0 (0: no limit)")
         }
+        try loop.checkUsable()
         self.loop = loop
         self.maxUnfinished = maxUnfinished
     }
@@ -53,6 +54,7 @@ public final class AsyncOperationQueue: @unchecked Sendable {
     /// once. Throws `.state` when it was added already (here or elsewhere) or
     /// the queue is closed; nothing changes then.
     public func add(_ operation: AsyncOperation) throws {
+        try loop.checkUsable()
         var garbage = Garbage()
         defer { _ = garbage }
         try OperationGraph.lock.withLock {
