@@ -11,6 +11,8 @@ lib = _library.load()
 status = c_int
 # OUTLIVE_ID_SIZE: an id's 36 characters and the NUL (checked against the header by the tests).
 ID_SIZE = 37
+# OUTLIVE_DURABLE_INTERACTIONS_SUSPENDED, the flag of outlive_durable_interactions_open.
+DURABLE_INTERACTIONS_SUSPENDED = 1
 KV_MODIFIER = CFUNCTYPE(c_int, c_void_p, c_void_p)
 KV_OBSERVER = CFUNCTYPE(None, c_char_p, c_void_p, c_size_t, c_void_p)
 RELEASE = CFUNCTYPE(None, c_void_p)

@@ -199,7 +199,8 @@ def test_status_enum_and_id_size_match_the_header(tmp_path):
     members = re.search(r"typedef\s+enum\s+outlive_status\s*\{(.*?)\}", SOURCE, flags=re.S).group(1)
     names = re.findall(r"\b(OUTLIVE_\w+)", members)
     assert [("OUTLIVE_" if status is Status.OK else "OUTLIVE_E_") + status.name for status in Status] == names
-    body = "".join(f'printf("%d\\n", (int){name});\n' for name in names) + 'printf("%d\\n", OUTLIVE_ID_SIZE);\n'
+    constants = {"OUTLIVE_ID_SIZE": _ffi.ID_SIZE, "OUTLIVE_DURABLE_INTERACTIONS_SUSPENDED": _ffi.DURABLE_INTERACTIONS_SUSPENDED}
+    body = "".join(f'printf("%d\\n", (int){name});\n' for name in names + list(constants))
     printed = [int(value) for value in _compile_and_run(tmp_path, body)]
-    assert printed[:-1] == [status.value for status in Status]
-    assert printed[-1] == _ffi.ID_SIZE
+    assert printed[:len(names)] == [status.value for status in Status]
+    assert printed[len(names):] == list(constants.values())

@@ -56,6 +56,28 @@ print("ok")
 """, store_dir)
 
 
+def test_queues_on_the_loop_of_a_closed_store_raise_typed_errors(store_dir):
+    _run("""
+import sys, outlive
+store = outlive.Store(sys.argv[1])
+durable = outlive.DurableInteractionQueue(store, "q", suspended=True)
+interactions = outlive.InteractionQueue(store.loop)
+operations = outlive.OperationQueue(store.loop)
+store.close()
+for use, error in ((lambda: len(durable), outlive.StateError), (durable.list, outlive.StateError),
+                   (lambda: interactions.add(lambda i: None), outlive.ClosedError),
+                   (lambda: operations.add(lambda o: None), outlive.ClosedError)):
+    try:
+        use()
+    except error:
+        pass
+    else:
+        raise SystemExit("usable after its store closed")
+durable.close(); interactions.close(); operations.close()
+print("ok")
+""", store_dir)
+
+
 def test_redeclaring_a_handler_while_another_thread_calls_it_never_crashes():
     # Before trampolines were kept, about one run in two of this segfaulted.
     _run("""
