@@ -24,7 +24,7 @@ struct KeyValueCommand: ParsableCommand {
                 if options.json {
                     print(JSON.object([("key", .string(key)), ("size", .integer(Int64(value.count))), ("value", .string(printable(value)))]).text)
                 } else {
-                    print(terminalSafe(printable(value)))
+                    print(printable(value))  // printable: no character a terminal acts on (tab aside)
                 }
                 return
             }
