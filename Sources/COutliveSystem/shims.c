@@ -110,7 +110,12 @@ void COutlive_unregister_lock_fd(int fd) {
     }
 }
 
-uint64_t COutlive_fork_generation(void) { return __atomic_load_n(&fork_generation, __ATOMIC_SEQ_CST); }
+uint64_t COutlive_fork_generation(void) {
+    /* Installed by the first reader (a loop, a store, a connection), not only by
+     * the first lock file: a loop made before any store must see a fork too. */
+    pthread_once(&atfork_once, install_atfork);
+    return __atomic_load_n(&fork_generation, __ATOMIC_SEQ_CST);
+}
 
 static _Thread_local void *current_transaction;
 void *COutlive_current_transaction(void) { return current_transaction; }

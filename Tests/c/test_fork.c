@@ -45,6 +45,17 @@ static int write_from_another_process(const char *dir, const char *key) {
     return pid > 0 && wait_ok(pid);
 }
 
+static void test_loop_made_before_any_store_is_refused_in_a_child(void) {
+    /* First in this binary: no store has been opened in this process yet. */
+    outlive_loop *loop = NULL;
+    CHECK_OK(outlive_loop_new(&loop));
+    pid_t pid = fork();
+    if (pid == 0) _exit(outlive_loop_dispatch(loop, 0) == OUTLIVE_E_STATE && outlive_loop_fd(loop) == -1 ? 0 : 1);
+    CHECK_MSG(wait_ok(pid), "a loop made before any store was dispatched in a child");
+    CHECK_OK(outlive_loop_dispatch(loop, 0));
+    outlive_loop_free(loop);
+}
+
 static _Atomic int observed;
 static void count_change(const char *key, const void *bytes, size_t size, void *context) {
     (void)key; (void)bytes; (void)size; (void)context;
@@ -349,6 +360,7 @@ static void test_fork_in_another_thread_during_open_never_keeps_the_new_run_aliv
 }
 
 HARNESS_MAIN(
+    T(test_loop_made_before_any_store_is_refused_in_a_child),
     T(test_child_closing_inherited_store_keeps_parent_seeing_changes_and_alive),
     T(test_child_closing_store_on_shared_loop_and_freeing_loop_changes_nothing_for_parent),
     T(test_child_dispatching_parent_loop_is_refused_and_steals_no_wake_up),

@@ -36,9 +36,11 @@ public final class Loop: @unchecked Sendable {
     /// them, draining them, re-arming or deregistering would take the parent's
     /// wake-ups, so the child's copy does nothing but let go of its fds.
     private let forkGeneration = COutlive_fork_generation()
+    /// The pid too: a child made by a raw clone(2) runs no pthread_atfork handler.
+    private let ownerPID = getpid()
 
     /// Whether this loop was made in another process (before a fork).
-    public var isInheritedFromParent: Bool { COutlive_fork_generation() != forkGeneration }
+    public var isInheritedFromParent: Bool { COutlive_fork_generation() != forkGeneration || getpid() != ownerPID }
 
     /// Throws `.state` in a forked child: what runs on this loop (queues, timers)
     /// belongs to the parent.

@@ -38,6 +38,10 @@ public final class Store {
     private let watch: ChangeWatch
     private let doorbell: Doorbell
     private let forkGeneration: UInt64
+    private let ownerPID = getpid()
+    /// Made before fork() in the parent of this process (a raw clone(2) runs no
+    /// atfork handler, hence the pid as well).
+    private var isInheritedFromParent: Bool { COutlive_fork_generation() != forkGeneration || getpid() != ownerPID }
 
     private let lock = Lock()
     // Guarded by `lock`.
@@ -95,7 +99,7 @@ public final class Store {
 
     /// Throws `.state` when the handle was closed or is used in a forked child.
     public func checkUsable() throws {
-        if COutlive_fork_generation() != forkGeneration {
+        if isInheritedFromParent {
             throw OutliveError.state("this store handle was opened before fork(); a child process must open the store itself")
         }
         if lock.withLock({ closed }) { throw OutliveError.state("the store handle is closed") }
@@ -105,7 +109,7 @@ public final class Store {
     /// system delivering several callbacks checks it before each, so that a
     /// close from inside one of them stops the rest of that dispatch.
     public var isOpen: Bool {
-        COutlive_fork_generation() == forkGeneration && !lock.withLock({ closed })
+        !isInheritedFromParent && !lock.withLock({ closed })
     }
 
     /// Registers what a system must do when a run ends (closed or dead), inside
@@ -194,7 +198,7 @@ public final class Store {
         }
         guard !already else { return }
         loop.removeSource(watch.fd)
-        guard COutlive_fork_generation() == forkGeneration else { return }
+        guard !isInheritedFromParent else { return }
         try? end(EndedRun(runID: runID, processName: processName, died: false))
         liveness.release()
     }
