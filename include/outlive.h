@@ -331,7 +331,11 @@ OUTLIVE_API outlive_status outlive_loop_run_thread(outlive_loop *loop);
  * its children live. A task completion handler (outlive_call on the
  * `completion` a task handler received) works in a child: it is recorded
  * through a connection of the child's own, as from any other process. The
- * child opens its own store for anything else.
+ * child opens its own store for anything else. As with any library after
+ * fork() in a multi-threaded process, a child that calls into Outlive (or
+ * SQLite) relies on no other thread of the parent having held one of their
+ * internal locks at the instant of the fork; a child that only closes, frees
+ * and exits, or execs, needs nothing.
  */
 typedef struct outlive_store outlive_store;
 
