@@ -149,6 +149,76 @@ static void test_store_closed_in_task_handler_runs_no_further_task(void) {
     harness_remove_tree(dir);
 }
 
+static outlive_store *removing_from;
+static void present_removes_itself(const outlive_message *m, outlive_presentation *p, void *c) {
+    (void)m; (void)p; (void)c;
+    calls++;
+    if (removing_from) {
+        outlive_store *store = removing_from;
+        removing_from = NULL;
+        outlive_presenter_remove(store, "only");
+    }
+}
+
+static void test_presenter_removed_in_its_present_is_not_asked_again(void) {
+    const char *dir = harness_temp_dir();
+    outlive_loop *loop = NULL;
+    CHECK_OK(outlive_loop_new(&loop));
+    outlive_store *store = open_on(loop, dir);
+    CHECK(store);
+    for (int i = 0; i < 5; i++) {
+        outlive_message_draft *draft = outlive_message_draft_new("c", "t");
+        char id[OUTLIVE_ID_SIZE];
+        CHECK_OK(outlive_message_post(store, draft, id));
+        outlive_message_draft_free(draft);
+    }
+    outlive_presenter presenter = { any_priority, present_removes_itself, NULL };
+    calls = 0;
+    removing_from = store;
+    CHECK_OK(outlive_presenter_add(store, "only", &presenter, NULL));
+    dispatch_rounds(loop, 10);
+    CHECK_MSG(calls == 1, "%d presentations after the presenter removed itself", calls - 1);
+    outlive_store_close(store);
+    outlive_loop_free(loop);
+    harness_remove_tree(dir);
+}
+
+static outlive_store *scoped_store;
+OUTLIVE_HANDLER(close_test_scoped_consumer, OUTLIVE_ID(signal_id)) {
+    (void)signal_id;
+    calls++;
+    if (scoped_store) {
+        outlive_store *store = scoped_store;
+        scoped_store = NULL;
+        size_t removed = 0;
+        outlive_signal_consumers_remove_scope(store, "scope", &removed);
+    }
+}
+
+static void test_consumers_removed_in_a_delivery_get_no_further_delivery(void) {
+    const char *dir = harness_temp_dir();
+    outlive_loop *loop = NULL;
+    CHECK_OK(outlive_loop_new(&loop));
+    outlive_store *store = open_on(loop, dir);
+    CHECK(store);
+    outlive_handler *handler = outlive_handler_new("close_test_scoped_consumer", NULL);
+    CHECK(handler);
+    for (int i = 0; i < 5; i++) {
+        char id[OUTLIVE_ID_SIZE];
+        outlive_signal_new_id(id);
+        CHECK_OK(outlive_signal_consume(store, id, handler, OUTLIVE_DELIVER_ONCE, OUTLIVE_LIFETIME_THIS_RUN, "scope"));
+        CHECK_OK(outlive_signal_post(store, id, NULL, false));
+    }
+    outlive_handler_free(handler);
+    calls = 0;
+    scoped_store = store;
+    dispatch_rounds(loop, 10);
+    CHECK_MSG(calls == 1, "%d deliveries after their consumers were removed in the first", calls - 1);
+    outlive_store_close(store);
+    outlive_loop_free(loop);
+    harness_remove_tree(dir);
+}
+
 static outlive_operations *closing_queue;
 static void operation_frees_queue(outlive_operation *operation, void *context) {
     (void)context;
@@ -185,4 +255,6 @@ HARNESS_MAIN(
     T(test_store_closed_in_signal_consumer_delivers_nothing_more),
     T(test_store_closed_in_task_handler_runs_no_further_task),
     T(test_operations_freed_in_an_operation_start_no_further_operation),
+    T(test_presenter_removed_in_its_present_is_not_asked_again),
+    T(test_consumers_removed_in_a_delivery_get_no_further_delivery),
 )
