@@ -146,12 +146,15 @@ uninstall:
 # when installing into the running system (no DESTDIR) as root.
 LDCONFIG = @if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
 
-# A platform wheel of the Python package with liboutlive.so inside it.
-wheel: lib
-	cp $(LIB) bindings/python/outlive/liboutlive.so
-	rm -rf $(OUT)/wheel bindings/python/build
-	$(PYTHON) -m pip wheel -q --no-deps -w $(OUT)/wheel ./bindings/python
-	rm -rf bindings/python/outlive/liboutlive.so bindings/python/build bindings/python/*.egg-info
+# The Python wheel, needing nothing from the system beyond the manylinux policy:
+# hatchling packs the package with build/liboutlive.so and build/outlive
+# (bindings/python/hatch_build.py), then auditwheel copies libsqlite3 and libffi into
+# outlive.libs/, points NEEDED and RPATH at those copies and tags it manylinux.
+wheel: deps lib cli
+	rm -rf $(OUT)/wheel $(OUT)/wheel-linux
+	OUTLIVE_BUILD_DIR=$(abspath $(OUT)) $(PYTHON) -m pip wheel -q --no-deps -w $(OUT)/wheel-linux ./bindings/python
+	PATH="$$($(PYTHON) -c 'import sysconfig; print(sysconfig.get_path("scripts"))'):$$PATH" \
+	  $(PYTHON) -m auditwheel repair -w $(OUT)/wheel $(OUT)/wheel-linux/outlive-*.whl
 	@ls $(OUT)/wheel/*.whl
 
 # The multi-process demo, narrated (scripts/demo.sh).

@@ -17,7 +17,7 @@ from .tasks import TaskInfo, Tasks, TaskState
 from .queues import DurableInteractionQueue, Interaction, InteractionQueue, Operation, OperationQueue, OperationState
 from .store import UNCHANGED, Durability, KeyValue, Observation, Store
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 
 def library_version() -> str:
