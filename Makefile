@@ -98,7 +98,7 @@ COMPLETIONS_BASH := share/bash-completion/completions/outlive
 COMPLETIONS_ZSH  := share/zsh/site-functions/_outlive
 COMPLETIONS_FISH := share/fish/vendor_completions.d/outlive.fish
 UNIT         := lib/systemd/system/outlive-worker@.service
-MAN_DATE     := $(shell git log -1 --format=%cs 2>/dev/null || date +%F)
+MAN_DATE      = $(shell git log -1 --format=%cs 2>/dev/null || date +%F)
 
 # Shell completions and man pages come from the command's own argument definitions
 # (swift-argument-parser), so they cannot disagree with it. Cheap: regenerated each time.
