@@ -30,7 +30,7 @@ extern "C" {
     fn outlive_kv_observe(store: *mut Opaque, prefix: *const c_char,
                           observer: extern "C" fn(*const c_char, *const c_void, usize, *mut c_void),
                           context: *mut c_void, token: *mut u64) -> outlive_status;
-    fn outlive_register(name: *const c_char, signature: *const c_char, function: *const c_void) -> outlive_status;
+    fn outlive_handler_register(name: *const c_char, signature: *const c_char, function: *const c_void) -> outlive_status;
     fn outlive_args_new() -> *mut Opaque;
     fn outlive_args_free(args: *mut Opaque);
     fn outlive_args_set_string(args: *mut Opaque, name: *const c_char, utf8: *const c_char) -> outlive_status;
@@ -39,7 +39,7 @@ extern "C" {
     fn outlive_handler_free(handler: *mut Opaque);
     fn outlive_handler_serialize(handler: *const Opaque, bytes: *mut *mut c_void, size: *mut usize) -> outlive_status;
     fn outlive_handler_deserialize(bytes: *const c_void, size: usize, out: *mut *mut Opaque) -> outlive_status;
-    fn outlive_call(handler: *const Opaque, call_args: *const Opaque) -> outlive_status;
+    fn outlive_handler_call(handler: *const Opaque, call_args: *const Opaque) -> outlive_status;
     fn outlive_object_string(object: *const Opaque) -> *const c_char;
 }
 
@@ -99,7 +99,7 @@ fn main() {
         println!("visits: {visits}");
         check(outlive_loop_dispatch(outlive_store_loop(store), 1000), "dispatch");
 
-        check(outlive_register(c("rust.greet").as_ptr(), c("ID name, INTEGER times").as_ptr(), greet as *const c_void), "register");
+        check(outlive_handler_register(c("rust.greet").as_ptr(), c("ID name, INTEGER times").as_ptr(), greet as *const c_void), "register");
         let bound = outlive_args_new();
         check(outlive_args_set_string(bound, c("name").as_ptr(), c("dana").as_ptr()), "bind");
         let handler = outlive_handler_new(c("rust.greet").as_ptr(), bound);
@@ -117,7 +117,7 @@ fn main() {
         outlive_free(bytes);
         let call_args = outlive_args_new();
         check(outlive_args_set_integer(call_args, c("times").as_ptr(), 2), "call-time argument");
-        check(outlive_call(restored, call_args), "call");
+        check(outlive_handler_call(restored, call_args), "call");
         outlive_args_free(call_args);
         outlive_handler_free(restored);
         outlive_store_close(store);
