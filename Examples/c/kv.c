@@ -62,14 +62,12 @@ int main(int argc, char **argv) {
     printf("visits after 3 updates: %.*s\n", (int)size, (const char *)bytes);
     outlive_free(bytes);
 
-    /* Keys in bytewise order, one indexed lookup each. */
-    char *key = NULL, *after = NULL;
-    while (outlive_kv_key_list_new(store, "settings/", after, &key) == OUTLIVE_OK) {
-        printf("key: %s\n", key);
-        outlive_free(after);
-        after = key;
-    }
-    outlive_free(after);
+    /* Keys in bytewise order, as every list: a snapshot read by index (limit 0: all of them;
+     * to page, pass the last key of one list as `after` of the next). */
+    outlive_kv_key_list *keys = NULL;
+    if (outlive_kv_key_list_new(store, "settings/", NULL, 0, &keys) != OUTLIVE_OK) return fail("list keys");
+    for (size_t i = 0; i < outlive_kv_key_list_count(keys); i++) printf("key: %s\n", outlive_kv_key_list_key(keys, i));
+    outlive_kv_key_list_free(keys);
 
     /* A missing key is a status, never a crash; the message says which key. */
     outlive_status status = outlive_kv_get(store, "settings/missing", &bytes, &size);
