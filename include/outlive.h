@@ -47,7 +47,9 @@
  *    `void *context` and a `void (*release)(void *context)` (nullable), in that
  *    order, just before the outputs. release(context) is called exactly once,
  *    when the library no longer needs the context — and never when the
- *    registration itself fails: then the caller still owns the context.
+ *    registration itself fails: then the caller still owns the context. (A
+ *    function that calls its callback only before it returns, like
+ *    outlive_kv_update, keeps nothing and takes no release.)
  *  - Public structs begin with `uint32_t version`; set it with the struct's
  *    OUTLIVE_<STRUCT>_VERSION, or start from OUTLIVE_<STRUCT>_INIT, so that a
  *    later version can grow the struct. (The handler descriptor, matched by
@@ -1414,11 +1416,13 @@ OUTLIVE_API const outlive_args *outlive_message_payload(const outlive_message *m
 OUTLIVE_API double      outlive_message_date(const outlive_message *message);
 /* Its number of choices; 0 when message is NULL. */
 OUTLIVE_API size_t      outlive_message_choice_count(const outlive_message *message);
-/* Choice `index` (0-based, in the order added): *out_id and *out_label (owned by
- * the view; either out pointer may be NULL) and *out_kind.
+/* Choice `index` (0-based, in the order added): *out_choice_id and *out_label
+ * (owned by the view) and *out_kind; each output may be NULL.
  * OUTLIVE_E_INVALID_ARGUMENT: message NULL, index out of range. */
-OUTLIVE_API outlive_status outlive_message_choice_at(const outlive_message *message, size_t index, const char **out_id,
-                                                     const char **out_label, outlive_choice_kind *out_kind);
+OUTLIVE_API outlive_status outlive_message_choice_at(const outlive_message *message, size_t index,
+                                                     const char **out_choice_id /* nullable */,
+                                                     const char **out_label /* nullable */,
+                                                     outlive_choice_kind *out_kind /* nullable */);
 /* Whether it was presented (or muted), answered, removed (waiting for its end
  * notification or deletion); whether auto-remove is set; whether it carries a
  * durable response handler. false when message is NULL. */
