@@ -55,7 +55,7 @@
  *    later version can grow the struct. (The handler descriptor, matched by
  *    its magic number, has its version second.)
  *  - Listing is one model everywhere: outlive_<noun>_list_new(..., after,
- *    limit, out) takes a snapshot in one transaction; outlive_<noun>_list_count
+ *    limit, out) takes a snapshot of the store; outlive_<noun>_list_count
  *    says how many entries it holds, outlive_<noun>_list_<field>(list, index)
  *    reads one (NULL, 0 or false when index is out of range or list is NULL;
  *    strings belong to the list), outlive_<noun>_list_free frees it. To page,
@@ -966,7 +966,8 @@ typedef struct outlive_task_list outlive_task_list;
 
 /* Lists tasks in queue order as a snapshot (see Listing at the top): those
  * after the task `after` (NULL: from the first), at most `limit` (0: no limit),
- * to page through a queue of any length.
+ * to page through a queue of any length. Each 100,000 tasks are read in one
+ * transaction: a longer list is read in several.
  * OUTLIVE_E_INVALID_ARGUMENT: out NULL, after not a task id.
  * OUTLIVE_E_NOT_FOUND: no task `after` (it may have completed: restart from NULL). */
 OUTLIVE_API outlive_status outlive_task_list_new(outlive_store *store, const char *after /* nullable */, size_t limit,
