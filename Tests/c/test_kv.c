@@ -310,7 +310,48 @@ static void test_observer_context_is_released_once_and_never_after_a_failed_regi
     harness_remove_tree(dir);
 }
 
+/* Keys list as every list does: a snapshot in bytewise order under a prefix,
+ * paged with the last key of one list as `after` of the next. */
+static void test_keys_list_in_order_and_page_after_the_last_key(void) {
+    const char *dir = harness_temp_dir();
+    outlive_store *store = open_store(dir);
+    CHECK(store);
+    const char *keys[] = {"a/3", "a/1", "b/1", "a/2", "a"};
+    for (size_t i = 0; i < 5; i++) CHECK_OK(outlive_kv_set(store, keys[i], "v", 1));
+    outlive_kv_key_list *list = NULL;
+    CHECK_OK(outlive_kv_key_list_new(store, "a/", NULL, 0, &list));
+    CHECK(outlive_kv_key_list_count(list) == 3);
+    CHECK(!strcmp(outlive_kv_key_list_key(list, 0), "a/1") && !strcmp(outlive_kv_key_list_key(list, 2), "a/3"));
+    CHECK(outlive_kv_key_list_key(list, 3) == NULL);
+    outlive_kv_key_list_free(list);
+    /* Pages of two: a, a/1 | a/2, a/3 | b/1; `after` need not be a stored key. */
+    const char *expected[] = {"a", "a/1", "a/2", "a/3", "b/1"};
+    size_t seen = 0;
+    char after[64] = "";
+    for (int page = 0; page < 10; page++) {
+        CHECK_OK(outlive_kv_key_list_new(store, "", page ? after : NULL, 2, &list));
+        size_t count = outlive_kv_key_list_count(list);
+        CHECK(count <= 2);
+        for (size_t i = 0; i < count && seen < 5; i++) CHECK(!strcmp(outlive_kv_key_list_key(list, i), expected[seen++]));
+        if (count) snprintf(after, sizeof after, "%s", outlive_kv_key_list_key(list, count - 1));
+        outlive_kv_key_list_free(list);
+        if (!count) break;
+    }
+    CHECK(seen == 5);
+    CHECK_OK(outlive_kv_key_list_new(store, "", "a/15", 1, &list));
+    CHECK(outlive_kv_key_list_count(list) == 1 && !strcmp(outlive_kv_key_list_key(list, 0), "a/2"));
+    outlive_kv_key_list_free(list);
+    list = NULL;
+    CHECK_STATUS(outlive_kv_key_list_new(store, "", NULL, 0, NULL), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_kv_key_list_new(store, NULL, NULL, 0, &list), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK(list == NULL && outlive_kv_key_list_count(NULL) == 0);
+    outlive_kv_key_list_free(NULL);
+    outlive_store_close(store);
+    harness_remove_tree(dir);
+}
+
 HARNESS_MAIN(
+    T(test_keys_list_in_order_and_page_after_the_last_key),
     T(test_observer_context_is_released_once_and_never_after_a_failed_registration),
     T(test_set_get_delete_round_trip),
     T(test_empty_value_is_present_and_not_null),

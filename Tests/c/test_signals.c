@@ -128,6 +128,23 @@ static void test_removed_consumers_are_not_delivered_and_take_their_record(void)
     CHECK(outlive_signal_consumer_list_id(NULL, 0) == NULL && outlive_signal_consumer_list_count(NULL) == 0);
     outlive_signal_consumer_list_free(list);
     outlive_signal_consumer_list_free(NULL);
+    /* Paging, as every list: all three consumers, then one page of one after the first. */
+    CHECK_OK(outlive_signal_consumer_list_new(store, NULL, NULL, 0, &list));
+    CHECK(outlive_signal_consumer_list_count(list) == 3);
+    char first[OUTLIVE_ID_SIZE], third[OUTLIVE_ID_SIZE];
+    snprintf(first, sizeof first, "%s", outlive_signal_consumer_list_id(list, 0));
+    snprintf(third, sizeof third, "%s", outlive_signal_consumer_list_id(list, 2));
+    outlive_signal_consumer_list_free(list);
+    CHECK_OK(outlive_signal_consumer_list_new(store, NULL, first, 1, &list));
+    CHECK(outlive_signal_consumer_list_count(list) == 1 && strcmp(outlive_signal_consumer_list_id(list, 0), first) != 0);
+    outlive_signal_consumer_list_free(list);
+    CHECK_OK(outlive_signal_consumer_list_new(store, NULL, third, 0, &list));
+    CHECK(outlive_signal_consumer_list_count(list) == 0);
+    outlive_signal_consumer_list_free(list);
+    list = NULL;
+    CHECK_STATUS(outlive_signal_consumer_list_new(store, NULL, "00000000-0000-4000-8000-000000000000", 0, &list),
+                 OUTLIVE_E_NOT_FOUND);
+    CHECK(list == NULL);
 
     uint64_t version = 99;
     size_t consumers = 99;
