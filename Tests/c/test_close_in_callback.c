@@ -21,7 +21,7 @@ static void close_once(void) {
 /* The store under test runs on a loop of the test's own, which outlives it. */
 static outlive_store *open_on(outlive_loop *loop, const char *dir) {
     outlive_store *store = NULL;
-    if (outlive_store_open(dir, "app", loop, &store) != OUTLIVE_OK) return NULL;
+    if (outlive_store_open(dir, "app", loop, NULL, &store) != OUTLIVE_OK) return NULL;
     return store;
 }
 
@@ -40,10 +40,10 @@ static void test_store_closed_in_kv_observer_calls_no_further_observer(void) {
     CHECK_OK(outlive_loop_new(&loop));
     outlive_store *store = open_on(loop, dir), *writer = NULL;
     CHECK(store);
-    CHECK_OK(outlive_store_open(dir, "writer", NULL, &writer));
+    CHECK_OK(outlive_store_open(dir, "writer", NULL, NULL, &writer));
     uint64_t token = 0;
-    CHECK_OK(outlive_kv_observe(store, "", observer_closes, NULL, &token));
-    CHECK_OK(outlive_kv_observe(store, "k", observer_closes, NULL, &token));
+    CHECK_OK(outlive_kv_observe(store, "", observer_closes, NULL, NULL, &token));
+    CHECK_OK(outlive_kv_observe(store, "k", observer_closes, NULL, NULL, &token));
     for (int i = 0; i < 6; i++) {
         char key[16];
         snprintf(key, sizeof key, "k%d", i);
@@ -71,14 +71,15 @@ static void test_store_closed_in_presenter_presents_nothing_more(void) {
     outlive_store *store = open_on(loop, dir);
     CHECK(store);
     for (int i = 0; i < 5; i++) {
-        outlive_message_draft *draft = outlive_message_draft_new("c", "t");
+        outlive_message_draft *draft = NULL;
+        outlive_message_draft_new("c", "t", &draft);
         char id[OUTLIVE_ID_SIZE];
         CHECK_OK(outlive_message_post(store, draft, id));
         outlive_message_draft_free(draft);
     }
-    outlive_presenter presenter = { any_priority, present_closes, NULL };
-    CHECK_OK(outlive_presenter_add(store, "first", &presenter, NULL));
-    CHECK_OK(outlive_presenter_add(store, "second", &presenter, NULL));
+    outlive_presenter presenter = { OUTLIVE_PRESENTER_VERSION, any_priority, present_closes, NULL };
+    CHECK_OK(outlive_presenter_add(store, "first", &presenter, NULL, NULL));
+    CHECK_OK(outlive_presenter_add(store, "second", &presenter, NULL, NULL));
     calls = 0;
     closing = store;
     dispatch_rounds(loop, 10);
@@ -98,13 +99,14 @@ static void test_store_closed_in_signal_consumer_delivers_nothing_more(void) {
     CHECK_OK(outlive_loop_new(&loop));
     outlive_store *store = open_on(loop, dir);
     CHECK(store);
-    outlive_handler *handler = outlive_handler_new("close_test_consumer", NULL);
+    outlive_handler *handler = NULL;
+    outlive_handler_new("close_test_consumer", NULL, NULL, &handler);
     CHECK(handler);
     for (int i = 0; i < 5; i++) {
         char id[OUTLIVE_ID_SIZE];
         outlive_signal_new_id(id);
-        CHECK_OK(outlive_signal_consume(store, id, handler, OUTLIVE_DELIVER_ONCE, OUTLIVE_LIFETIME_THIS_RUN, NULL));
-        CHECK_OK(outlive_signal_consume(store, id, handler, OUTLIVE_DELIVER_ONCE, OUTLIVE_LIFETIME_THIS_RUN, NULL));
+        CHECK_OK(outlive_signal_consume(store, id, handler, OUTLIVE_DELIVERY_ONCE, OUTLIVE_LIFETIME_THIS_RUN, NULL, NULL));
+        CHECK_OK(outlive_signal_consume(store, id, handler, OUTLIVE_DELIVERY_ONCE, OUTLIVE_LIFETIME_THIS_RUN, NULL, NULL));
         CHECK_OK(outlive_signal_post(store, id, NULL, false));
     }
     outlive_handler_free(handler);
@@ -127,7 +129,8 @@ static void test_store_closed_in_task_handler_runs_no_further_task(void) {
     CHECK_OK(outlive_loop_new(&loop));
     outlive_store *store = open_on(loop, dir);
     CHECK(store);
-    outlive_handler *work = outlive_handler_new("close_test_task", NULL);
+    outlive_handler *work = NULL;
+    outlive_handler_new("close_test_task", NULL, NULL, &work);
     CHECK(work);
     for (int i = 0; i < 5; i++) CHECK_OK(outlive_task_add(store, work, NULL, NULL, 0, NULL));
     outlive_handler_free(work);
@@ -140,7 +143,7 @@ static void test_store_closed_in_task_handler_runs_no_further_task(void) {
     /* Every task is still stored, pending, for the next run: the four not run,
      * and the one whose run ended (closed) while its handler ran (at least once). */
     outlive_store *again = NULL;
-    CHECK_OK(outlive_store_open(dir, "app", NULL, &again));
+    CHECK_OK(outlive_store_open(dir, "app", NULL, NULL, &again));
     size_t pending = 0;
     CHECK_OK(outlive_tasks_count(again, &pending));
     CHECK_MSG(pending == 5, "%zu tasks pending", pending);
@@ -167,15 +170,16 @@ static void test_presenter_removed_in_its_present_is_not_asked_again(void) {
     outlive_store *store = open_on(loop, dir);
     CHECK(store);
     for (int i = 0; i < 5; i++) {
-        outlive_message_draft *draft = outlive_message_draft_new("c", "t");
+        outlive_message_draft *draft = NULL;
+        outlive_message_draft_new("c", "t", &draft);
         char id[OUTLIVE_ID_SIZE];
         CHECK_OK(outlive_message_post(store, draft, id));
         outlive_message_draft_free(draft);
     }
-    outlive_presenter presenter = { any_priority, present_removes_itself, NULL };
+    outlive_presenter presenter = { OUTLIVE_PRESENTER_VERSION, any_priority, present_removes_itself, NULL };
     calls = 0;
     removing_from = store;
-    CHECK_OK(outlive_presenter_add(store, "only", &presenter, NULL));
+    CHECK_OK(outlive_presenter_add(store, "only", &presenter, NULL, NULL));
     dispatch_rounds(loop, 10);
     CHECK_MSG(calls == 1, "%d presentations after the presenter removed itself", calls - 1);
     outlive_store_close(store);
@@ -201,12 +205,13 @@ static void test_consumers_removed_in_a_delivery_get_no_further_delivery(void) {
     CHECK_OK(outlive_loop_new(&loop));
     outlive_store *store = open_on(loop, dir);
     CHECK(store);
-    outlive_handler *handler = outlive_handler_new("close_test_scoped_consumer", NULL);
+    outlive_handler *handler = NULL;
+    outlive_handler_new("close_test_scoped_consumer", NULL, NULL, &handler);
     CHECK(handler);
     for (int i = 0; i < 5; i++) {
         char id[OUTLIVE_ID_SIZE];
         outlive_signal_new_id(id);
-        CHECK_OK(outlive_signal_consume(store, id, handler, OUTLIVE_DELIVER_ONCE, OUTLIVE_LIFETIME_THIS_RUN, "scope"));
+        CHECK_OK(outlive_signal_consume(store, id, handler, OUTLIVE_DELIVERY_ONCE, OUTLIVE_LIFETIME_THIS_RUN, "scope", NULL));
         CHECK_OK(outlive_signal_post(store, id, NULL, false));
     }
     outlive_handler_free(handler);
@@ -238,7 +243,7 @@ static void test_operations_freed_in_an_operation_start_no_further_operation(voi
     CHECK_OK(outlive_operations_new(loop, OUTLIVE_OPERATIONS_UNLIMITED, &queue));
     for (int i = 0; i < 5; i++) {
         outlive_operation *operation = NULL;
-        CHECK_OK(outlive_operation_new(operation_frees_queue, NULL, &operation));
+        CHECK_OK(outlive_operation_new(operation_frees_queue, NULL, NULL, &operation));
         CHECK_OK(outlive_operations_add(queue, operation));
         outlive_operation_free(operation);
     }
