@@ -4,6 +4,10 @@
 Suites: the C programs in build/tests (each prints PASS/FAIL lines), the Swift
 unit tests (swift test), and pytest over Tests/api (header, symbols, versions)
 and bindings/python/tests (the Python package). Exits 1 if anything failed.
+
+The suites that test the PostgreSQL backend get a throwaway server of their own
+(scripts/pg_cluster.py), started before them and always stopped at the end; its
+URI is in OUTLIVE_TEST_PG. A URI already in OUTLIVE_TEST_PG is used as it is.
 """
 import argparse
 import os
@@ -12,6 +16,9 @@ import subprocess
 import sys
 import time
 import xml.etree.ElementTree as ET
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pg_cluster  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.join(ROOT, "build")
@@ -173,6 +180,8 @@ def main():
     parser.add_argument("--only", choices=["c", "valgrind", "fuzz", "swift", "swift-address", "swift-thread", "python"])
     args = parser.parse_args()
     total_passed = total_failed = 0
+    # Suites that test the PostgreSQL backend against a real server.
+    postgres_suites = {"c", "swift", "swift-address", "swift-thread", "python"}
     suites = [
         ("c", lambda: run_c(timeout=600)),
         ("valgrind", lambda: run_valgrind(timeout=600)),
@@ -182,13 +191,25 @@ def main():
         ("swift-thread", lambda: run_swift(timeout=1800, sanitizer="thread")),
         ("python", lambda: run_pytest("python", ["Tests/api", "bindings/python/tests"], timeout=1200)),
     ]
-    for name, suite in suites:
-        if args.only and args.only != name:
-            continue
-        print(f"[{name}]", flush=True)
-        p, f = suite()
-        total_passed += p
-        total_failed += f
+    selected = [(name, suite) for name, suite in suites if not args.only or args.only == name]
+    started_server = False
+    try:
+        if not os.environ.get(pg_cluster.VARIABLE) and any(name in postgres_suites for name, _ in selected):
+            try:
+                os.environ[pg_cluster.VARIABLE] = pg_cluster.start()
+                started_server = True
+                print(f"[postgresql] test server at {os.environ[pg_cluster.VARIABLE]}", flush=True)
+            except Exception as error:  # the PostgreSQL tests then fail, saying why
+                print(f"[postgresql] cannot start the test server: {error}", flush=True)
+                total_failed += 1
+        for name, suite in selected:
+            print(f"[{name}]", flush=True)
+            p, f = suite()
+            total_passed += p
+            total_failed += f
+    finally:
+        if started_server:
+            pg_cluster.stop()
     print(f"{total_passed} passed, {total_failed} failed")
     return 1 if total_failed else 0
 
