@@ -226,3 +226,54 @@ final class PostgreSQLLibraryTests: XCTestCase {
         }
     }
 }
+
+/// The test-only OUTLIVE_TEST_LIBPQ, in a process of its own: libpq is loaded
+/// once per process, so this test runs itself again in a fresh test process
+/// whose environment names a library that does not exist.
+final class PostgreSQLLibraryEnvironmentTests: XCTestCase {
+    static let missing = "/nonexistent/outlive-test/libpq.so.5"
+
+    func testEnvironmentNamedLibraryThatIsMissingFailsOpening() throws {
+        if let named = getenv("OUTLIVE_TEST_LIBPQ").map({ String(cString: $0) }) {
+            // The fresh process: nothing loaded libpq here before.
+            XCTAssertEqual(named, PostgreSQLLibraryEnvironmentTests.missing)
+            XCTAssertThrowsError(try PostgreSQLConnection(conninfo: "postgresql://127.0.0.1:1/x")) {
+                XCTAssertEqual(($0 as? OutliveError)?.code, .io)
+                XCTAssertTrue(($0 as? OutliveError)?.message.contains("libpq5") ?? false, "\($0)")
+                XCTAssertTrue(($0 as? OutliveError)?.message.contains(PostgreSQLLibraryEnvironmentTests.missing) ?? false, "\($0)")
+            }
+            XCTAssertEqual(COutlive_pq_loaded(), 0)
+            return
+        }
+        let binary = CommandLine.arguments[0]
+        guard binary.hasSuffix(".xctest") else {
+            throw XCTSkip("the test binary \(binary) cannot be run again with one test selected")
+        }
+        let selector = "OutliveCoreTests.PostgreSQLLibraryEnvironmentTests/testEnvironmentNamedLibraryThatIsMissingFailsOpening"
+        var fds: [Int32] = [0, 0]
+        XCTAssertEqual(pipe(&fds), 0)
+        let child = fork()
+        if child == 0 {
+            dup2(fds[1], 1)
+            dup2(fds[1], 2)
+            close(fds[0])
+            setenv("OUTLIVE_TEST_LIBPQ", PostgreSQLLibraryEnvironmentTests.missing, 1)
+            execv(binary, [strdup(binary), strdup(selector), nil])
+            _exit(127)
+        }
+        close(fds[1])
+        var output: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = read(fds[0], &buffer, buffer.count)
+            if count <= 0 { break }
+            output += buffer[0..<count]
+        }
+        close(fds[0])
+        var status: Int32 = 0
+        waitpid(child, &status, 0)
+        let text = String(decoding: output, as: UTF8.self)
+        XCTAssertEqual(status, 0, text)
+        XCTAssertTrue(text.contains("Executed 1 test, with 0 failures"), text)
+    }
+}

@@ -200,15 +200,17 @@ final class PostgreSQLBackend: StoreBackend {
     }
 
     /// Registered runs whose lock is free: ended (closed or dead).
+    /// The runs are read before the locks: a run takes its lock before it
+    /// registers, so a run registered in between cannot look ended.
     func endedRuns() throws -> [(runID: String, processName: String)] {
-        let held = try heldRunKeys()
-        var ended: [(String, String)] = []
+        var runs: [(String, String, Int32)] = []
         try read { transaction in
             try transaction.query("SELECT run_id, process, lock_key FROM outlive_runs ORDER BY started") { row in
-                if !held.contains(Int32(truncatingIfNeeded: row.integer(2))) { ended.append((row.text(0) ?? "", row.text(1) ?? "")) }
+                runs.append((row.text(0) ?? "", row.text(1) ?? "", Int32(truncatingIfNeeded: row.integer(2))))
             }
         }
-        return ended
+        let held = try heldRunKeys()
+        return runs.filter { !held.contains($0.2) }.map { ($0.0, $0.1) }
     }
 
     /// Drops the store's schema and everything in it (tests; a future
