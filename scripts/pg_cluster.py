@@ -9,7 +9,9 @@ Debian's server (the `postgresql` package, installed with apt-get when missing)
 runs a cluster of its own: data directory build/pg/data, Unix socket in
 build/pg/socket, TCP on 127.0.0.1 at a free port (TCP so that the keepalive and
 tcp_user_timeout settings the backend relies on apply), trust authentication
-for the local superuser `postgres`, one database `outlive_test`. `initdb`
+for the local superuser `postgres` from 127.0.0.1 and from the test "hosts"
+(network namespaces on 10.231.0.0/16; any other address is refused), one
+database `outlive_test`. `initdb`
 refuses to run as root, so as root the cluster belongs to the `postgres` user
 and its commands run under `runuser -u postgres`.
 
@@ -36,6 +38,8 @@ LOG = os.path.join(BASE, "server.log")
 URI_FILE = os.path.join(BASE, "uri")
 DATABASE = "outlive_test"
 VARIABLE = "OUTLIVE_TEST_PG"
+# Addresses of the network namespaces that tests use as other hosts.
+TEST_HOSTS = "10.231.0.0/16"
 
 
 def _as_root():
@@ -149,9 +153,15 @@ def stop():
 
 def start():
     """Starts (or reuses) the cluster and returns its URI."""
+    return start_owned()[0]
+
+
+def start_owned():
+    """Starts (or reuses) the cluster: its URI, and whether this call started it
+    (a server someone started by hand is theirs to stop)."""
     existing = uri()
     if existing:
-        return existing
+        return existing, False
     install_server()
     bin_dir = _bin_dir()
     stop()  # a stale server of an earlier run, if any
@@ -164,9 +174,16 @@ def start():
                    "--locale=C.UTF-8", "--no-sync"], capture_output=True, text=True)
     if result.returncode != 0:
         raise RuntimeError(f"initdb failed:\n{result.stdout}{result.stderr}")
+    # Network-namespace tests reach the server from "hosts" on 10.231.0.0/16
+    # (veth pairs made by the tests after the server started, hence '*'); any
+    # other address is refused by pg_hba.conf, which trusts only these two.
+    with open(os.path.join(DATA, "pg_hba.conf"), "w") as hba:
+        hba.write("local all all trust\n"
+                  "host all all 127.0.0.1/32 trust\n"
+                  f"host all all {TEST_HOSTS} trust\n")
     # Test-only settings: no fsync (a throwaway cluster), room for the many
     # connections process tests open (two per store handle).
-    settings = ["listen_addresses='127.0.0.1'", f"unix_socket_directories='{SOCKET}'", "fsync=off",
+    settings = ["listen_addresses='*'", f"unix_socket_directories='{SOCKET}'", "fsync=off",
                 "synchronous_commit=off", "full_page_writes=off", "max_connections=300", "shared_buffers=64MB"]
     for attempt in range(5):
         port = _free_port()
@@ -188,7 +205,7 @@ def start():
         raise RuntimeError(f"cannot create the test database: {result.stderr}")
     with open(URI_FILE, "w") as f:
         f.write(value + "\n")
-    return value
+    return value, True
 
 
 def _tail(path, lines=20):

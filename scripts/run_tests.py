@@ -196,8 +196,7 @@ def main():
     try:
         if not os.environ.get(pg_cluster.VARIABLE) and any(name in postgres_suites for name, _ in selected):
             try:
-                os.environ[pg_cluster.VARIABLE] = pg_cluster.start()
-                started_server = True
+                os.environ[pg_cluster.VARIABLE], started_server = pg_cluster.start_owned()
                 print(f"[postgresql] test server at {os.environ[pg_cluster.VARIABLE]}", flush=True)
             except Exception as error:  # the PostgreSQL tests then fail, saying why
                 print(f"[postgresql] cannot start the test server: {error}", flush=True)
