@@ -175,3 +175,19 @@ final class PostgreSQLLivenessTests: XCTestCase {
                                   "tcp_keepalives_count": "\(bound.keepaliveCount)", "tcp_user_timeout": "\(bound.userTimeoutMilliseconds)"])
     }
 }
+
+extension PostgreSQLLivenessTests {
+    func testServersIdleSessionTimeoutDoesNotEndALiveRun() throws {
+        // A role whose sessions end after 1 s idle, as a DBA may configure.
+        let admin = try PostgreSQLConnection(conninfo: uri)
+        let role = "outlive_idle_" + store.suffix(12)
+        try admin.exec("CREATE ROLE \(role) LOGIN SUPERUSER; ALTER ROLE \(role) SET idle_session_timeout = '1s'")
+        defer { try? admin.exec("DROP ROLE IF EXISTS \(role)") }
+        let conninfo = uri.replacingOccurrences(of: "postgres@", with: "\(role)@")
+        let lock = try PostgreSQLRunLock(conninfo: conninfo, backend: backend, bound: PostgreSQLLivenessBound())
+        usleep(2_500_000)
+        XCTAssertEqual(lock.poll(), .quiet)
+        XCTAssertTrue(try backend.isAlive(lockKey: lock.lockKey))
+        lock.release()
+    }
+}

@@ -20,7 +20,9 @@ final class PostgreSQLConnection {
     /// in conninfo win; `overrides` come after and win over conninfo.
     init(conninfo: String, defaults: [(String, String)] = [], overrides: [(String, String)] = []) throws {
         try PostgreSQLLibrary.load()
-        let parameters = defaults + [("dbname", conninfo)] + overrides
+        // libpq waits for an unreachable server as long as the kernel does
+        // (minutes) unless told otherwise; a URI's own connect_timeout wins.
+        let parameters = [("connect_timeout", "10")] + defaults + [("dbname", conninfo)] + overrides
         var keys = parameters.map { strdup($0.0) }
         var values = parameters.map { strdup($0.1) }
         defer {

@@ -25,7 +25,9 @@ enum PostgreSQLErrors {
             return OutliveError(.io, "\(context): \(message(COutlive_PQerrorMessage(connection)))")
         }
         let state = COutlive_PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) } ?? ""
+        // "ERROR:  duplicate key …": the status already says it is an error.
         var text = message(COutlive_PQresultErrorMessage(result))
+        if text.hasPrefix("ERROR:") { text = String(text.dropFirst(6).drop { $0 == " " }) }
         if text.isEmpty { text = message(COutlive_PQerrorMessage(connection)) }
         return OutliveError(state.isEmpty ? .io : status(sqlState: state), "\(context): \(text)")
     }

@@ -39,6 +39,11 @@ final class PostgreSQLRunLock {
         self.connection = connection
         let schema = try connection.quoteIdentifier(backend.schema)
         try connection.exec("SET search_path = \(schema)")
+        // A server-wide idle_session_timeout (PostgreSQL 14 and newer) would end
+        // this always-idle session, and with it a live run: not for this one.
+        if try connection.integer("SELECT current_setting('server_version_num')::integer") ?? 0 >= 140_000 {
+            try connection.exec("SET idle_session_timeout = 0")
+        }
         var key: Int32?
         // The key sequence cycles after 2^31 runs: a key still held by a
         // long-lived run is skipped.
