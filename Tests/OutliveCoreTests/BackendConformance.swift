@@ -173,6 +173,56 @@ struct BackendConformance {
         XCTAssertEqual(try count(other), 0)
     }
 
+    /// A read transaction sees one snapshot: a commit by another handle in the
+    /// middle of it is not seen until the next transaction.
+    func readSeesOneSnapshot() throws {
+        let backend = try prepared()
+        let other = try engine.open()
+        let (before, during) = try backend.read { transaction -> (Int64?, Int64?) in
+            let before = try transaction.integer("SELECT count(*) FROM conformance")
+            try other.write { try $0.execute("INSERT INTO conformance(k, v) VALUES ('new', 1)") }
+            return (before, try transaction.integer("SELECT count(*) FROM conformance"))
+        }
+        XCTAssertEqual(before, 0)
+        XCTAssertEqual(during, 0)
+        XCTAssertEqual(try count(backend), 1)
+    }
+
+    /// Read-modify-write in write transactions of several processes loses no
+    /// update: writers are serialised, as StoreBackend promises and the systems
+    /// rely on (they read, then write, without SELECT … FOR UPDATE).
+    func writersInSeveralProcessesAreSerialised() throws {
+        let backend = try prepared()
+        try backend.write { try $0.execute("INSERT INTO conformance(k, v) VALUES ('counter', 0)") }
+        let writers = 4, increments = 100
+        var children: [pid_t] = []
+        for _ in 0..<writers {
+            let child = fork()
+            if child == 0 {
+                do {
+                    let mine = try engine.open()
+                    for _ in 0..<increments {
+                        try mine.write { transaction in
+                            let value = try transaction.integer("SELECT v FROM conformance WHERE k = 'counter'") ?? -1
+                            try transaction.execute("UPDATE conformance SET v = ? WHERE k = 'counter'", [.integer(value + 1)])
+                        }
+                    }
+                } catch {
+                    fputs("incrementer: \(error)\n", stderr)
+                    _exit(1)
+                }
+                _exit(0)
+            }
+            children.append(child)
+        }
+        for child in children {
+            var status: Int32 = 0
+            waitpid(child, &status, 0)
+            XCTAssertEqual(status, 0)
+        }
+        XCTAssertEqual(try backend.read { try $0.integer("SELECT v FROM conformance WHERE k = 'counter'") }, Int64(writers * increments))
+    }
+
     /// Writers in several processes commit feed entries (some transactions
     /// rolled back) while this process reads the feed from its cursor: every
     /// committed entry is read exactly once, in sequence order.

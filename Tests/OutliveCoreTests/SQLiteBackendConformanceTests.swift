@@ -56,4 +56,6 @@ final class SQLiteBackendConformanceTests: XCTestCase {
     func testStoreUsedFromItsOwnTransactionFailsInsteadOfDeadlocking() throws { try suite.storeUsedFromItsOwnTransactionFailsInsteadOfDeadlocking() }
     func testStoresBesideEachOtherDoNotSeeEachOther() throws { try suite.storesBesideEachOtherDoNotSeeEachOther() }
     func testFeedNeverSkipsACommittedEntryUnderConcurrentWriters() throws { try suite.feedNeverSkipsACommittedEntryUnderConcurrentWriters() }
+    func testReadSeesOneSnapshot() throws { try suite.readSeesOneSnapshot() }
+    func testWritersInSeveralProcessesAreSerialised() throws { try suite.writersInSeveralProcessesAreSerialised() }
 }
