@@ -31,11 +31,19 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BASE = os.path.join(ROOT, "build", "pg")
-DATA = os.path.join(BASE, "data")
-SOCKET = os.path.join(BASE, "socket")
-LOG = os.path.join(BASE, "server.log")
-URI_FILE = os.path.join(BASE, "uri")
+
+
+def use_base(base):
+    """Puts the cluster in `base` (its tests use a directory of their own)."""
+    global BASE, DATA, SOCKET, LOG, URI_FILE
+    BASE = base
+    DATA = os.path.join(base, "data")
+    SOCKET = os.path.join(base, "socket")
+    LOG = os.path.join(base, "server.log")
+    URI_FILE = os.path.join(base, "uri")
+
+
+use_base(os.path.join(ROOT, "build", "pg"))
 DATABASE = "outlive_test"
 VARIABLE = "OUTLIVE_TEST_PG"
 # Addresses of the network namespaces that tests use as other hosts.
