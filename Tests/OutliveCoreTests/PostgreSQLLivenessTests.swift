@@ -191,3 +191,13 @@ extension PostgreSQLLivenessTests {
         lock.release()
     }
 }
+
+extension PostgreSQLLivenessTests {
+    func testWriteLockIsNotTakenForARun() throws {
+        // A write transaction holds (store, 0): no run has that key.
+        let writer = try PostgreSQLBackend(conninfo: uri, store: store)
+        try writer.write { _ in
+            XCTAssertFalse(try self.backend.heldRunKeys().contains(0))
+        }
+    }
+}

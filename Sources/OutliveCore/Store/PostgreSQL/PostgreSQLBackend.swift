@@ -178,7 +178,8 @@ final class PostgreSQLBackend: StoreBackend {
         }
     }
 
-    /// The lock keys of this store's runs whose session lock is held now. A run
+    /// The lock keys of this store's runs whose session lock is held now (key 0
+    /// is the store's write lock, never a run's). A run
     /// is alive exactly while its key is in here: the server frees a session
     /// lock when the session ends, at the holder's death or after the
     /// keepalive/tcp_user_timeout bound when its host is cut off.
@@ -187,7 +188,7 @@ final class PostgreSQLBackend: StoreBackend {
         try read { transaction in
             try transaction.query("""
                 SELECT objid::bigint FROM pg_locks
-                WHERE locktype = 'advisory' AND objsubid = 2 AND granted
+                WHERE locktype = 'advisory' AND objsubid = 2 AND granted AND objid <> 0
                   AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
                   AND classid = ?::bigint::oid
                 """, [.integer(schemaOID)]) { keys.insert(Int32(truncatingIfNeeded: $0.integer(0))) }
