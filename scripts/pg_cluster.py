@@ -46,6 +46,8 @@ def use_base(base):
 use_base(os.path.join(ROOT, "build", "pg"))
 DATABASE = "outlive_test"
 VARIABLE = "OUTLIVE_TEST_PG"
+# The role that authenticates with a password (tests create it).
+PASSWORD_ROLE = "outlive_password"
 # Addresses of the network namespaces that tests use as other hosts.
 TEST_HOSTS = "10.231.0.0/16"
 
@@ -186,7 +188,9 @@ def start_owned():
     # (veth pairs made by the tests after the server started, hence '*'); any
     # other address is refused by pg_hba.conf, which trusts only these two.
     with open(os.path.join(DATA, "pg_hba.conf"), "w") as hba:
+        # One role must give a password, so that tests can give a wrong one.
         hba.write("local all all trust\n"
+                  f"host all {PASSWORD_ROLE} 127.0.0.1/32 scram-sha-256\n"
                   "host all all 127.0.0.1/32 trust\n"
                   f"host all all {TEST_HOSTS} trust\n")
     # Test-only settings: no fsync (a throwaway cluster), room for the many

@@ -277,3 +277,28 @@ final class PostgreSQLLibraryEnvironmentTests: XCTestCase {
         XCTAssertTrue(text.contains("Executed 1 test, with 0 failures"), text)
     }
 }
+
+extension PostgreSQLBackendTests {
+    func testWrongPasswordIsAPermissionErrorThatNeverShowsThePassword() throws {
+        // scripts/pg_cluster.py makes outlive_password authenticate with a password.
+        let admin = try PostgreSQLConnection(conninfo: uri)
+        try admin.exec("DROP ROLE IF EXISTS outlive_password; CREATE ROLE outlive_password LOGIN PASSWORD 'right-secret'")
+        defer { try? admin.exec("DROP ROLE IF EXISTS outlive_password") }
+        let wrong = uri.replacingOccurrences(of: "postgres@", with: "outlive_password:wrong-secret@")
+        XCTAssertThrowsError(try PostgreSQLBackend(conninfo: wrong, store: newStore())) {
+            let error = $0 as? OutliveError
+            XCTAssertEqual(error?.code, .permission, "\($0)")
+            XCTAssertTrue(error?.message.contains("password authentication failed") ?? false, "\($0)")
+            XCTAssertFalse(error?.message.contains("wrong-secret") ?? true, "\($0)")
+        }
+        // The right password gets in; the role may not create a schema in the
+        // database (PostgreSQL 15 grants no CREATE to PUBLIC): a status, nothing made.
+        let right = uri.replacingOccurrences(of: "postgres@", with: "outlive_password:right-secret@")
+        XCTAssertNoThrow(try PostgreSQLConnection(conninfo: right))
+        let name = newStore()
+        XCTAssertThrowsError(try PostgreSQLBackend(conninfo: right, store: name)) {
+            XCTAssertEqual(($0 as? OutliveError)?.code, .permission, "\($0)")
+        }
+        XCTAssertEqual(try admin.integer("SELECT count(*) FROM pg_namespace WHERE nspname = ?", [.text("outlive_" + name)]), 0)
+    }
+}

@@ -80,5 +80,7 @@ def test_addresses_other_than_the_test_hosts_are_refused(cluster):
     cluster.start()
     with open(os.path.join(cluster.DATA, "pg_hba.conf")) as f:
         rules = [line.split() for line in f if line.strip() and not line.startswith("#")]
-    assert rules == [["local", "all", "all", "trust"], ["host", "all", "all", "127.0.0.1/32", "trust"],
+    assert rules == [["local", "all", "all", "trust"],
+                     ["host", "all", cluster.PASSWORD_ROLE, "127.0.0.1/32", "scram-sha-256"],
+                     ["host", "all", "all", "127.0.0.1/32", "trust"],
                      ["host", "all", "all", cluster.TEST_HOSTS, "trust"]]
