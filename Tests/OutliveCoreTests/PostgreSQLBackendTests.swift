@@ -302,3 +302,22 @@ extension PostgreSQLBackendTests {
         XCTAssertEqual(try admin.integer("SELECT count(*) FROM pg_namespace WHERE nspname = ?", [.text("outlive_" + name)]), 0)
     }
 }
+
+extension PostgreSQLBackendTests {
+    func testLocationFromAURIOpensItsStoreWithItsBound() throws {
+        let name = newStore()
+        let location = try PostgreSQLLocation(uri: uri + "?application_name=located&outlive_store=\(name)&outlive_liveness=3")
+        let backend = try PostgreSQLBackend(conninfo: location.conninfo, store: location.store)
+        XCTAssertEqual(backend.schema, "outlive_" + name)
+        let lock = try PostgreSQLRunLock(conninfo: location.conninfo, backend: backend, bound: location.bound)
+        XCTAssertTrue(try backend.isAlive(lockKey: lock.lockKey))
+        var found: [String] = []
+        try backend.read {
+            try $0.query("SELECT application_name FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'located'") {
+                found.append($0.text(0) ?? "")
+            }
+        }
+        // Both connections of the handle (transactions, liveness) kept the URI's own parameter.
+        XCTAssertEqual(found, ["located", "located"])
+    }
+}
