@@ -7,18 +7,18 @@
 
 Debian's server (the `postgresql` package, installed with apt-get when missing)
 runs a cluster of its own: data directory build/pg/data, Unix socket in
-build/pg/socket, TCP on 127.0.0.1 at a free port (TCP so that the keepalive and
-tcp_user_timeout settings the backend relies on apply), trust authentication
-for the local superuser `postgres` from 127.0.0.1 and from the test "hosts"
-(network namespaces on 10.231.0.0/16; any other address is refused), one
-database `outlive_test`. `initdb`
+build/pg/socket, TCP at a free port (TCP so that the keepalive and
+tcp_user_timeout settings the backend relies on apply; the URI uses 127.0.0.1),
+trust authentication from 127.0.0.1 and from the test "hosts" (network
+namespaces on 10.231.0.0/16) and no other address, the role outlive_password
+excepted (it must give its password), one database `outlive_test`. `initdb`
 refuses to run as root, so as root the cluster belongs to the `postgres` user
 and its commands run under `runuser -u postgres`.
 
 `start` is idempotent: a server of this cluster that still answers is reused;
 anything else under build/pg (a stale cluster, a crashed server) is stopped and
 wiped first. `stop` leaves no process behind. scripts/run_tests.py starts the
-server before the suites and stops it in a `finally`.
+server before the suites and stops it in a `finally` (only a server it started).
 """
 import glob
 import os
