@@ -53,7 +53,6 @@ public func outlive_load_handlers(_ path: UnsafePointer<CChar>?) -> outlive_stat
 @c @implementation
 public func outlive_resolve(_ name: UnsafePointer<CChar>?) -> outlive_status {
     guarded {
-        ensureBuiltins()
         _ = try HandlerRegistry.shared.resolve(try handlerName(name, "name"))
     }
 }
@@ -96,7 +95,6 @@ public func outlive_handler_bind(_ handler: OpaquePointer?, _ more: OpaquePointe
 @c @implementation
 public func outlive_call(_ handler: OpaquePointer?, _ callArgs: OpaquePointer?) -> outlive_status {
     guarded {
-        ensureBuiltins()
         try handlerBox(handler).call(with: optionalArguments(callArgs))
     }
 }
@@ -104,7 +102,6 @@ public func outlive_call(_ handler: OpaquePointer?, _ callArgs: OpaquePointer?) 
 @c @implementation
 public func outlive_invalidate(_ handler: OpaquePointer?, _ callArgs: OpaquePointer?) -> outlive_status {
     guarded {
-        ensureBuiltins()
         try handlerBox(handler).invalidate(with: optionalArguments(callArgs))
     }
 }

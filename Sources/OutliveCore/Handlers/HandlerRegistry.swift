@@ -10,7 +10,8 @@ import Synchronization
 /// very name asked for, and names with '.' are never looked up as symbols.
 ///
 /// CONTRACT for the systems (signals, tasks, messages, interactions): they
-/// use only `canResolve`, `call`, `invalidate` and `registerBuiltin`.
+/// use only `canResolve`, `call`, `invalidate` and `checkStorable`, and call
+/// stored work with `call(storedWork:)`.
 public final class HandlerRegistry {
     public static let shared = HandlerRegistry()
 
@@ -39,6 +40,14 @@ public final class HandlerRegistry {
 
     init() {
         mainProgram = dlopen(nil, RTLD_NOW)
+        for entry in LibraryHandlers.all {
+            do {
+                let signature = try Signature(parsing: entry.signature)
+                registrations[entry.name] = Declaration(name: entry.name, signature: signature, body: .builtin(entry.body), origin: .library)
+            } catch {
+                Log.emit(.error, "cannot register the library's handler \(entry.name): \(error)")
+            }
+        }
     }
 
     public var generation: UInt64 { generationCounter.load(ordering: .acquiring) }
@@ -135,6 +144,7 @@ public final class HandlerRegistry {
     /// (the signature grammar). A second registration of a name replaces the first.
     public func register(name: String, signature: String, function: @escaping Declaration.CFunction) throws {
         try HandlerName.validate(name)
+        try HandlerRegistry.refuseLibraryName(name)
         let parsed = try Signature(parsing: signature)
         let declaration = try Declaration.function(name: name, signature: parsed, function: function, resolver: nil, origin: .registered)
         store(declaration)
@@ -147,15 +157,31 @@ public final class HandlerRegistry {
     /// (call-time over bound), undeclared ones included.
     public func registerBuiltin(name: String, signature: String, _ body: @escaping (Arguments) throws -> Void) throws {
         try HandlerName.validate(name)
+        try HandlerRegistry.refuseLibraryName(name)
         let parsed = try Signature(parsing: signature)
         store(Declaration(name: name, signature: parsed, body: .builtin(body), origin: .builtin))
     }
 
     /// Removes a run-time registration. Throws `.notFound` when there is none.
     public func unregister(name: String) throws {
+        try HandlerRegistry.refuseLibraryName(name)
         let removed = lock.withLock { registrations.removeValue(forKey: name) }
         guard removed != nil else { throw OutliveError.notFound("no handler named \(name) is registered at run time") }
         generationCounter.add(1, ordering: .releasing)
+    }
+
+    private static func refuseLibraryName(_ name: String) throws {
+        guard !LibraryHandlers.names.contains(name) else {
+            throw OutliveError.invalidArgument("\(name) is one of the library's own handlers; it cannot be registered or unregistered")
+        }
+    }
+
+    /// Throws `.invalidArgument` for a handler that must not be stored as
+    /// work: one of the library's own (see `LibraryHandlers`).
+    public static func checkStorable(_ handler: Handler, as what: String) throws {
+        guard !LibraryHandlers.names.contains(handler.name) else {
+            throw OutliveError.invalidArgument("\(handler.name) is one of the library's own handlers; it cannot be \(what)")
+        }
     }
 
     private func store(_ declaration: Declaration) {
@@ -201,6 +227,19 @@ public final class HandlerRegistry {
     public func call(_ handler: Handler, with callArguments: Arguments = Arguments()) throws {
         if handler.isInvalidated { throw OutliveError(.invalidated, "handler \(handler.name) was invalidated") }
         try resolve(handler.name).invoke(bound: handler.bound, call: callArguments)
+    }
+
+    /// Calls a handler read from the store as a task's, a consumer's, a
+    /// response's or an interaction's work. The library's own handlers are
+    /// refused (`.invalidArgument`, nothing called): stored data must not reach
+    /// them with arguments of its choosing.
+    public func call(storedWork handler: Handler, with callArguments: Arguments = Arguments()) throws {
+        if handler.isInvalidated { throw OutliveError(.invalidated, "handler \(handler.name) was invalidated") }
+        let declaration = try resolve(handler.name)
+        guard declaration.origin != .library else {
+            throw OutliveError.invalidArgument("the stored work names \(handler.name), one of the library's own handlers, which stored work cannot call")
+        }
+        try declaration.invoke(bound: handler.bound, call: callArguments)
     }
 
     /// Calls the invalidation handler (if any) with the merged arguments and
