@@ -1,3 +1,4 @@
+import COutliveAPI
 import COutliveSystem
 import Synchronization
 
@@ -15,12 +16,13 @@ import Synchronization
 public final class HandlerRegistry {
     public static let shared = HandlerRegistry()
 
-    /// The descriptor layout (include/outlive.h, outlive_handler_descriptor).
-    enum DescriptorLayout {
-        static let magic: UInt64 = 0x4F55_544C_4956_4548  // "HEVILTUO" read little-endian: "OUTLIVEH"
-        static let version: UInt32 = 1
-        static let magicOffset = 0, versionOffset = 8, nameOffset = 16, signatureOffset = 24
-        static let functionOffset = 32, resolverOffset = 40, size = 48
+    /// The descriptor is `outlive_handler_descriptor` of include/outlive.h,
+    /// read as that struct; its magic and version are the header's macros
+    /// (through the shims, which also assert its 64-bit layout at build time).
+    enum Descriptor {
+        static let magic: UInt64 = COutlive_handler_magic()
+        static let version: UInt32 = COutlive_handler_descriptor_version()
+        static let size = MemoryLayout<outlive_handler_descriptor>.size
         static let symbolPrefix = "outlive_handler__"
     }
 
@@ -64,7 +66,7 @@ public final class HandlerRegistry {
         }
         return try lock.withLock {
             if let found = registrations[name] ?? resolved[name] { return found }
-            let symbol = DescriptorLayout.symbolPrefix + name
+            let symbol = Descriptor.symbolPrefix + name
             var candidates: [(UnsafeMutableRawPointer, String)] = []
             if let mainProgram { candidates.append((mainProgram, "the main program")) }
             for library in libraries { candidates.append((library.handle, library.path)) }
@@ -99,7 +101,7 @@ public final class HandlerRegistry {
         // Elf64_Sym: st_name u32, st_info u8, st_other u8, st_shndx u16, st_value u64, st_size u64.
         let type = entry.load(fromByteOffset: 4, as: UInt8.self) & 0x0F
         let size = entry.loadUnaligned(fromByteOffset: 16, as: UInt64.self)
-        return type == 1 /* STT_OBJECT */ && size >= UInt64(DescriptorLayout.size)
+        return type == 1 /* STT_OBJECT */ && size >= UInt64(Descriptor.size)
     }
 
     /// The declaration a descriptor symbol describes, or nil when the symbol is
@@ -107,14 +109,12 @@ public final class HandlerRegistry {
     /// magic, version, name, NULL function).
     private func declaration(at address: UnsafeMutableRawPointer, name: String, symbol: String, origin: String) throws -> Declaration? {
         guard isDescriptorSizedObject(address) else { return nil }
-        let raw = UnsafeRawPointer(address)
-        guard raw.loadUnaligned(fromByteOffset: DescriptorLayout.magicOffset, as: UInt64.self) == DescriptorLayout.magic,
-              raw.loadUnaligned(fromByteOffset: DescriptorLayout.versionOffset, as: UInt32.self) == DescriptorLayout.version,
-              let namePointer = raw.loadUnaligned(fromByteOffset: DescriptorLayout.nameOffset, as: UnsafePointer<CChar>?.self),
-              let signaturePointer = raw.loadUnaligned(fromByteOffset: DescriptorLayout.signatureOffset, as: UnsafePointer<CChar>?.self),
-              let function = raw.loadUnaligned(fromByteOffset: DescriptorLayout.functionOffset, as: UnsafeRawPointer?.self)
+        let descriptor = UnsafeRawPointer(address).loadUnaligned(as: outlive_handler_descriptor.self)
+        guard descriptor.magic == Descriptor.magic, descriptor.version == Descriptor.version,
+              let namePointer = descriptor.name, let signaturePointer = descriptor.signature,
+              let function = descriptor.function.map({ unsafeBitCast($0, to: UnsafeRawPointer.self) })
         else { return nil }
-        let resolver = raw.loadUnaligned(fromByteOffset: DescriptorLayout.resolverOffset, as: UnsafeRawPointer?.self)
+        let resolver = descriptor.resolver.map { unsafeBitCast($0, to: UnsafeRawPointer.self) }
         let nameLength = strnlen(namePointer, HandlerName.maxLength + 1)
         guard nameLength == name.utf8.count,
               name.utf8.elementsEqual(UnsafeRawBufferPointer(start: namePointer, count: nameLength)) else { return nil }
