@@ -15,9 +15,9 @@
 ///   removes a run, every claim of the run is handed to the system's `freed`
 ///   callback and then freed.
 ///
-/// The claim lives on the claimed row (DESIGN.md, PostgreSQL backend: "the
-/// claiming run's id on the row and in every later write's WHERE"), in one of
-/// two forms: columns of a row that exists anyway (freeing sets them to NULL),
+/// The claim lives on the claimed row — the claiming run's id on the row and
+/// in every later write's WHERE, which is also how a PostgreSQL backend fences
+/// with row locks — in one of two forms: columns of a row that exists anyway (freeing sets them to NULL),
 /// or a row of its own (freeing deletes it). The SQL is portable (upsert with
 /// ON CONFLICT, no `IS` between values); liveness is `Store.isAlive`, the one
 /// place a backend implements it.
