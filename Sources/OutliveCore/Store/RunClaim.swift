@@ -93,7 +93,7 @@ public struct RunClaim {
 
     /// Who holds the claim on `key` now (`token`: the caller's own).
     public func holder(of key: SQLValue, token: SQLValue? = nil, in transaction: StoreTransaction) throws -> Holder {
-        let sameToken = tokenColumn.map { "\($0) = ?" } ?? "1"
+        let sameToken = tokenColumn.map { "CASE WHEN \($0) = ? THEN 1 ELSE 0 END" } ?? "1"
         var found: (run: String?, sameToken: Bool)?
         try transaction.query("SELECT \(runColumn), \(sameToken) FROM \(table) WHERE \(keyColumn) = ?",
                               (tokenColumn == nil ? [] : [token ?? .null]) + [key]) { row in

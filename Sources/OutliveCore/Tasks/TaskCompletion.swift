@@ -26,7 +26,7 @@ public enum TaskCompletion {
 
     static func make(storePath: String, taskID: String, claim: String, runID: String) -> Handler? {
         try? Handler(name: handlerName, bound: Arguments([
-            ("store", .id(IDValue(string: absolute(storePath)))),
+            ("store", .id(IDValue(string: storePath))),
             ("task_id", .id(IDValue(string: taskID))),
             ("claim", .id(IDValue(string: claim))),
             ("run_id", .id(IDValue(string: runID))),

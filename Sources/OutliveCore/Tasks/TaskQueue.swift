@@ -32,11 +32,14 @@ public final class TaskQueue {
     /// Each attempt: its task's row held by this run under the attempt's token.
     let attemptClaim: RunClaim
 
-    /// The open queues of this process, for completions: by store path, then by queue.
+    /// The open queues of this process, for completions.
     private static let openQueues = TokenTable<ObjectIdentifier, WeakReference<TaskQueue>>()
+    /// The store's path as completions name it (absolute, taken at open).
+    let completionStorePath: String
 
     public init(store: Store) throws {
         self.store = store
+        completionStorePath = TaskCompletion.absolute(store.path)
         runnerClaim = RunClaim(store: store, table: "outlive_task_runner", key: "slot", keyType: .integer, run: "run_id",
                                form: .row) { transaction, _, _ in
             try transaction.recordChange(topic: TaskSchema.topic, key: "released")
@@ -62,8 +65,7 @@ public final class TaskQueue {
     /// An open store handle of this process on `path` (absolute), for completions.
     static func openStore(path: String) -> Store? {
         for entry in openQueues.values {
-            guard let queue = entry.object, (try? queue.store.checkUsable()) != nil,
-                  TaskCompletion.absolute(queue.store.path) == path else { continue }
+            guard let queue = entry.object, queue.completionStorePath == path, (try? queue.store.checkUsable()) != nil else { continue }
             return queue.store
         }
         return nil

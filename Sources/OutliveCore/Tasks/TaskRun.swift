@@ -218,7 +218,7 @@ extension TaskQueue {
             return
         }
         var arguments = Arguments([("task_id", .id(IDValue(string: attempt.id))), ("attempt", .integer(attempt.number))])
-        if let completion = TaskCompletion.make(storePath: store.path, taskID: attempt.id, claim: attempt.claim, runID: store.runID) {
+        if let completion = TaskCompletion.make(storePath: completionStorePath, taskID: attempt.id, claim: attempt.claim, runID: store.runID) {
             arguments.set("completion", .handler(completion))
         }
         do {
