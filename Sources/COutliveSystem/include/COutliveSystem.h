@@ -41,7 +41,7 @@ void COutlive_set_errno(int value);
 int COutlive_open(const char *path, int flags, mode_t mode);
 
 /* OUTLIVE_HANDLER_MAGIC and OUTLIVE_HANDLER_DESCRIPTOR_VERSION of outlive.h
- * (descriptor.c, which also asserts the descriptor's layout at build time). */
+ * (shims.c, which also asserts the descriptor's layout at build time). */
 uint64_t COutlive_handler_magic(void);
 uint32_t COutlive_handler_descriptor_version(void);
 
