@@ -22,7 +22,7 @@ static _Atomic int keeper_calls;
 static char completion_path[4200];
 
 OUTLIVE_HANDLER(completion_keeper, OUTLIVE_HANDLER_ARG(completion)) {
-    kept = outlive_handler_copy(completion);
+    if (outlive_handler_copy(completion, &kept) != OUTLIVE_OK) kept = NULL;
     void *bytes = NULL;
     size_t size = 0;
     if (outlive_handler_serialize(completion, &bytes, &size) == OUTLIVE_OK) {
@@ -37,10 +37,11 @@ OUTLIVE_HANDLER(completion_keeper, OUTLIVE_HANDLER_ARG(completion)) {
 }
 
 static outlive_status complete_here(bool success, const char *error) {
-    outlive_args *args = outlive_args_new();
+    outlive_args *args = NULL;
+    if (outlive_args_new(&args) != OUTLIVE_OK) return OUTLIVE_E_NO_MEMORY;
     outlive_args_set_bool(args, "success", success);
     if (error) outlive_args_set_string(args, "error", error);
-    outlive_status status = outlive_call(kept, args);
+    outlive_status status = outlive_handler_call(kept, args);
     outlive_args_free(args);
     return status;
 }
@@ -72,10 +73,11 @@ static outlive_store *start_attempt(const char *dir) {
     kept = NULL;
     keeper_calls = 0;
     outlive_store *store = NULL;
-    if (outlive_store_open(dir, "runner", NULL, &store) != OUTLIVE_OK) return NULL;
+    if (outlive_store_open(dir, "runner", NULL, NULL, &store) != OUTLIVE_OK) return NULL;
     outlive_tasks_set_triggers(store, 0, 1e6);
-    outlive_handler *work = outlive_handler_new("completion_keeper", NULL);
-    outlive_status added = outlive_task_add(store, work, NULL, NULL, 0, NULL);
+    outlive_handler *work = NULL;
+    outlive_status added = outlive_handler_new("completion_keeper", NULL, NULL, &work);
+    if (added == OUTLIVE_OK) added = outlive_task_add(store, work, NULL, NULL, 0, NULL);
     outlive_handler_free(work);
     if (added != OUTLIVE_OK || outlive_tasks_run_now(store) != OUTLIVE_OK ||
         !harness_dispatch_until(outlive_store_loop(store), &keeper_calls, 1, 30)) {
@@ -87,21 +89,22 @@ static outlive_store *start_attempt(const char *dir) {
 
 /* The one stored task, after the loop ran long enough to record the attempt. */
 static bool only_task(outlive_store *store, outlive_task_state *state, char *last_error, size_t size) {
-    outlive_task_info *list = NULL;
-    size_t count = 0;
     for (int round = 0; round < 200; round++) {
         outlive_loop_dispatch(outlive_store_loop(store), 50);
-        if (outlive_tasks_list(store, NULL, 10, &list, &count) != OUTLIVE_OK) return false;
-        bool settled = count != 1 || list[0].state != OUTLIVE_TASK_RUNNING;
+        outlive_task_list *list = NULL;
+        if (outlive_task_list_new(store, NULL, 10, &list) != OUTLIVE_OK) return false;
+        size_t count = outlive_task_list_count(list);
+        bool settled = count != 1 || outlive_task_list_state(list, 0) != OUTLIVE_TASK_RUNNING;
         if (settled) {
             if (count == 1) {
-                *state = list[0].state;
-                snprintf(last_error, size, "%s", list[0].last_error ? list[0].last_error : "");
+                const char *error = outlive_task_list_last_error(list, 0);
+                *state = outlive_task_list_state(list, 0);
+                snprintf(last_error, size, "%s", error ? error : "");
             }
-            outlive_task_info_free(list, count);
+            outlive_task_list_free(list);
             return count == 1;
         }
-        outlive_task_info_free(list, count);
+        outlive_task_list_free(list);
     }
     return false;
 }
@@ -161,15 +164,17 @@ static void test_two_other_processes_complete_once(void) {
 
 /* The bytes of outlive.task_completion bound with a store of the data's choosing. */
 static void *crafted_completion(const char *victim, size_t *size) {
-    outlive_args *args = outlive_args_new();
+    outlive_args *args = NULL;
+    if (outlive_args_new(&args) != OUTLIVE_OK) return NULL;
     outlive_args_set_string(args, "store", victim);
     outlive_args_set_string(args, "task_id", "00000000-0000-4000-8000-000000000001");
     outlive_args_set_string(args, "claim", "00000000-0000-4000-8000-000000000002");
     outlive_args_set_bool(args, "success", true);
-    outlive_handler *handler = outlive_handler_new("outlive.task_completion", args);
+    outlive_handler *handler = NULL;
+    outlive_status made = outlive_handler_new("outlive.task_completion", NULL, args, &handler);
     outlive_args_free(args);
     void *bytes = NULL;
-    if (!handler || outlive_handler_serialize(handler, &bytes, size) != OUTLIVE_OK) bytes = NULL;
+    if (made != OUTLIVE_OK || outlive_handler_serialize(handler, &bytes, size) != OUTLIVE_OK) bytes = NULL;
     outlive_handler_free(handler);
     return bytes;
 }
@@ -180,7 +185,7 @@ static void test_crafted_task_naming_the_completion_built_in_creates_no_store(vo
     snprintf(victim, sizeof victim, "%s-victim", dir);
     harness_remove_tree(victim);
     outlive_store *store = NULL;
-    CHECK_OK(outlive_store_open(dir, "runner", NULL, &store));
+    CHECK_OK(outlive_store_open(dir, "runner", NULL, NULL, &store));
     outlive_task_policy policy = OUTLIVE_TASK_POLICY_INIT;
     policy.max_attempts = 1;
     CHECK_OK(outlive_tasks_set_policy(store, &policy));
@@ -230,7 +235,7 @@ static void test_completion_of_a_store_this_process_has_not_open_touches_no_file
     outlive_handler *completion = NULL;
     CHECK_OK(outlive_handler_deserialize(bytes, size, &completion));
     outlive_free(bytes);
-    CHECK_STATUS(outlive_call(completion, NULL), OUTLIVE_E_STATE);
+    CHECK_STATUS(outlive_handler_call(completion, NULL), OUTLIVE_E_STATE);
     outlive_handler_free(completion);
     CHECK_MSG(access(victim, F_OK) != 0, "calling a completion created a store at the path it names");
     harness_remove_tree(dir);
@@ -239,17 +244,18 @@ static void test_completion_of_a_store_this_process_has_not_open_touches_no_file
 static void test_the_library_s_own_handlers_cannot_be_stored_as_work(void) {
     const char *dir = harness_temp_dir();
     outlive_store *store = NULL;
-    CHECK_OK(outlive_store_open(dir, "app", NULL, &store));
-    outlive_handler *builtin = outlive_handler_new("outlive.task_completion", NULL);
-    CHECK(builtin != NULL);
+    CHECK_OK(outlive_store_open(dir, "app", NULL, NULL, &store));
+    outlive_handler *builtin = NULL;
+    CHECK_OK(outlive_handler_new("outlive.task_completion", NULL, NULL, &builtin));
     CHECK_STATUS(outlive_task_add(store, builtin, NULL, NULL, 0, NULL), OUTLIVE_E_INVALID_ARGUMENT);
-    outlive_handler *finish = outlive_handler_new("outlive.durable_interaction.finish", NULL);
+    outlive_handler *finish = NULL;
+    CHECK_OK(outlive_handler_new("outlive.durable_interaction.finish", NULL, NULL, &finish));
     CHECK_STATUS(outlive_task_add(store, finish, NULL, NULL, 0, NULL), OUTLIVE_E_INVALID_ARGUMENT);
     size_t pending = 1;
     CHECK_OK(outlive_tasks_count(store, &pending));
     CHECK(pending == 0);
-    CHECK_STATUS(outlive_unregister("outlive.task_completion"), OUTLIVE_E_INVALID_ARGUMENT);
-    CHECK_OK(outlive_resolve("outlive.task_completion"));
+    CHECK_STATUS(outlive_handler_unregister("outlive.task_completion"), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_OK(outlive_handler_resolve("outlive.task_completion"));
     outlive_handler_free(builtin);
     outlive_handler_free(finish);
     outlive_store_close(store);
