@@ -1,0 +1,1 @@
+//! The safe Rust API of liboutlive (under construction in this commit).
