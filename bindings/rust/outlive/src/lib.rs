@@ -1,1 +1,35 @@
-//! The safe Rust API of liboutlive (under construction in this commit).
+//! Outlive from Rust: callbacks that outlive the process.
+//!
+//! A safe API over the C ABI of liboutlive (`outlive-sys`): a [`Store`]
+//! closed on drop, its [`Loop`], key-value with closures for updates and
+//! observers, [`Args`] and [`Handler`] values, handlers declared in Rust with
+//! [`handler!`] (exported exactly as C's `OUTLIVE_HANDLER` exports them, so
+//! any process in any language resolves them), tasks, signals and messages.
+//! Every fallible call returns [`Result`]; every handle frees itself on drop;
+//! closures live exactly as long as their registration. docs/rust.md is the guide.
+mod callback;
+mod error;
+mod event_loop;
+mod kv;
+#[doc(hidden)]
+pub mod panics;
+mod store;
+mod text;
+
+pub use error::{Error, Result, Status};
+pub use event_loop::{Loop, OwnedLoop};
+pub use kv::{Change, Observation};
+pub use store::{Durability, Store, StoreOptions};
+
+/// The library's version, "MAJOR.MINOR.PATCH".
+pub fn version() -> &'static str {
+    unsafe { text::borrowed(outlive_sys::outlive_version()) }.unwrap_or("")
+}
+
+/// The header version this crate was written for: compare with
+/// `library_version_number()` to detect a library of another version.
+pub const VERSION_NUMBER: u32 = outlive_sys::OUTLIVE_VERSION_NUMBER;
+
+pub fn library_version_number() -> u32 {
+    unsafe { outlive_sys::outlive_version_number() }
+}
