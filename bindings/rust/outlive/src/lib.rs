@@ -8,18 +8,28 @@
 //! Every fallible call returns [`Result`]; every handle frees itself on drop;
 //! closures live exactly as long as their registration. docs/rust.md is the guide.
 mod callback;
+pub mod declare;
 mod error;
 mod event_loop;
+mod handler;
 mod kv;
 #[doc(hidden)]
 pub mod panics;
 mod store;
 mod text;
+mod values;
+
+#[doc(hidden)]
+pub use declare as __declare;
+/// The C declarations, for what this crate does not wrap.
+pub use outlive_sys as sys;
 
 pub use error::{Error, Result, Status};
 pub use event_loop::{Loop, OwnedLoop};
+pub use handler::{load_library, register, resolve, unregister, Handler, HandlerView};
 pub use kv::{Change, Observation};
 pub use store::{Durability, Store, StoreOptions};
+pub use values::{Args, ArgsView, Object, ValueType};
 
 /// The library's version, "MAJOR.MINOR.PATCH".
 pub fn version() -> &'static str {
