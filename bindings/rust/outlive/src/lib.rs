@@ -15,7 +15,9 @@ mod handler;
 mod kv;
 #[doc(hidden)]
 pub mod panics;
+mod signals;
 mod store;
+mod tasks;
 mod text;
 mod values;
 
@@ -28,7 +30,9 @@ pub use error::{Error, Result, Status};
 pub use event_loop::{Loop, OwnedLoop};
 pub use handler::{load_library, register, resolve, unregister, Handler, HandlerView};
 pub use kv::{Change, Observation};
+pub use signals::{new_signal_id, Delivery, Lifetime, SignalState};
 pub use store::{Durability, Store, StoreOptions};
+pub use tasks::{TaskInfo, TaskPolicy, TaskState};
 pub use values::{Args, ArgsView, Object, ValueType};
 
 /// The library's version, "MAJOR.MINOR.PATCH".
