@@ -13,6 +13,7 @@ mod error;
 mod event_loop;
 mod handler;
 mod kv;
+mod messages;
 #[doc(hidden)]
 pub mod panics;
 mod signals;
@@ -30,6 +31,10 @@ pub use error::{Error, Result, Status};
 pub use event_loop::{Loop, OwnedLoop};
 pub use handler::{load_library, register, resolve, unregister, Handler, HandlerView};
 pub use kv::{Change, Observation};
+pub use messages::{
+    Choice, ChoiceKind, Message, MessageDraft, MessageSnapshot, Presentation, PresentationResult, Presenter, Registration,
+    Resolution, PRIORITY_DEFAULT, PRIORITY_HIGH, PRIORITY_LOW, PRIORITY_WONT_PRESENT,
+};
 pub use signals::{new_signal_id, Delivery, Lifetime, SignalState};
 pub use store::{Durability, Store, StoreOptions};
 pub use tasks::{TaskInfo, TaskPolicy, TaskState};

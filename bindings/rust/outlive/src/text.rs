@@ -27,9 +27,6 @@ pub(crate) unsafe fn borrowed<'a>(pointer: *const c_char) -> Option<&'a str> {
     Some(c.to_str().unwrap_or("\u{fffd}"))
 }
 
-pub(crate) unsafe fn owned(pointer: *const c_char) -> Option<String> {
-    unsafe { borrowed(pointer) }.map(str::to_string)
-}
 
 /// An id written into a `char[OUTLIVE_ID_SIZE]` buffer.
 pub(crate) fn id_from_buffer(buffer: &[c_char; outlive_sys::OUTLIVE_ID_SIZE]) -> String {
