@@ -5,8 +5,10 @@
 //! own build script (see docs/rust.md); link arguments do not propagate.
 fn main() {
     let dir = std::env::var("DEP_OUTLIVE_LIB_DIR").expect("outlive-sys gives the library directory");
-    println!("cargo:rustc-link-arg-tests=-rdynamic");
-    println!("cargo:rustc-link-arg-tests=-Wl,-rpath,{dir}");
+    // Every link step of this package (integration tests and the library's
+    // unit tests; an rlib itself is not linked).
+    println!("cargo:rustc-link-arg=-rdynamic");
+    println!("cargo:rustc-link-arg=-Wl,-rpath,{dir}");
     println!("cargo:rustc-env=OUTLIVE_LIB_DIR={dir}");
     println!("cargo:rerun-if-changed=build.rs");
 }

@@ -13,6 +13,7 @@ mod error;
 mod event_loop;
 mod handler;
 mod kv;
+mod log;
 mod messages;
 #[doc(hidden)]
 pub mod panics;
@@ -31,6 +32,7 @@ pub use error::{Error, Result, Status};
 pub use event_loop::{Loop, OwnedLoop};
 pub use handler::{load_library, register, resolve, unregister, Handler, HandlerView};
 pub use kv::{Change, Observation};
+pub use log::{remove_log_handler, set_log_handler, LogLevel};
 pub use messages::{
     Choice, ChoiceKind, Message, MessageDraft, MessageSnapshot, Presentation, PresentationResult, Presenter, Registration,
     Resolution, PRIORITY_DEFAULT, PRIORITY_HIGH, PRIORITY_LOW, PRIORITY_WONT_PRESENT,
@@ -51,4 +53,44 @@ pub const VERSION_NUMBER: u32 = outlive_sys::OUTLIVE_VERSION_NUMBER;
 
 pub fn library_version_number() -> u32 {
     unsafe { outlive_sys::outlive_version_number() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_status_converts_to_its_c_value_and_back_with_its_c_name() {
+        for raw in 1..=14 {
+            let status = Status::from_raw(raw);
+            assert!(!matches!(status, Status::Other(_)), "{raw}");
+            assert_eq!(status.to_raw(), raw);
+            assert!(status.name().starts_with("OUTLIVE_E_"), "{}", status.name());
+        }
+        assert_eq!(Status::from_raw(99), Status::Other(99));
+        assert_eq!(Status::Other(99).name(), "OUTLIVE_E_UNKNOWN");
+        assert_eq!(Status::NotFound.name(), "OUTLIVE_E_NOT_FOUND");
+    }
+
+    #[test]
+    fn a_signature_joins_its_parameters_like_the_c_macros() {
+        const PARTS: &[&str] = &["ID name", "ID<xmpp.account>? account", "BOOL ok"];
+        const LEN: usize = declare::signature_len(PARTS);
+        let joined = declare::signature::<LEN>(PARTS);
+        assert_eq!(&joined[..], b"ID name, ID<xmpp.account>? account, BOOL ok\0");
+        assert_eq!(declare::signature::<1>(&[]), [0u8]);
+    }
+
+    #[test]
+    fn the_library_reports_the_version_this_crate_was_written_for() {
+        assert_eq!(library_version_number(), VERSION_NUMBER);
+        assert_eq!(version(), "0.2.0");
+    }
+
+    #[test]
+    fn a_string_with_a_nul_byte_is_refused_before_the_call() {
+        let error = Handler::new("a\0b", None, None).unwrap_err();
+        assert_eq!(error.status, Status::InvalidArgument);
+        assert!(error.message.contains("NUL"), "{error}");
+    }
 }
