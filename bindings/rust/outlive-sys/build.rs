@@ -12,6 +12,10 @@ fn main() {
         Err(_) => manifest.join("../../../build"),
     };
     let dir = dir.canonicalize().unwrap_or(dir);
+    if !dir.join("liboutlive.so").exists() {
+        // Linking will fail; say why first.
+        println!("cargo:warning=no liboutlive.so in {} (run `make lib`, or set OUTLIVE_LIB_DIR)", dir.display());
+    }
     let include = manifest.join("../../../include");
     let include = include.canonicalize().unwrap_or(include);
     println!("cargo:rustc-link-search=native={}", dir.display());

@@ -12,7 +12,7 @@ use std::ptr::NonNull;
 
 /// A view of a handler value, reached as `&HandlerView`: from a [`Handler`]
 /// you own, a HANDLER argument, or a handler parameter of a declared handler
-/// (valid during that call only: `to_owned` to keep it). Its functions are
+/// (valid during that call only: `copy` to keep it). Its functions are
 /// thread-safe in the C API (Sync).
 #[repr(C)]
 pub struct HandlerView {
@@ -73,13 +73,13 @@ impl HandlerView {
         check(unsafe { sys::outlive_handler_bound(self.raw(), &mut out) })?;
         // An empty set when nothing is bound; the library always writes one.
         let view = unsafe { ArgsView::from_raw(out) }.expect("arguments");
-        let copy = view.to_owned();
+        let copy = view.copy();
         unsafe { sys::outlive_args_free(out) };
         copy
     }
 
     /// An independent copy (invalidated state included).
-    pub fn to_owned(&self) -> Result<Handler> {
+    pub fn copy(&self) -> Result<Handler> {
         let mut out = std::ptr::null_mut();
         check(unsafe { sys::outlive_handler_copy(self.raw(), &mut out) })?;
         Ok(Handler(NonNull::new(out).expect("a handler")))
@@ -150,7 +150,7 @@ impl std::ops::Deref for Handler {
 impl Clone for Handler {
     /// A copy (`outlive_handler_copy`); panics only when memory runs out.
     fn clone(&self) -> Handler {
-        (**self).to_owned().expect("copying a handler")
+        (**self).copy().expect("copying a handler")
     }
 }
 

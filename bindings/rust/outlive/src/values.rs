@@ -128,7 +128,7 @@ impl ArgsView {
         Ok(unsafe { borrowed(out) }.unwrap_or(""))
     }
 
-    /// A HANDLER value, borrowed from the arguments (call it, or `to_owned`).
+    /// A HANDLER value, borrowed from the arguments (call it, or `copy`).
     pub fn get_handler(&self, name: &str) -> Result<&HandlerView> {
         let name = c_string(name)?;
         let mut out = std::ptr::null();
@@ -161,7 +161,7 @@ impl ArgsView {
     }
 
     /// An independent copy.
-    pub fn to_owned(&self) -> Result<Args> {
+    pub fn copy(&self) -> Result<Args> {
         let mut out = std::ptr::null_mut();
         check(unsafe { sys::outlive_args_copy(self.raw(), &mut out) })?;
         Ok(Args(NonNull::new(out).expect("arguments")))
@@ -245,7 +245,7 @@ impl std::ops::Deref for Args {
 impl Clone for Args {
     /// A copy (`outlive_args_copy`); panics only when memory runs out.
     fn clone(&self) -> Args {
-        (**self).to_owned().expect("copying arguments")
+        (**self).copy().expect("copying arguments")
     }
 }
 
