@@ -7,6 +7,31 @@
 //! any process in any language resolves them), tasks, signals and messages.
 //! Every fallible call returns [`Result`]; every handle frees itself on drop;
 //! closures live exactly as long as their registration. docs/rust.md is the guide.
+//!
+//! The compiler holds the C API's rules (these examples must not compile):
+//! a draft is used by one thread at a time, so it is not `Sync` —
+//!
+//! ```compile_fail
+//! fn shared<T: Sync>() {}
+//! shared::<outlive::MessageDraft>();
+//! ```
+//!
+//! an observer runs on whichever thread dispatches the loop, so it must be `Send` —
+//!
+//! ```compile_fail
+//! # let store = outlive::Store::open("/tmp/never-opened", "app").unwrap();
+//! let local = std::rc::Rc::new(0);
+//! let observation = store.kv_observe("", move |_, _| { let _ = &local; });
+//! ```
+//!
+//! and a registration cannot outlive its store —
+//!
+//! ```compile_fail
+//! let store = outlive::Store::open("/tmp/never-opened", "app").unwrap();
+//! let observation = store.kv_observe("", |_, _| {}).unwrap();
+//! drop(store);
+//! drop(observation);
+//! ```
 mod callback;
 pub mod declare;
 mod error;
@@ -85,6 +110,19 @@ mod tests {
     fn the_library_reports_the_version_this_crate_was_written_for() {
         assert_eq!(library_version_number(), VERSION_NUMBER);
         assert_eq!(version(), "0.2.0");
+    }
+
+    #[test]
+    fn handles_are_send_and_sync_where_the_c_api_allows_it() {
+        fn send_sync<T: Send + Sync>() {}
+        fn send<T: Send>() {}
+        send_sync::<Store>();
+        send_sync::<OwnedLoop>();
+        send_sync::<Args>();
+        send_sync::<Handler>();
+        send_sync::<Presentation>();
+        send::<MessageDraft>();
+        send::<MessageSnapshot>();
     }
 
     #[test]

@@ -138,3 +138,26 @@ fn the_loop_fd_is_a_real_descriptor() {
     assert!(!store.run_id().is_empty() && store.process_name() == "app");
     assert_eq!(outlive::library_version_number(), outlive::VERSION_NUMBER);
 }
+
+#[test]
+fn a_store_on_a_loop_with_its_own_thread_calls_observers_on_that_thread() {
+    use std::sync::mpsc;
+    let dir = TempDir::new("kv");
+    let event_loop = outlive::OwnedLoop::new().unwrap();
+    let options = outlive::StoreOptions { event_loop: Some(&event_loop), ..Default::default() };
+    let store = Store::open_with(dir.store(), "app", &options).unwrap();
+    let (sender, receiver) = mpsc::channel();
+    let observation = store
+        .kv_observe("k", move |key, value| {
+            let _ = sender.send((key.to_string(), value.map(<[u8]>::to_vec), std::thread::current().id()));
+        })
+        .unwrap();
+    event_loop.run_thread().unwrap();
+    assert_eq!(event_loop.dispatch(None).unwrap_err().status, Status::State, "the loop's thread dispatches it");
+    store.kv_set("k", b"v").unwrap();
+    let (key, value, thread) = receiver.recv_timeout(std::time::Duration::from_secs(30)).unwrap();
+    assert_eq!((key.as_str(), value.as_deref()), ("k", Some(&b"v"[..])));
+    assert_ne!(thread, std::thread::current().id());
+    drop(observation);
+    drop(store);
+}
