@@ -33,11 +33,26 @@ macro_rules! opaque {
 }
 
 opaque!(
-    outlive_object, outlive_args, outlive_handler, outlive_loop, outlive_store, outlive_kv_value,
-    outlive_kv_key_list, outlive_task_list, outlive_signal_list, outlive_signal_consumer_list,
-    outlive_message, outlive_message_draft, outlive_presentation, outlive_message_list,
-    outlive_interactions, outlive_interaction, outlive_durable_interactions,
-    outlive_durable_interaction_list, outlive_operations, outlive_operation,
+    outlive_object,
+    outlive_args,
+    outlive_handler,
+    outlive_loop,
+    outlive_store,
+    outlive_kv_value,
+    outlive_kv_key_list,
+    outlive_task_list,
+    outlive_signal_list,
+    outlive_signal_consumer_list,
+    outlive_message,
+    outlive_message_draft,
+    outlive_presentation,
+    outlive_message_list,
+    outlive_interactions,
+    outlive_interaction,
+    outlive_durable_interactions,
+    outlive_durable_interaction_list,
+    outlive_operations,
+    outlive_operation,
 );
 
 // ── basics ──────────────────────────────────────────────────────────────────
@@ -237,7 +252,11 @@ pub struct outlive_presenter {
     pub version: u32,
     pub priority: Option<unsafe extern "C" fn(message: *const outlive_message, context: *mut c_void) -> i32>,
     pub present: Option<
-        unsafe extern "C" fn(message: *const outlive_message, presentation: *mut outlive_presentation, context: *mut c_void),
+        unsafe extern "C" fn(
+            message: *const outlive_message,
+            presentation: *mut outlive_presentation,
+            context: *mut c_void,
+        ),
     >,
     pub end: Option<unsafe extern "C" fn(message: *const outlive_message, context: *mut c_void)>,
 }
@@ -284,30 +303,61 @@ pub const SKIPPED_FUNCTIONS: &[(&str, &str)] = &[];
 // Every function of the header, in the header's order (sections as there).
 #[link(name = "outlive")]
 extern "C" {
+    // ── basics ──
     pub fn outlive_last_error() -> *const c_char;
     pub fn outlive_status_name(status: outlive_status) -> *const c_char;
     pub fn outlive_version() -> *const c_char;
     pub fn outlive_version_number() -> u32;
     pub fn outlive_free(pointer: *mut c_void);
-    pub fn outlive_log_set_handler(handler: outlive_log_handler, level: outlive_log_level, context: *mut c_void, release: Option<unsafe extern "C" fn(*mut c_void)>) -> outlive_status;
+    pub fn outlive_log_set_handler(
+        handler: outlive_log_handler,
+        level: outlive_log_level,
+        context: *mut c_void,
+        release: Option<unsafe extern "C" fn(*mut c_void)>,
+    ) -> outlive_status;
+
+    // ── values ──
     pub fn outlive_object_bytes(object: *const outlive_object, out_size: *mut usize) -> *const c_void;
     pub fn outlive_object_type(object: *const outlive_object) -> *const c_char;
     pub fn outlive_object_string(object: *const outlive_object) -> *const c_char;
     pub fn outlive_args_new(out: *mut *mut outlive_args) -> outlive_status;
     pub fn outlive_args_copy(args: *const outlive_args, out: *mut *mut outlive_args) -> outlive_status;
     pub fn outlive_args_free(args: *mut outlive_args);
-    pub fn outlive_args_set_id(args: *mut outlive_args, name: *const c_char, type_tag: *const c_char, bytes: *const c_void, size: usize) -> outlive_status;
-    pub fn outlive_args_set_string(args: *mut outlive_args, name: *const c_char, utf8: *const c_char) -> outlive_status;
-    pub fn outlive_args_set_handler(args: *mut outlive_args, name: *const c_char, handler: *const outlive_handler) -> outlive_status;
+    pub fn outlive_args_set_id(
+        args: *mut outlive_args,
+        name: *const c_char,
+        type_tag: *const c_char,
+        bytes: *const c_void,
+        size: usize,
+    ) -> outlive_status;
+    pub fn outlive_args_set_string(args: *mut outlive_args, name: *const c_char, utf8: *const c_char)
+        -> outlive_status;
+    pub fn outlive_args_set_handler(
+        args: *mut outlive_args,
+        name: *const c_char,
+        handler: *const outlive_handler,
+    ) -> outlive_status;
     pub fn outlive_args_set_bool(args: *mut outlive_args, name: *const c_char, value: bool) -> outlive_status;
     pub fn outlive_args_set_int(args: *mut outlive_args, name: *const c_char, value: i32) -> outlive_status;
     pub fn outlive_args_set_double(args: *mut outlive_args, name: *const c_char, value: f64) -> outlive_status;
     pub fn outlive_args_set_integer(args: *mut outlive_args, name: *const c_char, value: i64) -> outlive_status;
     pub fn outlive_args_set_uinteger(args: *mut outlive_args, name: *const c_char, value: u64) -> outlive_status;
     pub fn outlive_args_remove(args: *mut outlive_args, name: *const c_char) -> outlive_status;
-    pub fn outlive_args_get_id(args: *const outlive_args, name: *const c_char, out: *mut *const outlive_object) -> outlive_status;
-    pub fn outlive_args_get_string(args: *const outlive_args, name: *const c_char, out: *mut *const c_char) -> outlive_status;
-    pub fn outlive_args_get_handler(args: *const outlive_args, name: *const c_char, out: *mut *const outlive_handler) -> outlive_status;
+    pub fn outlive_args_get_id(
+        args: *const outlive_args,
+        name: *const c_char,
+        out: *mut *const outlive_object,
+    ) -> outlive_status;
+    pub fn outlive_args_get_string(
+        args: *const outlive_args,
+        name: *const c_char,
+        out: *mut *const c_char,
+    ) -> outlive_status;
+    pub fn outlive_args_get_handler(
+        args: *const outlive_args,
+        name: *const c_char,
+        out: *mut *const outlive_handler,
+    ) -> outlive_status;
     pub fn outlive_args_get_bool(args: *const outlive_args, name: *const c_char, out: *mut bool) -> outlive_status;
     pub fn outlive_args_get_int(args: *const outlive_args, name: *const c_char, out: *mut i32) -> outlive_status;
     pub fn outlive_args_get_double(args: *const outlive_args, name: *const c_char, out: *mut f64) -> outlive_status;
@@ -316,35 +366,90 @@ extern "C" {
     pub fn outlive_args_count(args: *const outlive_args) -> usize;
     pub fn outlive_args_name_at(args: *const outlive_args, index: usize) -> *const c_char;
     pub fn outlive_args_type_at(args: *const outlive_args, index: usize) -> outlive_type;
+
+    // ── loop ──
     pub fn outlive_loop_new(out: *mut *mut outlive_loop) -> outlive_status;
     pub fn outlive_loop_free(loop_: *mut outlive_loop);
     pub fn outlive_loop_fd(loop_: *const outlive_loop) -> c_int;
     pub fn outlive_loop_dispatch(loop_: *mut outlive_loop, timeout_ms: c_int) -> outlive_status;
     pub fn outlive_loop_run_thread(loop_: *mut outlive_loop) -> outlive_status;
-    pub fn outlive_store_open(directory: *const c_char, process_name: *const c_char, loop_: *mut outlive_loop, options: *const outlive_store_options, out: *mut *mut outlive_store) -> outlive_status;
+
+    // ── store ──
+    pub fn outlive_store_open(
+        directory: *const c_char,
+        process_name: *const c_char,
+        loop_: *mut outlive_loop,
+        options: *const outlive_store_options,
+        out: *mut *mut outlive_store,
+    ) -> outlive_status;
     pub fn outlive_store_close(store: *mut outlive_store);
     pub fn outlive_store_run_id(store: *const outlive_store) -> *const c_char;
     pub fn outlive_store_process_name(store: *const outlive_store) -> *const c_char;
     pub fn outlive_store_loop(store: *mut outlive_store) -> *mut outlive_loop;
-    pub fn outlive_kv_set(store: *mut outlive_store, key: *const c_char, bytes: *const c_void, size: usize) -> outlive_status;
-    pub fn outlive_kv_get(store: *mut outlive_store, key: *const c_char, out_bytes: *mut *mut c_void, out_size: *mut usize) -> outlive_status;
+
+    // ── key-value ──
+    pub fn outlive_kv_set(
+        store: *mut outlive_store,
+        key: *const c_char,
+        bytes: *const c_void,
+        size: usize,
+    ) -> outlive_status;
+    pub fn outlive_kv_get(
+        store: *mut outlive_store,
+        key: *const c_char,
+        out_bytes: *mut *mut c_void,
+        out_size: *mut usize,
+    ) -> outlive_status;
     pub fn outlive_kv_delete(store: *mut outlive_store, key: *const c_char) -> outlive_status;
     pub fn outlive_kv_value_bytes(value: *const outlive_kv_value, out_size: *mut usize) -> *const c_void;
     pub fn outlive_kv_value_set(value: *mut outlive_kv_value, bytes: *const c_void, size: usize) -> outlive_status;
     pub fn outlive_kv_value_delete(value: *mut outlive_kv_value) -> outlive_status;
-    pub fn outlive_kv_update(store: *mut outlive_store, key: *const c_char, modifier: outlive_kv_modifier, context: *mut c_void) -> outlive_status;
-    pub fn outlive_kv_observe(store: *mut outlive_store, key_prefix: *const c_char, observer: outlive_kv_observer, context: *mut c_void, release: Option<unsafe extern "C" fn(*mut c_void)>, out_token: *mut u64) -> outlive_status;
+    pub fn outlive_kv_update(
+        store: *mut outlive_store,
+        key: *const c_char,
+        modifier: outlive_kv_modifier,
+        context: *mut c_void,
+    ) -> outlive_status;
+    pub fn outlive_kv_observe(
+        store: *mut outlive_store,
+        key_prefix: *const c_char,
+        observer: outlive_kv_observer,
+        context: *mut c_void,
+        release: Option<unsafe extern "C" fn(*mut c_void)>,
+        out_token: *mut u64,
+    ) -> outlive_status;
     pub fn outlive_kv_unobserve(store: *mut outlive_store, token: u64) -> outlive_status;
-    pub fn outlive_kv_key_list_new(store: *mut outlive_store, key_prefix: *const c_char, after: *const c_char, limit: usize, out: *mut *mut outlive_kv_key_list) -> outlive_status;
+    pub fn outlive_kv_key_list_new(
+        store: *mut outlive_store,
+        key_prefix: *const c_char,
+        after: *const c_char,
+        limit: usize,
+        out: *mut *mut outlive_kv_key_list,
+    ) -> outlive_status;
     pub fn outlive_kv_key_list_count(list: *const outlive_kv_key_list) -> usize;
     pub fn outlive_kv_key_list_key(list: *const outlive_kv_key_list, index: usize) -> *const c_char;
     pub fn outlive_kv_key_list_free(list: *mut outlive_kv_key_list);
-    pub fn outlive_kv_count(store: *mut outlive_store, key_prefix: *const c_char, out_count: *mut usize) -> outlive_status;
-    pub fn outlive_handler_register(name: *const c_char, signature: *const c_char, function: Option<unsafe extern "C" fn()>) -> outlive_status;
+    pub fn outlive_kv_count(
+        store: *mut outlive_store,
+        key_prefix: *const c_char,
+        out_count: *mut usize,
+    ) -> outlive_status;
+
+    // ── handlers ──
+    pub fn outlive_handler_register(
+        name: *const c_char,
+        signature: *const c_char,
+        function: Option<unsafe extern "C" fn()>,
+    ) -> outlive_status;
     pub fn outlive_handler_unregister(name: *const c_char) -> outlive_status;
     pub fn outlive_handler_library_load(library_path: *const c_char) -> outlive_status;
     pub fn outlive_handler_resolve(name: *const c_char) -> outlive_status;
-    pub fn outlive_handler_new(name: *const c_char, invalidation_name: *const c_char, bound: *const outlive_args, out: *mut *mut outlive_handler) -> outlive_status;
+    pub fn outlive_handler_new(
+        name: *const c_char,
+        invalidation_name: *const c_char,
+        bound: *const outlive_args,
+        out: *mut *mut outlive_handler,
+    ) -> outlive_status;
     pub fn outlive_handler_copy(handler: *const outlive_handler, out: *mut *mut outlive_handler) -> outlive_status;
     pub fn outlive_handler_free(handler: *mut outlive_handler);
     pub fn outlive_handler_bind(handler: *mut outlive_handler, more: *const outlive_args) -> outlive_status;
@@ -355,17 +460,48 @@ extern "C" {
     pub fn outlive_handler_invalidation_name(handler: *const outlive_handler) -> *const c_char;
     pub fn outlive_handler_bound(handler: *const outlive_handler, out: *mut *mut outlive_args) -> outlive_status;
     pub fn outlive_handler_description(handler: *const outlive_handler) -> *const c_char;
-    pub fn outlive_handler_serialize(handler: *const outlive_handler, out_bytes: *mut *mut c_void, out_size: *mut usize) -> outlive_status;
-    pub fn outlive_handler_deserialize(bytes: *const c_void, size: usize, out: *mut *mut outlive_handler) -> outlive_status;
-    pub fn outlive_task_add(store: *mut outlive_store, work: *const outlive_handler, group_start: *const c_char, group_members: *const *const c_char, group_member_count: usize, out_id: *mut c_char) -> outlive_status;
-    pub fn outlive_tasks_add_batch(store: *mut outlive_store, tasks: *const outlive_task_spec, count: usize, out_ids: *mut c_char) -> outlive_status;
+    pub fn outlive_handler_serialize(
+        handler: *const outlive_handler,
+        out_bytes: *mut *mut c_void,
+        out_size: *mut usize,
+    ) -> outlive_status;
+    pub fn outlive_handler_deserialize(
+        bytes: *const c_void,
+        size: usize,
+        out: *mut *mut outlive_handler,
+    ) -> outlive_status;
+
+    // ── tasks ──
+    pub fn outlive_task_add(
+        store: *mut outlive_store,
+        work: *const outlive_handler,
+        group_start: *const c_char,
+        group_members: *const *const c_char,
+        group_member_count: usize,
+        out_id: *mut c_char,
+    ) -> outlive_status;
+    pub fn outlive_tasks_add_batch(
+        store: *mut outlive_store,
+        tasks: *const outlive_task_spec,
+        count: usize,
+        out_ids: *mut c_char,
+    ) -> outlive_status;
     pub fn outlive_tasks_run_now(store: *mut outlive_store) -> outlive_status;
-    pub fn outlive_tasks_set_triggers(store: *mut outlive_store, pending_count: usize, delay_seconds: f64) -> outlive_status;
+    pub fn outlive_tasks_set_triggers(
+        store: *mut outlive_store,
+        pending_count: usize,
+        delay_seconds: f64,
+    ) -> outlive_status;
     pub fn outlive_tasks_count(store: *mut outlive_store, out_count: *mut usize) -> outlive_status;
     pub fn outlive_tasks_count_dead(store: *mut outlive_store, out_count: *mut usize) -> outlive_status;
     pub fn outlive_tasks_set_policy(store: *mut outlive_store, policy: *const outlive_task_policy) -> outlive_status;
     pub fn outlive_tasks_set_concurrency(store: *mut outlive_store, max_in_flight: usize) -> outlive_status;
-    pub fn outlive_task_list_new(store: *mut outlive_store, after: *const c_char, limit: usize, out: *mut *mut outlive_task_list) -> outlive_status;
+    pub fn outlive_task_list_new(
+        store: *mut outlive_store,
+        after: *const c_char,
+        limit: usize,
+        out: *mut *mut outlive_task_list,
+    ) -> outlive_status;
     pub fn outlive_task_list_count(list: *const outlive_task_list) -> usize;
     pub fn outlive_task_list_id(list: *const outlive_task_list, index: usize) -> *const c_char;
     pub fn outlive_task_list_handler_name(list: *const outlive_task_list, index: usize) -> *const c_char;
@@ -376,57 +512,172 @@ extern "C" {
     pub fn outlive_task_list_created(list: *const outlive_task_list, index: usize) -> f64;
     pub fn outlive_task_list_group_start(list: *const outlive_task_list, index: usize) -> *const c_char;
     pub fn outlive_task_list_group_member_count(list: *const outlive_task_list, index: usize) -> usize;
-    pub fn outlive_task_list_group_member(list: *const outlive_task_list, index: usize, member_index: usize) -> *const c_char;
+    pub fn outlive_task_list_group_member(
+        list: *const outlive_task_list,
+        index: usize,
+        member_index: usize,
+    ) -> *const c_char;
     pub fn outlive_task_list_free(list: *mut outlive_task_list);
     pub fn outlive_task_retry(store: *mut outlive_store, task_id: *const c_char) -> outlive_status;
     pub fn outlive_task_delete(store: *mut outlive_store, task_id: *const c_char) -> outlive_status;
+
+    // ── signals ──
     pub fn outlive_signal_new_id(out_id: *mut c_char);
-    pub fn outlive_signal_consume(store: *mut outlive_store, signal_id: *const c_char, handler: *const outlive_handler, delivery: outlive_delivery, lifetime: outlive_lifetime, scope: *const c_char, out_consumer_id: *mut c_char) -> outlive_status;
-    pub fn outlive_signal_post(store: *mut outlive_store, signal_id: *const c_char, payload: *const outlive_args, terminates_consumers: bool) -> outlive_status;
+    pub fn outlive_signal_consume(
+        store: *mut outlive_store,
+        signal_id: *const c_char,
+        handler: *const outlive_handler,
+        delivery: outlive_delivery,
+        lifetime: outlive_lifetime,
+        scope: *const c_char,
+        out_consumer_id: *mut c_char,
+    ) -> outlive_status;
+    pub fn outlive_signal_post(
+        store: *mut outlive_store,
+        signal_id: *const c_char,
+        payload: *const outlive_args,
+        terminates_consumers: bool,
+    ) -> outlive_status;
     pub fn outlive_signal_consumer_remove(store: *mut outlive_store, consumer_id: *const c_char) -> outlive_status;
-    pub fn outlive_signal_consumers_remove_scope(store: *mut outlive_store, scope: *const c_char, out_count: *mut usize) -> outlive_status;
-    pub fn outlive_signal_lookup(store: *mut outlive_store, signal_id: *const c_char, out_version: *mut u64, out_consumer_count: *mut usize, out_terminated: *mut bool) -> outlive_status;
-    pub fn outlive_signal_list_new(store: *mut outlive_store, after: *const c_char, limit: usize, out: *mut *mut outlive_signal_list) -> outlive_status;
+    pub fn outlive_signal_consumers_remove_scope(
+        store: *mut outlive_store,
+        scope: *const c_char,
+        out_count: *mut usize,
+    ) -> outlive_status;
+    pub fn outlive_signal_lookup(
+        store: *mut outlive_store,
+        signal_id: *const c_char,
+        out_version: *mut u64,
+        out_consumer_count: *mut usize,
+        out_terminated: *mut bool,
+    ) -> outlive_status;
+    pub fn outlive_signal_list_new(
+        store: *mut outlive_store,
+        after: *const c_char,
+        limit: usize,
+        out: *mut *mut outlive_signal_list,
+    ) -> outlive_status;
     pub fn outlive_signal_list_count(list: *const outlive_signal_list) -> usize;
     pub fn outlive_signal_list_id(list: *const outlive_signal_list, index: usize) -> *const c_char;
     pub fn outlive_signal_list_version(list: *const outlive_signal_list, index: usize) -> u64;
     pub fn outlive_signal_list_consumer_count(list: *const outlive_signal_list, index: usize) -> usize;
     pub fn outlive_signal_list_terminated(list: *const outlive_signal_list, index: usize) -> bool;
     pub fn outlive_signal_list_free(list: *mut outlive_signal_list);
-    pub fn outlive_signal_consumer_list_new(store: *mut outlive_store, signal_id: *const c_char, after: *const c_char, limit: usize, out: *mut *mut outlive_signal_consumer_list) -> outlive_status;
+    pub fn outlive_signal_consumer_list_new(
+        store: *mut outlive_store,
+        signal_id: *const c_char,
+        after: *const c_char,
+        limit: usize,
+        out: *mut *mut outlive_signal_consumer_list,
+    ) -> outlive_status;
     pub fn outlive_signal_consumer_list_count(list: *const outlive_signal_consumer_list) -> usize;
     pub fn outlive_signal_consumer_list_id(list: *const outlive_signal_consumer_list, index: usize) -> *const c_char;
-    pub fn outlive_signal_consumer_list_signal_id(list: *const outlive_signal_consumer_list, index: usize) -> *const c_char;
-    pub fn outlive_signal_consumer_list_handler_name(list: *const outlive_signal_consumer_list, index: usize) -> *const c_char;
-    pub fn outlive_signal_consumer_list_scope(list: *const outlive_signal_consumer_list, index: usize) -> *const c_char;
-    pub fn outlive_signal_consumer_list_process(list: *const outlive_signal_consumer_list, index: usize) -> *const c_char;
-    pub fn outlive_signal_consumer_list_run_id(list: *const outlive_signal_consumer_list, index: usize) -> *const c_char;
-    pub fn outlive_signal_consumer_list_delivery(list: *const outlive_signal_consumer_list, index: usize) -> outlive_delivery;
-    pub fn outlive_signal_consumer_list_lifetime(list: *const outlive_signal_consumer_list, index: usize) -> outlive_lifetime;
+    pub fn outlive_signal_consumer_list_signal_id(
+        list: *const outlive_signal_consumer_list,
+        index: usize,
+    ) -> *const c_char;
+    pub fn outlive_signal_consumer_list_handler_name(
+        list: *const outlive_signal_consumer_list,
+        index: usize,
+    ) -> *const c_char;
+    pub fn outlive_signal_consumer_list_scope(list: *const outlive_signal_consumer_list, index: usize)
+        -> *const c_char;
+    pub fn outlive_signal_consumer_list_process(
+        list: *const outlive_signal_consumer_list,
+        index: usize,
+    ) -> *const c_char;
+    pub fn outlive_signal_consumer_list_run_id(
+        list: *const outlive_signal_consumer_list,
+        index: usize,
+    ) -> *const c_char;
+    pub fn outlive_signal_consumer_list_delivery(
+        list: *const outlive_signal_consumer_list,
+        index: usize,
+    ) -> outlive_delivery;
+    pub fn outlive_signal_consumer_list_lifetime(
+        list: *const outlive_signal_consumer_list,
+        index: usize,
+    ) -> outlive_lifetime;
     pub fn outlive_signal_consumer_list_last_version(list: *const outlive_signal_consumer_list, index: usize) -> u64;
-    pub fn outlive_signal_consumer_list_delivering_run_id(list: *const outlive_signal_consumer_list, index: usize) -> *const c_char;
+    pub fn outlive_signal_consumer_list_delivering_run_id(
+        list: *const outlive_signal_consumer_list,
+        index: usize,
+    ) -> *const c_char;
     pub fn outlive_signal_consumer_list_free(list: *mut outlive_signal_consumer_list);
-    pub fn outlive_message_draft_new(category: *const c_char, title: *const c_char, out: *mut *mut outlive_message_draft) -> outlive_status;
+
+    // ── messages ──
+    pub fn outlive_message_draft_new(
+        category: *const c_char,
+        title: *const c_char,
+        out: *mut *mut outlive_message_draft,
+    ) -> outlive_status;
     pub fn outlive_message_draft_free(draft: *mut outlive_message_draft);
     pub fn outlive_message_draft_set_text(draft: *mut outlive_message_draft, text: *const c_char) -> outlive_status;
-    pub fn outlive_message_draft_set_scope(draft: *mut outlive_message_draft, scope_id: *const c_char) -> outlive_status;
-    pub fn outlive_message_draft_set_thread(draft: *mut outlive_message_draft, thread_id: *const c_char) -> outlive_status;
-    pub fn outlive_message_draft_add_choice(draft: *mut outlive_message_draft, choice_id: *const c_char, label: *const c_char, kind: outlive_choice_kind) -> outlive_status;
-    pub fn outlive_message_draft_set_payload(draft: *mut outlive_message_draft, payload: *const outlive_args) -> outlive_status;
-    pub fn outlive_message_draft_set_response_handler(draft: *mut outlive_message_draft, handler: *const outlive_handler) -> outlive_status;
-    pub fn outlive_message_draft_set_auto_remove(draft: *mut outlive_message_draft, auto_remove: bool) -> outlive_status;
-    pub fn outlive_message_post(store: *mut outlive_store, draft: *const outlive_message_draft, out_id: *mut c_char) -> outlive_status;
-    pub fn outlive_message_respond(store: *mut outlive_store, message_id: *const c_char, choice_id: *const c_char) -> outlive_status;
+    pub fn outlive_message_draft_set_scope(
+        draft: *mut outlive_message_draft,
+        scope_id: *const c_char,
+    ) -> outlive_status;
+    pub fn outlive_message_draft_set_thread(
+        draft: *mut outlive_message_draft,
+        thread_id: *const c_char,
+    ) -> outlive_status;
+    pub fn outlive_message_draft_add_choice(
+        draft: *mut outlive_message_draft,
+        choice_id: *const c_char,
+        label: *const c_char,
+        kind: outlive_choice_kind,
+    ) -> outlive_status;
+    pub fn outlive_message_draft_set_payload(
+        draft: *mut outlive_message_draft,
+        payload: *const outlive_args,
+    ) -> outlive_status;
+    pub fn outlive_message_draft_set_response_handler(
+        draft: *mut outlive_message_draft,
+        handler: *const outlive_handler,
+    ) -> outlive_status;
+    pub fn outlive_message_draft_set_auto_remove(
+        draft: *mut outlive_message_draft,
+        auto_remove: bool,
+    ) -> outlive_status;
+    pub fn outlive_message_post(
+        store: *mut outlive_store,
+        draft: *const outlive_message_draft,
+        out_id: *mut c_char,
+    ) -> outlive_status;
+    pub fn outlive_message_respond(
+        store: *mut outlive_store,
+        message_id: *const c_char,
+        choice_id: *const c_char,
+    ) -> outlive_status;
     pub fn outlive_message_mute(store: *mut outlive_store, message_id: *const c_char) -> outlive_status;
     pub fn outlive_message_remove(store: *mut outlive_store, message_id: *const c_char) -> outlive_status;
-    pub fn outlive_messages_remove_scope(store: *mut outlive_store, scope_id: *const c_char, out_count: *mut usize) -> outlive_status;
-    pub fn outlive_message_list_new(store: *mut outlive_store, scope_id: *const c_char, category: *const c_char, after: *const c_char, limit: usize, out: *mut *mut outlive_message_list) -> outlive_status;
+    pub fn outlive_messages_remove_scope(
+        store: *mut outlive_store,
+        scope_id: *const c_char,
+        out_count: *mut usize,
+    ) -> outlive_status;
+    pub fn outlive_message_list_new(
+        store: *mut outlive_store,
+        scope_id: *const c_char,
+        category: *const c_char,
+        after: *const c_char,
+        limit: usize,
+        out: *mut *mut outlive_message_list,
+    ) -> outlive_status;
     pub fn outlive_message_list_count(list: *const outlive_message_list) -> usize;
     pub fn outlive_message_list_id(list: *const outlive_message_list, index: usize) -> *const c_char;
     pub fn outlive_message_list_free(list: *mut outlive_message_list);
-    pub fn outlive_messages_count(store: *mut outlive_store, category: *const c_char, out_count: *mut usize) -> outlive_status;
+    pub fn outlive_messages_count(
+        store: *mut outlive_store,
+        category: *const c_char,
+        out_count: *mut usize,
+    ) -> outlive_status;
     pub fn outlive_messages_set_category_limit(store: *mut outlive_store, limit: usize) -> outlive_status;
-    pub fn outlive_message_get(store: *mut outlive_store, message_id: *const c_char, out: *mut *mut outlive_message) -> outlive_status;
+    pub fn outlive_message_get(
+        store: *mut outlive_store,
+        message_id: *const c_char,
+        out: *mut *mut outlive_message,
+    ) -> outlive_status;
     pub fn outlive_message_free(message: *mut outlive_message);
     pub fn outlive_message_id(message: *const outlive_message) -> *const c_char;
     pub fn outlive_message_category(message: *const outlive_message) -> *const c_char;
@@ -438,48 +689,138 @@ extern "C" {
     pub fn outlive_message_payload(message: *const outlive_message) -> *const outlive_args;
     pub fn outlive_message_date(message: *const outlive_message) -> f64;
     pub fn outlive_message_choice_count(message: *const outlive_message) -> usize;
-    pub fn outlive_message_choice_at(message: *const outlive_message, index: usize, out_choice_id: *mut *const c_char, out_label: *mut *const c_char, out_kind: *mut outlive_choice_kind) -> outlive_status;
+    pub fn outlive_message_choice_at(
+        message: *const outlive_message,
+        index: usize,
+        out_choice_id: *mut *const c_char,
+        out_label: *mut *const c_char,
+        out_kind: *mut outlive_choice_kind,
+    ) -> outlive_status;
     pub fn outlive_message_is_presented(message: *const outlive_message) -> bool;
     pub fn outlive_message_is_handled(message: *const outlive_message) -> bool;
     pub fn outlive_message_is_removed(message: *const outlive_message) -> bool;
     pub fn outlive_message_auto_removes(message: *const outlive_message) -> bool;
     pub fn outlive_message_has_response_handler(message: *const outlive_message) -> bool;
-    pub fn outlive_presenter_add(store: *mut outlive_store, presenter_id: *const c_char, callbacks: *const outlive_presenter, context: *mut c_void, release: Option<unsafe extern "C" fn(*mut c_void)>) -> outlive_status;
+    pub fn outlive_presenter_add(
+        store: *mut outlive_store,
+        presenter_id: *const c_char,
+        callbacks: *const outlive_presenter,
+        context: *mut c_void,
+        release: Option<unsafe extern "C" fn(*mut c_void)>,
+    ) -> outlive_status;
     pub fn outlive_presenter_remove(store: *mut outlive_store, presenter_id: *const c_char) -> outlive_status;
     pub fn outlive_presenter_reoffer(store: *mut outlive_store, presenter_id: *const c_char) -> outlive_status;
-    pub fn outlive_presentation_finish(presentation: *mut outlive_presentation, result: outlive_presentation_result, requires_end_notification: bool, choice_id: *const c_char) -> outlive_status;
-    pub fn outlive_response_handler_add(store: *mut outlive_store, id: *const c_char, handler: outlive_response_handler, context: *mut c_void, release: Option<unsafe extern "C" fn(*mut c_void)>) -> outlive_status;
+    pub fn outlive_presentation_finish(
+        presentation: *mut outlive_presentation,
+        result: outlive_presentation_result,
+        requires_end_notification: bool,
+        choice_id: *const c_char,
+    ) -> outlive_status;
+    pub fn outlive_response_handler_add(
+        store: *mut outlive_store,
+        id: *const c_char,
+        handler: outlive_response_handler,
+        context: *mut c_void,
+        release: Option<unsafe extern "C" fn(*mut c_void)>,
+    ) -> outlive_status;
     pub fn outlive_response_handler_remove(store: *mut outlive_store, id: *const c_char) -> outlive_status;
-    pub fn outlive_auto_resolver_add(store: *mut outlive_store, id: *const c_char, resolver: outlive_auto_resolver, context: *mut c_void, release: Option<unsafe extern "C" fn(*mut c_void)>) -> outlive_status;
+    pub fn outlive_auto_resolver_add(
+        store: *mut outlive_store,
+        id: *const c_char,
+        resolver: outlive_auto_resolver,
+        context: *mut c_void,
+        release: Option<unsafe extern "C" fn(*mut c_void)>,
+    ) -> outlive_status;
     pub fn outlive_auto_resolver_remove(store: *mut outlive_store, id: *const c_char) -> outlive_status;
+
+    // ── interactions ──
     pub fn outlive_interactions_new(loop_: *mut outlive_loop, out: *mut *mut outlive_interactions) -> outlive_status;
     pub fn outlive_interactions_free(queue: *mut outlive_interactions);
-    pub fn outlive_interactions_add(queue: *mut outlive_interactions, run: outlive_interaction_fn, context: *mut c_void, release: Option<unsafe extern "C" fn(*mut c_void)>) -> outlive_status;
+    pub fn outlive_interactions_add(
+        queue: *mut outlive_interactions,
+        run: outlive_interaction_fn,
+        context: *mut c_void,
+        release: Option<unsafe extern "C" fn(*mut c_void)>,
+    ) -> outlive_status;
     pub fn outlive_interactions_suspend(queue: *mut outlive_interactions) -> outlive_status;
     pub fn outlive_interactions_resume(queue: *mut outlive_interactions) -> outlive_status;
     pub fn outlive_interaction_finish(interaction: *mut outlive_interaction) -> outlive_status;
     pub fn outlive_interactions_unfinished(queue: *const outlive_interactions) -> usize;
-    pub fn outlive_interactions_set_stall_report(queue: *mut outlive_interactions, seconds: f64, report: outlive_interaction_stall_fn, context: *mut c_void, release: Option<unsafe extern "C" fn(*mut c_void)>) -> outlive_status;
-    pub fn outlive_durable_interactions_open(store: *mut outlive_store, queue_name: *const c_char, flags: u32, out: *mut *mut outlive_durable_interactions) -> outlive_status;
+    pub fn outlive_interactions_set_stall_report(
+        queue: *mut outlive_interactions,
+        seconds: f64,
+        report: outlive_interaction_stall_fn,
+        context: *mut c_void,
+        release: Option<unsafe extern "C" fn(*mut c_void)>,
+    ) -> outlive_status;
+    pub fn outlive_durable_interactions_open(
+        store: *mut outlive_store,
+        queue_name: *const c_char,
+        flags: u32,
+        out: *mut *mut outlive_durable_interactions,
+    ) -> outlive_status;
     pub fn outlive_durable_interactions_free(queue: *mut outlive_durable_interactions);
-    pub fn outlive_durable_interactions_add(queue: *mut outlive_durable_interactions, interaction: *const outlive_handler, out_id: *mut c_char) -> outlive_status;
+    pub fn outlive_durable_interactions_add(
+        queue: *mut outlive_durable_interactions,
+        interaction: *const outlive_handler,
+        out_id: *mut c_char,
+    ) -> outlive_status;
     pub fn outlive_durable_interactions_suspend(queue: *mut outlive_durable_interactions) -> outlive_status;
     pub fn outlive_durable_interactions_resume(queue: *mut outlive_durable_interactions) -> outlive_status;
-    pub fn outlive_durable_interactions_count(queue: *mut outlive_durable_interactions, out_count: *mut usize) -> outlive_status;
-    pub fn outlive_durable_interaction_list_new(queue: *mut outlive_durable_interactions, after: *const c_char, limit: usize, out: *mut *mut outlive_durable_interaction_list) -> outlive_status;
+    pub fn outlive_durable_interactions_count(
+        queue: *mut outlive_durable_interactions,
+        out_count: *mut usize,
+    ) -> outlive_status;
+    pub fn outlive_durable_interaction_list_new(
+        queue: *mut outlive_durable_interactions,
+        after: *const c_char,
+        limit: usize,
+        out: *mut *mut outlive_durable_interaction_list,
+    ) -> outlive_status;
     pub fn outlive_durable_interaction_list_count(list: *const outlive_durable_interaction_list) -> usize;
-    pub fn outlive_durable_interaction_list_id(list: *const outlive_durable_interaction_list, index: usize) -> *const c_char;
-    pub fn outlive_durable_interaction_list_handler_name(list: *const outlive_durable_interaction_list, index: usize) -> *const c_char;
-    pub fn outlive_durable_interaction_list_presentations(list: *const outlive_durable_interaction_list, index: usize) -> u32;
+    pub fn outlive_durable_interaction_list_id(
+        list: *const outlive_durable_interaction_list,
+        index: usize,
+    ) -> *const c_char;
+    pub fn outlive_durable_interaction_list_handler_name(
+        list: *const outlive_durable_interaction_list,
+        index: usize,
+    ) -> *const c_char;
+    pub fn outlive_durable_interaction_list_presentations(
+        list: *const outlive_durable_interaction_list,
+        index: usize,
+    ) -> u32;
     pub fn outlive_durable_interaction_list_free(list: *mut outlive_durable_interaction_list);
-    pub fn outlive_durable_interactions_remove(queue: *mut outlive_durable_interactions, interaction_id: *const c_char) -> outlive_status;
-    pub fn outlive_operations_new(loop_: *mut outlive_loop, max_unfinished: usize, out: *mut *mut outlive_operations) -> outlive_status;
+    pub fn outlive_durable_interactions_remove(
+        queue: *mut outlive_durable_interactions,
+        interaction_id: *const c_char,
+    ) -> outlive_status;
+
+    // ── operations ──
+    pub fn outlive_operations_new(
+        loop_: *mut outlive_loop,
+        max_unfinished: usize,
+        out: *mut *mut outlive_operations,
+    ) -> outlive_status;
     pub fn outlive_operations_free(queue: *mut outlive_operations);
-    pub fn outlive_operation_new(run: outlive_operation_fn, context: *mut c_void, release: Option<unsafe extern "C" fn(*mut c_void)>, out: *mut *mut outlive_operation) -> outlive_status;
+    pub fn outlive_operation_new(
+        run: outlive_operation_fn,
+        context: *mut c_void,
+        release: Option<unsafe extern "C" fn(*mut c_void)>,
+        out: *mut *mut outlive_operation,
+    ) -> outlive_status;
     pub fn outlive_operation_retain(operation: *mut outlive_operation) -> *mut outlive_operation;
     pub fn outlive_operation_free(operation: *mut outlive_operation);
-    pub fn outlive_operation_set_completion(operation: *mut outlive_operation, completion: outlive_operation_completion_fn, context: *mut c_void, release: Option<unsafe extern "C" fn(*mut c_void)>) -> outlive_status;
-    pub fn outlive_operation_add_dependency(operation: *mut outlive_operation, dependency: *mut outlive_operation) -> outlive_status;
+    pub fn outlive_operation_set_completion(
+        operation: *mut outlive_operation,
+        completion: outlive_operation_completion_fn,
+        context: *mut c_void,
+        release: Option<unsafe extern "C" fn(*mut c_void)>,
+    ) -> outlive_status;
+    pub fn outlive_operation_add_dependency(
+        operation: *mut outlive_operation,
+        dependency: *mut outlive_operation,
+    ) -> outlive_status;
     pub fn outlive_operations_add(queue: *mut outlive_operations, operation: *mut outlive_operation) -> outlive_status;
     pub fn outlive_operation_finish(operation: *mut outlive_operation) -> outlive_status;
     pub fn outlive_operation_cancel(operation: *mut outlive_operation) -> outlive_status;
@@ -489,5 +830,10 @@ extern "C" {
     pub fn outlive_operation_dependency(operation: *const outlive_operation, index: usize) -> *mut outlive_operation;
     pub fn outlive_operations_cancel_all(queue: *mut outlive_operations) -> outlive_status;
     pub fn outlive_operations_unfinished(queue: *const outlive_operations) -> usize;
-    pub fn outlive_operations_set_drained(queue: *mut outlive_operations, drained: Option<unsafe extern "C" fn(*mut c_void)>, context: *mut c_void, release: Option<unsafe extern "C" fn(*mut c_void)>) -> outlive_status;
+    pub fn outlive_operations_set_drained(
+        queue: *mut outlive_operations,
+        drained: Option<unsafe extern "C" fn(*mut c_void)>,
+        context: *mut c_void,
+        release: Option<unsafe extern "C" fn(*mut c_void)>,
+    ) -> outlive_status;
 }

@@ -146,27 +146,63 @@ macro_rules! __handler_rust_type {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __handler_value {
-    (ID, $p:ident) => { $crate::Object::__from_raw($p).expect("a mandatory ID") };
-    (OPT_ID, $p:ident) => { $crate::Object::__from_raw($p) };
-    (ID_OF, $p:ident) => { $crate::Object::__from_raw($p).expect("a mandatory ID") };
-    (OPT_ID_OF, $p:ident) => { $crate::Object::__from_raw($p) };
-    (HANDLER, $p:ident) => { $crate::HandlerView::__from_raw($p).expect("a mandatory HANDLER") };
-    (OPT_HANDLER, $p:ident) => { $crate::HandlerView::__from_raw($p) };
-    ($other:ident, $p:ident) => { $p };
+    (ID, $p:ident) => {
+        $crate::Object::__from_raw($p).expect("a mandatory ID")
+    };
+    (OPT_ID, $p:ident) => {
+        $crate::Object::__from_raw($p)
+    };
+    (ID_OF, $p:ident) => {
+        $crate::Object::__from_raw($p).expect("a mandatory ID")
+    };
+    (OPT_ID_OF, $p:ident) => {
+        $crate::Object::__from_raw($p)
+    };
+    (HANDLER, $p:ident) => {
+        $crate::HandlerView::__from_raw($p).expect("a mandatory HANDLER")
+    };
+    (OPT_HANDLER, $p:ident) => {
+        $crate::HandlerView::__from_raw($p)
+    };
+    ($other:ident, $p:ident) => {
+        $p
+    };
 }
 
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __handler_signature {
-    (ID, $n:ident) => { concat!("ID ", stringify!($n)) };
-    (OPT_ID, $n:ident) => { concat!("ID? ", stringify!($n)) };
-    (ID_OF($tag:literal), $n:ident) => { concat!("ID<", $tag, "> ", stringify!($n)) };
-    (OPT_ID_OF($tag:literal), $n:ident) => { concat!("ID<", $tag, ">? ", stringify!($n)) };
-    (HANDLER, $n:ident) => { concat!("HANDLER ", stringify!($n)) };
-    (OPT_HANDLER, $n:ident) => { concat!("HANDLER? ", stringify!($n)) };
-    (BOOL, $n:ident) => { concat!("BOOL ", stringify!($n)) };
-    (INT, $n:ident) => { concat!("INT ", stringify!($n)) };
-    (DOUBLE, $n:ident) => { concat!("DOUBLE ", stringify!($n)) };
-    (INTEGER, $n:ident) => { concat!("INTEGER ", stringify!($n)) };
-    (UINTEGER, $n:ident) => { concat!("UINTEGER ", stringify!($n)) };
+    (ID, $n:ident) => {
+        concat!("ID ", stringify!($n))
+    };
+    (OPT_ID, $n:ident) => {
+        concat!("ID? ", stringify!($n))
+    };
+    (ID_OF($tag:literal), $n:ident) => {
+        concat!("ID<", $tag, "> ", stringify!($n))
+    };
+    (OPT_ID_OF($tag:literal), $n:ident) => {
+        concat!("ID<", $tag, ">? ", stringify!($n))
+    };
+    (HANDLER, $n:ident) => {
+        concat!("HANDLER ", stringify!($n))
+    };
+    (OPT_HANDLER, $n:ident) => {
+        concat!("HANDLER? ", stringify!($n))
+    };
+    (BOOL, $n:ident) => {
+        concat!("BOOL ", stringify!($n))
+    };
+    (INT, $n:ident) => {
+        concat!("INT ", stringify!($n))
+    };
+    (DOUBLE, $n:ident) => {
+        concat!("DOUBLE ", stringify!($n))
+    };
+    (INTEGER, $n:ident) => {
+        concat!("INTEGER ", stringify!($n))
+    };
+    (UINTEGER, $n:ident) => {
+        concat!("UINTEGER ", stringify!($n))
+    };
 }

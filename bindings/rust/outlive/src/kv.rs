@@ -92,10 +92,13 @@ impl Store {
                 let modify = context.modify.take().expect("called once");
                 let mut size = 0usize;
                 let bytes = unsafe { sys::outlive_kv_value_bytes(value, &mut size) };
-                let current = (!bytes.is_null()).then(|| unsafe { std::slice::from_raw_parts(bytes as *const u8, size) });
+                let current =
+                    (!bytes.is_null()).then(|| unsafe { std::slice::from_raw_parts(bytes as *const u8, size) });
                 match modify(current) {
                     Change::Keep => sys::OUTLIVE_OK,
-                    Change::Set(new) => unsafe { sys::outlive_kv_value_set(value, new.as_ptr() as *const c_void, new.len()) },
+                    Change::Set(new) => unsafe {
+                        sys::outlive_kv_value_set(value, new.as_ptr() as *const c_void, new.len())
+                    },
                     Change::Delete => unsafe { sys::outlive_kv_value_delete(value) },
                 }
             })
@@ -131,7 +134,14 @@ impl Store {
         let context = into_context::<Observer>(Box::new(observer));
         let mut token = 0u64;
         let status = unsafe {
-            sys::outlive_kv_observe(self.raw(), prefix.as_ptr(), Some(call), context, Some(release::<Observer>), &mut token)
+            sys::outlive_kv_observe(
+                self.raw(),
+                prefix.as_ptr(),
+                Some(call),
+                context,
+                Some(release::<Observer>),
+                &mut token,
+            )
         };
         if status != sys::OUTLIVE_OK {
             let error = Error::last(status);

@@ -59,8 +59,8 @@ pub use handler::{load_library, register, resolve, unregister, Handler, HandlerV
 pub use kv::{Change, Observation};
 pub use log::{remove_log_handler, set_log_handler, LogLevel};
 pub use messages::{
-    Choice, ChoiceKind, Message, MessageDraft, MessageSnapshot, Presentation, PresentationResult, Presenter, Registration,
-    Resolution, PRIORITY_DEFAULT, PRIORITY_HIGH, PRIORITY_LOW, PRIORITY_WONT_PRESENT,
+    Choice, ChoiceKind, Message, MessageDraft, MessageSnapshot, Presentation, PresentationResult, Presenter,
+    Registration, Resolution, PRIORITY_DEFAULT, PRIORITY_HIGH, PRIORITY_LOW, PRIORITY_WONT_PRESENT,
 };
 pub use signals::{new_signal_id, Delivery, Lifetime, SignalState};
 pub use store::{Durability, Store, StoreOptions};

@@ -52,7 +52,8 @@ unsafe extern "C" fn log(level: sys::outlive_log_level, message: *const c_char, 
 /// previous one.
 pub fn set_log_handler(level: LogLevel, handler: impl Fn(LogLevel, &str) + Send + Sync + 'static) -> Result<()> {
     let context = into_context::<LogHandler>(Box::new(handler));
-    let status = unsafe { sys::outlive_log_set_handler(Some(log), level.to_raw(), context, Some(release::<LogHandler>)) };
+    let status =
+        unsafe { sys::outlive_log_set_handler(Some(log), level.to_raw(), context, Some(release::<LogHandler>)) };
     if status != sys::OUTLIVE_OK {
         let error = Error::last(status);
         unsafe { release::<LogHandler>(context) };

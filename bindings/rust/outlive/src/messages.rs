@@ -90,12 +90,16 @@ impl MessageDraft {
 
     pub fn choice(&mut self, id: &str, label: &str, kind: ChoiceKind) -> Result<&mut Self> {
         let (id, label) = (c_string(id)?, c_string(label)?);
-        check(unsafe { sys::outlive_message_draft_add_choice(self.raw(), id.as_ptr(), label.as_ptr(), kind.to_raw()) })?;
+        check(unsafe {
+            sys::outlive_message_draft_add_choice(self.raw(), id.as_ptr(), label.as_ptr(), kind.to_raw())
+        })?;
         Ok(self)
     }
 
     pub fn payload(&mut self, payload: Option<&ArgsView>) -> Result<&mut Self> {
-        check(unsafe { sys::outlive_message_draft_set_payload(self.raw(), payload.map_or(std::ptr::null(), ArgsView::raw)) })?;
+        check(unsafe {
+            sys::outlive_message_draft_set_payload(self.raw(), payload.map_or(std::ptr::null(), ArgsView::raw))
+        })?;
         Ok(self)
     }
 
@@ -103,7 +107,10 @@ impl MessageDraft {
     /// with `message_id`, `choice` and `scope` once the message is answered.
     pub fn response_handler(&mut self, handler: Option<&HandlerView>) -> Result<&mut Self> {
         check(unsafe {
-            sys::outlive_message_draft_set_response_handler(self.raw(), handler.map_or(std::ptr::null(), HandlerView::raw))
+            sys::outlive_message_draft_set_response_handler(
+                self.raw(),
+                handler.map_or(std::ptr::null(), HandlerView::raw),
+            )
         })?;
         Ok(self)
     }
@@ -240,7 +247,12 @@ impl Presentation {
     /// Ends the presentation; `choice` is the user's answer, if any. A second
     /// finish is `Status::State`; an unknown choice `Status::NotFound` (the
     /// token stays unfinished).
-    pub fn finish(&self, result: PresentationResult, requires_end_notification: bool, choice: Option<&str>) -> Result<()> {
+    pub fn finish(
+        &self,
+        result: PresentationResult,
+        requires_end_notification: bool,
+        choice: Option<&str>,
+    ) -> Result<()> {
         let choice = c_opt(choice)?;
         let result = match result {
             PresentationResult::Presented => sys::OUTLIVE_PRESENTATION_PRESENTED,
@@ -352,7 +364,11 @@ unsafe extern "C" fn response_handler(message: *const sys::outlive_message, cont
     panics::catch(false, || handler(unsafe { Message::from_raw(message) }))
 }
 
-unsafe extern "C" fn auto_resolver(message: *const sys::outlive_message, out_choice: *mut c_char, context: *mut c_void) -> bool {
+unsafe extern "C" fn auto_resolver(
+    message: *const sys::outlive_message,
+    out_choice: *mut c_char,
+    context: *mut c_void,
+) -> bool {
     let resolver = unsafe { context_mut::<AutoResolver>(context) };
     panics::catch(false, || match resolver(unsafe { Message::from_raw(message) }) {
         Resolution::Leave => false,
@@ -417,11 +433,24 @@ impl Store {
     }
 
     /// Ids of stored messages in posting order, of a scope and/or category.
-    pub fn messages_list(&self, scope: Option<&str>, category: Option<&str>, after: Option<&str>, limit: usize) -> Result<Vec<String>> {
+    pub fn messages_list(
+        &self,
+        scope: Option<&str>,
+        category: Option<&str>,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<String>> {
         let (scope, category, after) = (c_opt(scope)?, c_opt(category)?, c_opt(after)?);
         let mut list = std::ptr::null_mut();
         check(unsafe {
-            sys::outlive_message_list_new(self.raw(), opt_ptr(&scope), opt_ptr(&category), opt_ptr(&after), limit, &mut list)
+            sys::outlive_message_list_new(
+                self.raw(),
+                opt_ptr(&scope),
+                opt_ptr(&category),
+                opt_ptr(&after),
+                limit,
+                &mut list,
+            )
         })?;
         let ids = (0..unsafe { sys::outlive_message_list_count(list) })
             .map(|i| unsafe { borrowed(sys::outlive_message_list_id(list, i)) }.unwrap_or("").to_string())
@@ -456,8 +485,9 @@ impl Store {
             end: Some(presenter_end),
         };
         let context = into_context(presenter);
-        let status =
-            unsafe { sys::outlive_presenter_add(self.raw(), c_id.as_ptr(), &callbacks, context, Some(release::<Presenter>)) };
+        let status = unsafe {
+            sys::outlive_presenter_add(self.raw(), c_id.as_ptr(), &callbacks, context, Some(release::<Presenter>))
+        };
         self.registered(status, context, release::<Presenter>, c_id, Kind::Presenter)
     }
 
@@ -477,7 +507,13 @@ impl Store {
         let c_id = c_string(id)?;
         let context = into_context::<ResponseHandler>(Box::new(handler));
         let status = unsafe {
-            sys::outlive_response_handler_add(self.raw(), c_id.as_ptr(), Some(response_handler), context, Some(release::<ResponseHandler>))
+            sys::outlive_response_handler_add(
+                self.raw(),
+                c_id.as_ptr(),
+                Some(response_handler),
+                context,
+                Some(release::<ResponseHandler>),
+            )
         };
         self.registered(status, context, release::<ResponseHandler>, c_id, Kind::ResponseHandler)
     }
@@ -492,7 +528,13 @@ impl Store {
         let c_id = c_string(id)?;
         let context = into_context::<AutoResolver>(Box::new(resolver));
         let status = unsafe {
-            sys::outlive_auto_resolver_add(self.raw(), c_id.as_ptr(), Some(auto_resolver), context, Some(release::<AutoResolver>))
+            sys::outlive_auto_resolver_add(
+                self.raw(),
+                c_id.as_ptr(),
+                Some(auto_resolver),
+                context,
+                Some(release::<AutoResolver>),
+            )
         };
         self.registered(status, context, release::<AutoResolver>, c_id, Kind::AutoResolver)
     }

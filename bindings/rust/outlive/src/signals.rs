@@ -111,7 +111,13 @@ impl Store {
         let id = c_string(signal_id)?;
         let mut state = SignalState { version: 0, consumer_count: 0, terminated: false };
         let status = unsafe {
-            sys::outlive_signal_lookup(self.raw(), id.as_ptr(), &mut state.version, &mut state.consumer_count, &mut state.terminated)
+            sys::outlive_signal_lookup(
+                self.raw(),
+                id.as_ptr(),
+                &mut state.version,
+                &mut state.consumer_count,
+                &mut state.terminated,
+            )
         };
         if status == sys::OUTLIVE_E_NOT_FOUND {
             return Ok(None);

@@ -56,10 +56,8 @@ impl Store {
     }
 
     pub fn open_with(directory: impl AsRef<Path>, process_name: &str, options: &StoreOptions<'_>) -> Result<Store> {
-        let directory = directory
-            .as_ref()
-            .to_str()
-            .ok_or_else(|| Error::invalid("the directory is not valid UTF-8"))?;
+        let directory =
+            directory.as_ref().to_str().ok_or_else(|| Error::invalid("the directory is not valid UTF-8"))?;
         let (directory, process_name) = (c_string(directory)?, c_string(process_name)?);
         let raw_options = sys::outlive_store_options {
             version: sys::OUTLIVE_STORE_OPTIONS_VERSION,

@@ -63,7 +63,12 @@ impl Store {
     /// Adds a task that starts the group `group_start` (if any) and is a
     /// member of `group_members`: a member never runs while a task that starts
     /// one of its groups is stored.
-    pub fn task_add_grouped(&self, work: &HandlerView, group_start: Option<&str>, group_members: &[&str]) -> Result<String> {
+    pub fn task_add_grouped(
+        &self,
+        work: &HandlerView,
+        group_start: Option<&str>,
+        group_members: &[&str],
+    ) -> Result<String> {
         let group_start = c_opt(group_start)?;
         let members = group_members.iter().map(|m| c_string(m)).collect::<Result<Vec<CString>>>()?;
         let pointers: Vec<*const c_char> = members.iter().map(|m| m.as_ptr()).collect();

@@ -27,7 +27,6 @@ pub(crate) unsafe fn borrowed<'a>(pointer: *const c_char) -> Option<&'a str> {
     Some(c.to_str().unwrap_or("\u{fffd}"))
 }
 
-
 /// An id written into a `char[OUTLIVE_ID_SIZE]` buffer.
 pub(crate) fn id_from_buffer(buffer: &[c_char; outlive_sys::OUTLIVE_ID_SIZE]) -> String {
     let bytes: Vec<u8> = buffer.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();

@@ -203,7 +203,13 @@ impl Args {
     pub fn set_id(&mut self, name: &str, tag: Option<&str>, bytes: &[u8]) -> Result<&mut Self> {
         let (name, tag) = (c_string(name)?, c_opt(tag)?);
         check(unsafe {
-            sys::outlive_args_set_id(self.raw_mut(), name.as_ptr(), opt_ptr(&tag), bytes.as_ptr() as *const c_void, bytes.len())
+            sys::outlive_args_set_id(
+                self.raw_mut(),
+                name.as_ptr(),
+                opt_ptr(&tag),
+                bytes.as_ptr() as *const c_void,
+                bytes.len(),
+            )
         })?;
         Ok(self)
     }

@@ -153,9 +153,13 @@ with outlive.Store(sys.argv[1], process="py-app") as store:
     assert_eq!(store.tasks_count().unwrap(), 1);
     store.tasks_run_now().unwrap();
     let done = |line: &str| RAN.lock().unwrap().iter().any(|l| l == line);
-    assert!(dispatch_until(store.event_loop(), 200, || {
-        done("task from python (attempt 1)") && done("signal 0.75 Some(\"half-way\") v1 terminated=true")
-    }), "ran: {:?}", RAN.lock().unwrap());
+    assert!(
+        dispatch_until(store.event_loop(), 200, || {
+            done("task from python (attempt 1)") && done("signal 0.75 Some(\"half-way\") v1 terminated=true")
+        }),
+        "ran: {:?}",
+        RAN.lock().unwrap()
+    );
     assert!(dispatch_until(store.event_loop(), 100, || store.tasks_count().unwrap() == 0));
     assert_eq!(store.signal_lookup(&signal).unwrap(), None, "delivered and terminated");
 }

@@ -102,9 +102,16 @@ fn a_call_passes_every_type_of_argument_to_the_rust_function() {
     call_args.set_id("maybe", None, &[0, 1, 2]).unwrap();
     let before = calls_of("ping").len();
     handler.call(Some(&call_args)).unwrap();
-    assert!(calls_of("everything hello Some([0, 1, 2]) xmpp.account:dana@example.org true -7 0.5 -1099511627776 \
-                      18446744073709551615 Some(\"rust_ping\")")
-        .len() == 1, "{:?}", calls_of("everything"));
+    assert!(
+        calls_of(
+            "everything hello Some([0, 1, 2]) xmpp.account:dana@example.org true -7 0.5 -1099511627776 \
+                      18446744073709551615 Some(\"rust_ping\")"
+        )
+        .len()
+            == 1,
+        "{:?}",
+        calls_of("everything")
+    );
     assert_eq!(calls_of("ping").len(), before + 1, "the nested handler was called");
 }
 
@@ -145,7 +152,10 @@ fn a_handler_survives_serialization_with_its_bound_arguments() {
     let restored_bound = restored.bound().unwrap();
     assert_eq!(restored_bound.get_string("name").unwrap(), "dana");
     assert_eq!(restored_bound.get_integer("times").unwrap(), 2);
-    assert_eq!(restored_bound.names(), [("name".to_string(), ValueType::Id), ("times".to_string(), ValueType::Integer)]);
+    assert_eq!(
+        restored_bound.names(),
+        [("name".to_string(), ValueType::Id), ("times".to_string(), ValueType::Integer)]
+    );
     assert!(restored.description().contains("dana"), "{}", restored.description());
     let corrupt = Handler::deserialize(&bytes[..bytes.len() - 1]).unwrap_err();
     assert_eq!(corrupt.status, Status::Corrupt);

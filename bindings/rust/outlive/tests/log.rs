@@ -24,9 +24,13 @@ fn the_log_handler_hears_a_failed_attempt_and_is_freed_when_replaced() {
     let store = Store::open(dir.store(), "app").unwrap();
     store.task_add(&Handler::new("rust_log_fails", None, None).unwrap()).unwrap();
     store.tasks_run_now().unwrap();
-    assert!(dispatch_until(store.event_loop(), 100, || {
-        lines.lock().unwrap().iter().any(|(_, line)| line.contains("disk on fire"))
-    }), "{:?}", lines.lock().unwrap());
+    assert!(
+        dispatch_until(store.event_loop(), 100, || {
+            lines.lock().unwrap().iter().any(|(_, line)| line.contains("disk on fire"))
+        }),
+        "{:?}",
+        lines.lock().unwrap()
+    );
     assert_eq!(Arc::strong_count(&lines), 2);
     outlive::remove_log_handler().unwrap();
     assert_eq!(Arc::strong_count(&lines), 1, "removing the handler released its closure");

@@ -35,7 +35,10 @@ fn a_presented_answer_reaches_the_response_handler_and_the_end_notification_foll
         |message| if message.category() == "sync.conflict" { PRIORITY_DEFAULT } else { 0 },
         move |message, presentation| {
             let choices: Vec<_> = message.choices().into_iter().map(|c| (c.id, c.kind)).collect();
-            assert_eq!(choices, [("keep-both".into(), ChoiceKind::Default), ("use-server".into(), ChoiceKind::Destructive)]);
+            assert_eq!(
+                choices,
+                [("keep-both".into(), ChoiceKind::Default), ("use-server".into(), ChoiceKind::Destructive)]
+            );
             let file = message.payload().unwrap().get_string("file").unwrap().to_string();
             l1.lock().unwrap().push(format!("present {} ({file})", message.title()));
             presentation.finish(PresentationResult::Presented, true, Some("keep-both")).unwrap();
@@ -72,15 +75,33 @@ fn an_auto_resolver_answers_before_any_presenter_is_asked() {
     let asked = Arc::new(Mutex::new(0));
     let asked_in = asked.clone();
     let _presenter = store
-        .presenter_add("dialog", Presenter::new(move |_| { *asked_in.lock().unwrap() += 1; PRIORITY_DEFAULT }, |_, _| {}))
+        .presenter_add(
+            "dialog",
+            Presenter::new(
+                move |_| {
+                    *asked_in.lock().unwrap() += 1;
+                    PRIORITY_DEFAULT
+                },
+                |_, _| {},
+            ),
+        )
         .unwrap();
     let answers = Arc::new(Mutex::new(Vec::new()));
     let answers_in = answers.clone();
     let _responses = store
-        .response_handler_add("log", move |m| { answers_in.lock().unwrap().push(m.choice().unwrap().to_string()); true })
+        .response_handler_add("log", move |m| {
+            answers_in.lock().unwrap().push(m.choice().unwrap().to_string());
+            true
+        })
         .unwrap();
     let _resolver = store
-        .auto_resolver_add("policy", |m| if m.category() == "sync.conflict" { Resolution::Answer("use-server".into()) } else { Resolution::Leave })
+        .auto_resolver_add("policy", |m| {
+            if m.category() == "sync.conflict" {
+                Resolution::Answer("use-server".into())
+            } else {
+                Resolution::Leave
+            }
+        })
         .unwrap();
     store.message_post(&conflict_draft()).unwrap();
     assert!(dispatch_until(store.event_loop(), 100, || !answers.lock().unwrap().is_empty()));
@@ -94,7 +115,18 @@ fn a_dropped_registration_frees_its_closures_and_a_taken_id_is_refused() {
     let store = Store::open(dir.store(), "app").unwrap();
     let witness = Arc::new(());
     let held = witness.clone();
-    let registration = store.presenter_add("dialog", Presenter::new(move |_| { let _ = &held; 0 }, |_, _| {})).unwrap();
+    let registration = store
+        .presenter_add(
+            "dialog",
+            Presenter::new(
+                move |_| {
+                    let _ = &held;
+                    0
+                },
+                |_, _| {},
+            ),
+        )
+        .unwrap();
     let refused = store.presenter_add("dialog", Presenter::new(|_| 0, |_, _| {})).err().unwrap();
     assert_eq!(refused.status, Status::State);
     assert_eq!(Arc::strong_count(&witness), 2);

@@ -123,7 +123,12 @@ fn closing_the_store_releases_a_kept_observer() {
     let store = Store::open(dir.store(), "app").unwrap();
     let witness = Arc::new(());
     let held = witness.clone();
-    store.kv_observe("", move |_, _| { let _ = &held; }).unwrap().keep();
+    store
+        .kv_observe("", move |_, _| {
+            let _ = &held;
+        })
+        .unwrap()
+        .keep();
     assert_eq!(Arc::strong_count(&witness), 2);
     drop(store);
     assert_eq!(Arc::strong_count(&witness), 1);

@@ -58,7 +58,8 @@ fn a_task_that_fails_every_attempt_is_dead_and_listed_with_its_error() {
     let dir = TempDir::new("tasks");
     let store = Store::open(dir.store(), "app").unwrap();
     store.tasks_set_policy(&TaskPolicy { max_attempts: 1, ..TaskPolicy::default() }).unwrap();
-    let id = store.task_add_grouped(&with_arg("rust_task_fails", "label", "doomed"), Some("g:doomed"), &["other"]).unwrap();
+    let id =
+        store.task_add_grouped(&with_arg("rust_task_fails", "label", "doomed"), Some("g:doomed"), &["other"]).unwrap();
     store.tasks_run_now().unwrap();
     assert!(dispatch_until(store.event_loop(), 100, || store.tasks_count_dead().unwrap() == 1));
     let task = store.tasks_list(None, 0).unwrap().remove(0);
