@@ -37,9 +37,11 @@ pub mod declare;
 mod error;
 mod event_loop;
 mod handler;
+mod interactions;
 mod kv;
 mod log;
 mod messages;
+mod operations;
 #[doc(hidden)]
 pub mod panics;
 mod signals;
@@ -56,12 +58,14 @@ pub use outlive_sys as sys;
 pub use error::{Error, Result, Status};
 pub use event_loop::{Loop, OwnedLoop};
 pub use handler::{load_library, register, resolve, unregister, Handler, HandlerView};
+pub use interactions::{Interaction, Interactions};
 pub use kv::{Change, Observation};
 pub use log::{remove_log_handler, set_log_handler, LogLevel};
 pub use messages::{
     Choice, ChoiceKind, Message, MessageDraft, MessageSnapshot, Presentation, PresentationResult, Presenter,
     Registration, Resolution, PRIORITY_DEFAULT, PRIORITY_HIGH, PRIORITY_LOW, PRIORITY_WONT_PRESENT,
 };
+pub use operations::{Operation, OperationState, Operations};
 pub use signals::{new_signal_id, Delivery, Lifetime, SignalState};
 pub use store::{Durability, Store, StoreOptions};
 pub use tasks::{TaskInfo, TaskPolicy, TaskState};
