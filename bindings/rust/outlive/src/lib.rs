@@ -34,6 +34,7 @@
 //! ```
 mod callback;
 pub mod declare;
+mod durable_interactions;
 mod error;
 mod event_loop;
 mod handler;
@@ -55,6 +56,7 @@ pub use declare as __declare;
 /// The C declarations, for what this crate does not wrap.
 pub use outlive_sys as sys;
 
+pub use durable_interactions::{DurableInteractionInfo, DurableInteractions};
 pub use error::{Error, Result, Status};
 pub use event_loop::{Loop, OwnedLoop};
 pub use handler::{load_library, register, resolve, unregister, Handler, HandlerView};

@@ -86,3 +86,45 @@ fn operations_start_after_their_dependencies_and_complete_on_the_loop() {
     assert_eq!(home.state(), OperationState::Finished);
     assert!(ads.is_cancelled() && !home.is_cancelled());
 }
+
+static SHOWN: Mutex<Vec<String>> = Mutex::new(Vec::new());
+static UNFINISHED: Mutex<Vec<outlive::Handler>> = Mutex::new(Vec::new());
+
+outlive::handler! {
+    fn rust_show_notice(text: ID, interaction_id: ID, finish: HANDLER) {
+        SHOWN.lock().unwrap().push(format!("{} ({} chars of id)", text.as_str().unwrap(), interaction_id.bytes().len()));
+        // Kept to finish later, as a dialog would when the user closes it.
+        UNFINISHED.lock().unwrap().push(finish.copy().unwrap());
+    }
+}
+
+#[test]
+fn durable_interactions_are_stored_in_order_and_presented_one_at_a_time() {
+    let dir = common::TempDir::new("durable");
+    let store = outlive::Store::open(dir.store(), "app").unwrap();
+    let notice = |text: &str| {
+        let mut bound = outlive::Args::new().unwrap();
+        bound.set_string("text", text).unwrap();
+        outlive::Handler::new("rust_show_notice", None, Some(&bound)).unwrap()
+    };
+    {
+        let queue = store.durable_interactions("notices", true).unwrap();
+        let welcome = queue.add(&notice("welcome")).unwrap();
+        queue.add(&notice("sign in")).unwrap();
+        let listed = queue.list(None, 0).unwrap();
+        assert_eq!(listed.iter().map(|i| i.handler_name.as_str()).collect::<Vec<_>>(), ["rust_show_notice"; 2]);
+        assert_eq!((listed[0].id.as_str(), listed[0].presentations), (welcome.as_str(), 0));
+        assert_eq!(queue.remove("not-an-id").unwrap_err().status, Status::InvalidArgument);
+    }
+    let queue = store.durable_interactions("notices", false).unwrap();
+    assert!(dispatch_until(store.event_loop(), 100, || SHOWN.lock().unwrap().len() == 1));
+    store.event_loop().dispatch(Some(std::time::Duration::from_millis(50))).unwrap();
+    assert_eq!(*SHOWN.lock().unwrap(), ["welcome (36 chars of id)"], "one at a time");
+    let finish = UNFINISHED.lock().unwrap().pop().unwrap();
+    finish.call(None).unwrap();
+    assert_eq!(finish.call(None).unwrap_err().status, Status::State, "finished once");
+    assert!(dispatch_until(store.event_loop(), 100, || SHOWN.lock().unwrap().len() == 2));
+    UNFINISHED.lock().unwrap().pop().unwrap().call(None).unwrap();
+    assert!(dispatch_until(store.event_loop(), 100, || queue.count().unwrap() == 0));
+    assert_eq!(SHOWN.lock().unwrap()[1], "sign in (36 chars of id)");
+}
