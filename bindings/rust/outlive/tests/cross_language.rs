@@ -2,7 +2,8 @@
 //! task added from Rust is run by the C worker (`outlive worker --load` of a
 //! C handler library) and by a Python process; a task and a signal posted
 //! from Python are run here, in this Rust process, by handlers declared with
-//! `outlive::handler!`; a kv change made by Python reaches a Rust observer.
+//! `outlive::handler!`; a Rust handler library (a cdylib) is loaded and run
+//! by a Python process; a kv change made by Python reaches a Rust observer.
 //! Every other side is a real process on the same store directory.
 mod common;
 use common::{dispatch_until, library_dir, project_root, TempDir};
@@ -185,4 +186,52 @@ with outlive.Store(sys.argv[1], process="py-app") as store:
     );
     assert!(dispatch_until(store.event_loop(), 100, || !seen.lock().unwrap().is_empty()));
     assert_eq!(*seen.lock().unwrap(), ["shared/greeting=hello from python"]);
+}
+
+/// Builds tests/handler-library (a cdylib) with cargo, offline, into a target
+/// directory of its own (the one of this test run is locked by it).
+fn rust_handler_library() -> std::path::PathBuf {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/handler-library/Cargo.toml");
+    let target = project_root().join("build/cargo-handler-library");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let built = Command::new(cargo)
+        .args(["build", "--offline", "--quiet", "--manifest-path"])
+        .arg(&manifest)
+        .arg("--target-dir")
+        .arg(&target)
+        .env("OUTLIVE_LIB_DIR", library_dir())
+        .output()
+        .unwrap();
+    assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
+    target.join("debug/liboutlive_rust_handlers.so")
+}
+
+#[test]
+fn a_rust_handler_library_is_loaded_and_run_by_a_python_process() {
+    let dir = TempDir::new("cross");
+    let library = rust_handler_library();
+    let record = dir.path().join("record.txt");
+    {
+        let store = Store::open(dir.store(), "rust-app").unwrap();
+        let work = handler("rust_library_record", &[("path", record.to_str().unwrap()), ("word", "for python")]);
+        store.task_add(&work).unwrap();
+    }
+    let out = python(
+        r#"
+import sys, outlive
+assert not outlive.resolves("rust_library_record")
+outlive.load_handlers(sys.argv[2])
+print("resolves after loading:", outlive.resolves("rust_library_record"))
+with outlive.Store(sys.argv[1], process="py-worker") as store:
+    store.tasks.run_now()
+    for _ in range(200):
+        if len(store.tasks) == 0:
+            break
+        store.loop.dispatch(timeout=0.05)
+    print("left:", len(store.tasks))
+"#,
+        &[dir.store().to_str().unwrap(), library.to_str().unwrap()],
+    );
+    assert_eq!(out, "resolves after loading: True\nleft: 0\n");
+    assert_eq!(std::fs::read_to_string(&record).unwrap(), "rust library ran for python (attempt 1)\n");
 }
