@@ -41,10 +41,9 @@ type LogHandler = Box<dyn Fn(LogLevel, &str) + Send + Sync>;
 
 unsafe extern "C" fn log(level: sys::outlive_log_level, message: *const c_char, context: *mut c_void) {
     let handler = unsafe { &*(context as *const LogHandler) };
-    // A panic here has no Rust caller to reach on the library's own threads:
-    // it is caught (the panic hook printed it) and, on a caller's thread,
-    // raised again by the next call that resumes panics.
-    panics::catch((), || handler(LogLevel::from_raw(level), unsafe { borrowed(message) }.unwrap_or("")))
+    // Called inside any library call, on any thread: a panic here has no
+    // caller of its own to reach, and must not surface in an unrelated one.
+    panics::swallow(|| handler(LogLevel::from_raw(level), unsafe { borrowed(message) }.unwrap_or("")))
 }
 
 /// Installs the process-wide log handler for messages at `level` or more

@@ -25,6 +25,12 @@ pub(crate) fn catch<T>(fallback: T, callback: impl FnOnce() -> T) -> T {
     }
 }
 
+/// Runs a callback whose panic has no caller to reach (the log handler, called
+/// inside any call on any thread): the panic hook has printed it; it goes no further.
+pub(crate) fn swallow(callback: impl FnOnce()) {
+    let _ = catch_unwind(AssertUnwindSafe(callback));
+}
+
 /// Raises the panic a callback had during the C call that just returned.
 pub(crate) fn resume() {
     if let Some(payload) = CAUGHT.with(|slot| slot.borrow_mut().take()) {
