@@ -18,7 +18,7 @@ PROGRAM = r"""
 int main(int argc, char **argv) {
     if (argc != 2) return 2;
     outlive_store *store;
-    if (outlive_store_open(argv[1], "installed", NULL, &store) != OUTLIVE_OK) return 1;
+    if (outlive_store_open(argv[1], "installed", NULL, NULL, &store) != OUTLIVE_OK) return 1;
     if (outlive_kv_set(store, "installed/by", "pkg-config", 10) != OUTLIVE_OK) return 1;
     outlive_store_close(store);
     puts(outlive_version());
