@@ -34,7 +34,7 @@ public final class Interaction {
 
     /// Finishes the running interaction named by `token`. Any thread.
     public static func finish(token: UInt64) throws {
-        if let interaction = RunningInteractions.shared.find(token) { try interaction.queue.loop.checkUsable() }
+        if let interaction = RunningInteractions.shared.value(for: token) { try interaction.queue.loop.checkUsable() }
         guard let interaction = RunningInteractions.shared.remove(token) else {
             throw OutliveError.state("interaction \(token) is not running: it was finished already (or is no interaction token)")
         }
@@ -43,35 +43,6 @@ public final class Interaction {
 }
 
 /// The process-wide table of running interactions, by token.
-final class RunningInteractions: @unchecked Sendable {
-    static let shared = RunningInteractions()
-
-    private let lock = Lock()
-    // Guarded by `lock`.
-    private var running: [UInt64: Interaction] = [:]
-    private var nextToken: UInt64 = 1
-
-    func makeToken() -> UInt64 {
-        lock.withLock {
-            let token = nextToken
-            nextToken &+= 1
-            return token
-        }
-    }
-
-    func insert(_ interaction: Interaction) {
-        lock.withLock { running[interaction.token] = interaction }
-    }
-
-    func remove(_ token: UInt64) -> Interaction? {
-        lock.withLock { running.removeValue(forKey: token) }
-    }
-
-    func find(_ token: UInt64) -> Interaction? {
-        lock.withLock { running[token] }
-    }
-
-    func contains(_ token: UInt64) -> Bool {
-        lock.withLock { running[token] != nil }
-    }
+enum RunningInteractions {
+    static let shared = TokenTable<UInt64, Interaction>()
 }
