@@ -372,7 +372,7 @@ OUTLIVE_API outlive_status outlive_loop_run_thread(outlive_loop *loop);
  * parent goes on seeing every change and death. The child's copy of the lock
  * descriptor is closed at fork (pthread_atfork), also for a store another
  * thread is opening at that moment, so a dead parent is seen dead even while
- * its children live. A task completion handler (outlive_call on the
+ * its children live. A task completion handler (outlive_handler_call on the
  * `completion` a task handler received) works in a child: it is recorded
  * through a connection of the child's own, as from any other process. The
  * child opens its own store for anything else. As with any library after

@@ -260,13 +260,6 @@ _DECLARATIONS = {
 # either declared above or listed here.
 SKIPPED = {
     "outlive_args_get_string": "values are read as bytes (outlive_args_get_id) and decoded in Python",
-    "outlive_kv_observe": "the _with_release form is bound: the callback table entry is freed by release",
-    "outlive_interactions_add": "the _with_release form is bound",
-    "outlive_presenter_add": "the _with_release form is bound",
-    "outlive_response_handler_add": "the _with_release form is bound",
-    "outlive_auto_resolver_add": "the _with_release form is bound",
-    "outlive_operation_new": "the _with_release form is bound",
-    "outlive_signal_consume": "the _with_id form is bound (a Consumer keeps its id)",
     "outlive_operation_retain": "a Python Operation holds exactly one reference",
     "outlive_operation_dependency": "a Python Operation keeps its own dependency objects",
     "outlive_operation_dependency_count": "a Python Operation keeps its own dependency objects",
