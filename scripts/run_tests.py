@@ -3,7 +3,8 @@
 
 Suites: the C programs in build/tests (each prints PASS/FAIL lines), the Swift
 unit tests (swift test), and pytest over Tests/api (header, symbols, versions)
-and bindings/python/tests (the Python package). Exits 1 if anything failed.
+and bindings/python/tests (the Python package), and go test over the Go
+binding (bindings/go) and its example (Examples/go). Exits 1 if anything failed.
 """
 import argparse
 import os
@@ -168,9 +169,54 @@ def run_pytest(label, paths, timeout):
     return tests - failures - skipped, failures
 
 
+# Go modules of the tree: the binding and the example service (its own module,
+# which takes the binding from the tree through a replace directive).
+GO_MODULES = ["bindings/go", "Examples/go/worker"]
+
+
+def go_environment():
+    """Go without the network and without $HOME: modules come only from the
+    tree (GOPROXY=off), the toolchain is the installed one, and the build cache
+    and module path live under build/go."""
+    env = dict(os.environ)
+    env.update(GOCACHE=os.path.join(BUILD, "go", "cache"), GOPATH=os.path.join(BUILD, "go", "path"),
+               GOMODCACHE=os.path.join(BUILD, "go", "path", "pkg", "mod"), GOPROXY="off", GOSUMDB="off",
+               GOFLAGS="-mod=mod", GOTOOLCHAIN="local", GO111MODULE="on", CGO_ENABLED="1")
+    return env
+
+
+def run_go(timeout):
+    """go test -v in each Go module; each --- PASS / --- FAIL line (subtests
+    included) counts, and a module that fails without one (a build error)
+    counts as one failure."""
+    import shutil
+    if shutil.which("go") is None:
+        print("  go: the go command is missing (scripts/install-deps.sh installs golang-go)")
+        return 0, 1
+    passed = failed = 0
+    for module in GO_MODULES:
+        start = time.time()
+        try:
+            result = subprocess.run(["go", "test", "-count=1", "-v", "./..."], cwd=os.path.join(ROOT, module),
+                                    capture_output=True, text=True, timeout=timeout, env=go_environment())
+            output, code = result.stdout + result.stderr, result.returncode
+        except subprocess.TimeoutExpired as error:
+            output = error.stdout.decode(errors="replace") if isinstance(error.stdout, bytes) else (error.stdout or "")
+            code = "timeout"
+        p = len(re.findall(r"^\s*--- PASS", output, re.M))
+        f = len(re.findall(r"^\s*--- FAIL", output, re.M))
+        if code != 0 and f == 0:
+            f = 1
+        passed, failed = passed + p, failed + f
+        print(f"  go/{module}: {p} passed, {f} failed ({time.time() - start:.1f}s) {'ok' if f == 0 else 'FAILED'}")
+        if f:
+            print("\n".join(output.splitlines()[-60:]))
+    return passed, failed
+
+
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--only", choices=["c", "valgrind", "fuzz", "swift", "swift-address", "swift-thread", "python"])
+    parser.add_argument("--only", choices=["c", "valgrind", "fuzz", "swift", "swift-address", "swift-thread", "python", "go"])
     args = parser.parse_args()
     total_passed = total_failed = 0
     suites = [
@@ -181,6 +227,7 @@ def main():
         ("swift-address", lambda: run_swift(timeout=1800, sanitizer="address")),
         ("swift-thread", lambda: run_swift(timeout=1800, sanitizer="thread")),
         ("python", lambda: run_pytest("python", ["Tests/api", "bindings/python/tests"], timeout=1200)),
+        ("go", lambda: run_go(timeout=900)),
     ]
     for name, suite in suites:
         if args.only and args.only != name:
