@@ -219,3 +219,17 @@ func TestInvalidationCallsTheInvalidationHandlerOnce(t *testing.T) {
 	wantStatus(t, h.Invalidate(nil), StatusInvalidated)
 	wantStatus(t, h.Call(nil), StatusInvalidated)
 }
+
+func TestFalseAndZeroValuesReachAGoHandlerAsSuch(t *testing.T) {
+	var call *Call
+	RegisterHandler("go.test.zeroes", "BOOL b, INT i, DOUBLE d", func(c *Call) error { call = c; return nil })
+	h, _ := NewHandler("go.test.zeroes", Args{{"b", false}, {"i", int32(0)}, {"d", 0.0}})
+	defer h.Free()
+	// A true call first leaves set bits in the registers the next call reuses.
+	if err := h.Call(Args{{"b", true}, {"i", int32(-1)}}); err != nil || !call.Bool("b") || call.Int32("i") != -1 {
+		t.Fatalf("%v %v", err, call.Args())
+	}
+	if err := h.Call(nil); err != nil || call.Bool("b") || call.Int32("i") != 0 || call.Double("d") != 0 {
+		t.Fatalf("%v %v", err, call.Args())
+	}
+}

@@ -2,6 +2,7 @@ package outlive
 
 import (
 	"errors"
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -125,4 +126,37 @@ func TestGroupMembersWaitForTheirGroupStart(t *testing.T) {
 	store.Tasks.Delete(tasks[0].ID)
 	store.Tasks.RunNow()
 	dispatchUntil(t, store, "the member", func() bool { return len(order) == 1 })
+}
+
+func TestAGoTaskHandlerRunsOnTheLibrarysOwnLoopThread(t *testing.T) {
+	// RunThread: callbacks run on a thread the library made, not a Go one;
+	// cgo carries the Go handler over to it.
+	loop, err := NewLoop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := Open(filepath.Join(t.TempDir(), "s"), "go-threaded", &Options{Loop: loop})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := make(chan string, 1)
+	RegisterHandler("go.test.threaded", "ID file", func(c *Call) error { ran <- c.String("file"); return nil })
+	if err := loop.RunThread(); err != nil {
+		t.Fatal(err)
+	}
+	wantStatus(t, loop.Dispatch(0), StatusState)
+	work, _ := NewHandler("go.test.threaded", Args{{"file", "a.txt"}})
+	defer work.Free()
+	store.Tasks.Add(work, nil)
+	store.Tasks.RunNow()
+	select {
+	case file := <-ran:
+		if file != "a.txt" {
+			t.Fatalf("ran with %q", file)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the task did not run on the loop's thread")
+	}
+	loop.Free() // stops the loop's thread first: the store is then closed while nothing dispatches
+	store.Close()
 }
