@@ -352,3 +352,68 @@ func outliveGoRespond(message *C.outlive_message, handle C.uintptr_t) C.int {
 	}
 	return 0
 }
+
+// IDs lists the ids of stored messages in the order posted, of scope and
+// category ("": any), after the message `after` ("": from the first), at
+// most limit (0: no limit).
+func (m Messages) IDs(scope, category, after string, limit int) ([]string, error) {
+	const op = "outlive_message_list_new"
+	store, err := m.s.handle(op)
+	if err != nil {
+		return nil, err
+	}
+	if limit < 0 {
+		return nil, invalid(op, "a negative limit")
+	}
+	var strs cStrings
+	defer strs.free()
+	cScope, ok1 := strs.optional(scope)
+	cCategory, ok2 := strs.optional(category)
+	cAfter, ok3 := strs.optional(after)
+	if !(ok1 && ok2 && ok3) {
+		return nil, invalid(op, "a NUL byte in the scope, category or after")
+	}
+	var list *C.outlive_message_list
+	err = check(op, func() C.outlive_status {
+		return C.outlive_message_list_new(store, cScope, cCategory, cAfter, C.size_t(limit), &list)
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer C.outlive_message_list_free(list)
+	ids := make([]string, int(C.outlive_message_list_count(list)))
+	for i := range ids {
+		ids[i] = C.GoString(C.outlive_message_list_id(list, C.size_t(i)))
+	}
+	return ids, nil
+}
+
+// RemoveScope removes every message of a scope; returns how many.
+func (m Messages) RemoveScope(scope string) (int, error) {
+	var count C.size_t
+	err := m.withID("outlive_messages_remove_scope", scope, func(s *C.outlive_store, id *C.char) C.outlive_status {
+		return C.outlive_messages_remove_scope(s, id, &count)
+	})
+	return int(count), err
+}
+
+// SetCategoryLimit is how many messages of one category posts through this
+// handle allow; a post beyond it is StatusLimit.
+func (m Messages) SetCategoryLimit(limit int) error {
+	const op = "outlive_messages_set_category_limit"
+	store, err := m.s.handle(op)
+	if err != nil {
+		return err
+	}
+	if limit < 0 {
+		return invalid(op, "a negative limit")
+	}
+	return check(op, func() C.outlive_status { return C.outlive_messages_set_category_limit(store, C.size_t(limit)) })
+}
+
+// Reoffer offers the presenter again the messages it declined or did not present.
+func (m Messages) Reoffer(presenterID string) error {
+	return m.withID("outlive_presenter_reoffer", presenterID, func(s *C.outlive_store, id *C.char) C.outlive_status {
+		return C.outlive_presenter_reoffer(s, id)
+	})
+}

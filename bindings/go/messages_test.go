@@ -76,3 +76,46 @@ func TestADurableResponseHandlerInGoRunsWhenAnotherHandleResponds(t *testing.T) 
 	_, err = store.Messages.Get(id)
 	dispatchUntil(t, store, "the message's deletion", func() bool { _, err := store.Messages.Get(id); return StatusOf(err) == StatusNotFound })
 }
+
+func TestAPresentedMessageWithAnEndNotificationGetsItsEndWhenRemoved(t *testing.T) {
+	store, _ := openStore(t, "go-messages")
+	var shown, ended []string
+	err := store.Messages.AddPresenter("go-banner", Presenter{
+		Present: func(m *Message, p *Presentation) { shown = append(shown, m.ID); p.Finish(true, true, "") },
+		End:     func(m *Message) { ended = append(ended, m.ID) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := store.Messages.Post(Draft{Category: "notice", Title: "Sync paused", Scope: "acct"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dispatchUntil(t, store, "the presentation", func() bool { return len(shown) == 1 })
+	if ids, err := store.Messages.IDs("acct", "notice", "", 0); err != nil || len(ids) != 1 || ids[0] != id {
+		t.Fatalf("IDs: %v %v", ids, err)
+	}
+	if n, err := store.Messages.RemoveScope("acct"); err != nil || n != 1 {
+		t.Fatalf("RemoveScope: %d %v", n, err)
+	}
+	dispatchUntil(t, store, "the end notification", func() bool { return len(ended) == 1 })
+	if ended[0] != id {
+		t.Fatalf("ended %q", ended)
+	}
+	wantStatus(t, store.Messages.AddPresenter("go-banner", Presenter{Present: func(*Message, *Presentation) {}}), StatusState)
+}
+
+func TestPostingPastTheCategoryLimitIsLimitAndStoresNothing(t *testing.T) {
+	store, _ := openStore(t, "go-messages")
+	if err := store.Messages.SetCategoryLimit(1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Messages.Post(Draft{Category: "full", Title: "one"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := store.Messages.Post(Draft{Category: "full", Title: "two"})
+	wantStatus(t, err, StatusLimit)
+	if n, _ := store.Messages.Count("full"); n != 1 {
+		t.Fatalf("%d messages stored", n)
+	}
+}
