@@ -155,7 +155,7 @@ func (kv KV) Observe(prefix string, fn func(key string, value []byte, deleted bo
 	if !ok {
 		return nil, invalid(op, "a NUL byte in the prefix")
 	}
-	handle := newHandle(fn)
+	handle := newHandle(&observer{kv.s.loop, fn})
 	var token C.uint64_t
 	err = check(op, func() C.outlive_status {
 		return C.outlive_go_kv_observe(store, cPrefix, C.uintptr_t(handle), &token)
@@ -178,14 +178,21 @@ func (o *Observation) Cancel() error {
 	return check(op, func() C.outlive_status { return C.outlive_kv_unobserve(store, C.uint64_t(o.token)) })
 }
 
+type observer struct {
+	loop *Loop
+	fn   func(string, []byte, bool)
+}
+
 //export outliveGoKvObserved
 func outliveGoKvObserved(key *C.char, bytes unsafe.Pointer, size C.size_t, handle C.uintptr_t) {
-	fn := cgo.Handle(handle).Value().(func(string, []byte, bool))
-	if bytes == nil {
-		fn(C.GoString(key), nil, true)
-		return
-	}
-	fn(C.GoString(key), C.GoBytes(bytes, C.int(size)), false)
+	o := cgo.Handle(handle).Value().(*observer)
+	o.loop.guard(func() {
+		if bytes == nil {
+			o.fn(C.GoString(key), nil, true)
+			return
+		}
+		o.fn(C.GoString(key), C.GoBytes(bytes, C.int(size)), false)
+	})
 }
 
 //export outliveGoRelease
@@ -212,6 +219,9 @@ func (kv KV) Update(key string, fn func(value []byte, exists bool) (newValue []b
 	handle := newHandle(state)
 	defer deleteHandle(handle)
 	err = check(op, func() C.outlive_status { return C.outlive_go_kv_update(store, cKey, C.uintptr_t(handle)) })
+	if state.panicked != nil {
+		panic(state.panicked) // now that the library's frames are gone
+	}
 	if state.err != nil {
 		return state.err
 	}
@@ -219,8 +229,9 @@ func (kv KV) Update(key string, fn func(value []byte, exists bool) (newValue []b
 }
 
 type kvUpdate struct {
-	fn  func([]byte, bool) ([]byte, bool, error)
-	err error
+	fn       func([]byte, bool) ([]byte, bool, error)
+	err      error
+	panicked any
 }
 
 //export outliveGoKvModify
@@ -232,7 +243,15 @@ func outliveGoKvModify(value *C.outlive_kv_value, handle C.uintptr_t) C.int {
 	if bytes != nil {
 		current = C.GoBytes(bytes, C.int(size))
 	}
-	newValue, remove, err := state.fn(current, bytes != nil)
+	newValue, remove, err, panicked := func() (v []byte, remove bool, err error, panicked any) {
+		defer func() { panicked = recover() }()
+		v, remove, err = state.fn(current, bytes != nil)
+		return
+	}()
+	if panicked != nil {
+		state.panicked = panicked
+		return C.OUTLIVE_E_STATE
+	}
 	if err != nil {
 		state.err = err
 		return C.OUTLIVE_E_STATE

@@ -132,3 +132,41 @@ func TestObserversAreReleasedWhenTheStoreCloses(t *testing.T) {
 		t.Fatalf("%d handles after closing, %d before", liveHandles(), before)
 	}
 }
+
+func TestAPanicInAnObserverComesOutOfDispatchAndTheStoreGoesOn(t *testing.T) {
+	store, _ := openStore(t, "go-test")
+	calls := 0
+	store.KV.Observe("", func(key string, _ []byte, _ bool) {
+		calls++
+		if key == "bad" {
+			panic("observer failed")
+		}
+	})
+	store.KV.Set("bad", nil)
+	recovered := func() (r any) {
+		defer func() { r = recover() }()
+		dispatchUntil(t, store, "the observer", func() bool { return calls >= 1 })
+		return nil
+	}()
+	if recovered != "observer failed" {
+		t.Fatalf("Dispatch raised %v", recovered)
+	}
+	store.KV.Set("good", nil)
+	dispatchUntil(t, store, "the next change", func() bool { return calls >= 2 })
+}
+
+func TestAPanicInAnUpdateChangesNothingAndComesOutOfUpdate(t *testing.T) {
+	store, _ := openStore(t, "go-test")
+	store.KV.Set("k", []byte("1"))
+	recovered := func() (r any) {
+		defer func() { r = recover() }()
+		store.KV.Update("k", func([]byte, bool) ([]byte, bool, error) { panic("modifier failed") })
+		return nil
+	}()
+	if recovered != "modifier failed" {
+		t.Fatalf("Update raised %v", recovered)
+	}
+	if v, _ := store.KV.Get("k"); string(v) != "1" {
+		t.Fatalf("value %q", v)
+	}
+}

@@ -6,6 +6,8 @@ import "C"
 import (
 	"context"
 	"runtime"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -18,9 +20,48 @@ import (
 // The loop-thread rule: dispatch a loop from one goroutine at a time, locked to
 // its OS thread (runtime.LockOSThread) — Serve does both — and close a store
 // on that goroutine, or when its loop is not being dispatched.
+//
+// A panic in a callback must not unwind through the library's C frames (it
+// would skip their cleanup), so the binding recovers it in the callback and
+// panics again, with the same value, from Dispatch (or Serve) once the C call
+// has returned. On a loop that runs on the library's thread (RunThread) there
+// is no Go caller to give it to: the panic ends the program there, as an
+// unrecovered panic of a goroutine does.
 type Loop struct {
-	ptr   *C.outlive_loop
-	owned bool // false for a store's own loop, which the store frees
+	ptr      *C.outlive_loop
+	owned    bool // false for a store's own loop, which the store frees
+	threaded int32
+	mu       sync.Mutex
+	pending  []any // panics recovered in callbacks, for Dispatch to raise
+}
+
+// guard runs a callback of this loop, keeping a panic for Dispatch.
+func (l *Loop) guard(callback func()) {
+	if atomic.LoadInt32(&l.threaded) != 0 {
+		callback()
+		return
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			l.mu.Lock()
+			l.pending = append(l.pending, r)
+			l.mu.Unlock()
+		}
+	}()
+	callback()
+}
+
+// raisePending panics with the first panic a callback kept, if any.
+func (l *Loop) raisePending() {
+	l.mu.Lock()
+	var r any
+	if len(l.pending) > 0 {
+		r, l.pending = l.pending[0], l.pending[1:]
+	}
+	l.mu.Unlock()
+	if r != nil {
+		panic(r)
+	}
 }
 
 // NewLoop creates a loop; Free it when no store uses it any more.
@@ -55,14 +96,21 @@ func (l *Loop) Dispatch(timeout time.Duration) error {
 	if timeout >= 0 {
 		ms = C.int(timeout / time.Millisecond)
 	}
-	return check("outlive_loop_dispatch", func() C.outlive_status { return C.outlive_loop_dispatch(l.ptr, ms) })
+	err := check("outlive_loop_dispatch", func() C.outlive_status { return C.outlive_loop_dispatch(l.ptr, ms) })
+	l.raisePending()
+	return err
 }
 
 // RunThread hands the loop to a thread the library owns: callbacks run there
 // from then on (Go callbacks too: cgo runs them on that foreign thread), and
 // Dispatch and Serve fail with StatusState.
 func (l *Loop) RunThread() error {
-	return check("outlive_loop_run_thread", func() C.outlive_status { return C.outlive_loop_run_thread(l.ptr) })
+	atomic.StoreInt32(&l.threaded, 1) // before the thread starts: its callbacks see it
+	err := check("outlive_loop_run_thread", func() C.outlive_status { return C.outlive_loop_run_thread(l.ptr) })
+	if err != nil {
+		atomic.StoreInt32(&l.threaded, 0)
+	}
+	return err
 }
 
 // Serve dispatches the loop on the calling goroutine, locked to its OS thread,

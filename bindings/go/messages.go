@@ -278,7 +278,7 @@ func (m Messages) AddPresenter(id string, p Presenter) error {
 	if p.Present == nil {
 		return invalid(op, "a presenter without Present")
 	}
-	handle := newHandle(&p)
+	handle := newHandle(&presenter{m.s.loop, p})
 	withEnd := C.int(0)
 	if p.End != nil {
 		withEnd = 1
@@ -307,7 +307,7 @@ func (m Messages) AddResponseHandler(id string, fn func(m *Message) bool) error 
 	if fn == nil {
 		return invalid(op, "a nil response handler")
 	}
-	handle := newHandle(fn)
+	handle := newHandle(&responseHandler{m.s.loop, fn})
 	err := m.withID(op, id, func(s *C.outlive_store, cID *C.char) C.outlive_status {
 		return C.outlive_go_response_handler_add(s, cID, C.uintptr_t(handle))
 	})
@@ -324,30 +324,50 @@ func (m Messages) RemoveResponseHandler(id string) error {
 	})
 }
 
+type presenter struct {
+	loop *Loop
+	Presenter
+}
+
+type responseHandler struct {
+	loop *Loop
+	fn   func(*Message) bool
+}
+
 //export outliveGoPresenterPriority
-func outliveGoPresenterPriority(message *C.outlive_message, handle C.uintptr_t) C.int32_t {
-	p := cgo.Handle(handle).Value().(*Presenter)
-	if p.Priority == nil {
-		return PriorityDefault
-	}
-	return C.int32_t(p.Priority(messageFromC(message)))
+func outliveGoPresenterPriority(message *C.outlive_message, handle C.uintptr_t) (priority C.int32_t) {
+	p := cgo.Handle(handle).Value().(*presenter)
+	priority = PriorityWontPresent // a panicking Priority declines
+	p.loop.guard(func() {
+		if p.Priority == nil {
+			priority = PriorityDefault
+			return
+		}
+		priority = C.int32_t(p.Priority(messageFromC(message)))
+	})
+	return priority
 }
 
 //export outliveGoPresenterPresent
 func outliveGoPresenterPresent(message *C.outlive_message, presentation *C.outlive_presentation, handle C.uintptr_t) {
-	cgo.Handle(handle).Value().(*Presenter).Present(messageFromC(message), &Presentation{presentation})
+	p := cgo.Handle(handle).Value().(*presenter)
+	p.loop.guard(func() { p.Present(messageFromC(message), &Presentation{presentation}) })
 }
 
 //export outliveGoPresenterEnd
 func outliveGoPresenterEnd(message *C.outlive_message, handle C.uintptr_t) {
-	if end := cgo.Handle(handle).Value().(*Presenter).End; end != nil {
-		end(messageFromC(message))
+	p := cgo.Handle(handle).Value().(*presenter)
+	if p.End != nil {
+		p.loop.guard(func() { p.End(messageFromC(message)) })
 	}
 }
 
 //export outliveGoRespond
 func outliveGoRespond(message *C.outlive_message, handle C.uintptr_t) C.int {
-	if cgo.Handle(handle).Value().(func(*Message) bool)(messageFromC(message)) {
+	r := cgo.Handle(handle).Value().(*responseHandler)
+	took := false
+	r.loop.guard(func() { took = r.fn(messageFromC(message)) })
+	if took {
 		return 1
 	}
 	return 0
