@@ -3,7 +3,10 @@ package outlive
 // #include "shim.h"
 import "C"
 
-import "fmt"
+import (
+	"fmt"
+	"runtime"
+)
 
 // Type is an argument's type (outlive_type).
 type Type int
@@ -99,6 +102,7 @@ func (a Args) toC(op string) (*C.outlive_args, error) {
 			C.outlive_args_free(args)
 			return nil, err
 		}
+		runtime.KeepAlive(arg.Value) // a *Handler's finalizer must not free it during the copy
 	}
 	return args, nil
 }

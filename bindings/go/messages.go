@@ -4,6 +4,7 @@ package outlive
 import "C"
 
 import (
+	"runtime"
 	"runtime/cgo"
 	"time"
 )
@@ -148,6 +149,7 @@ func (m Messages) Post(d Draft) (string, error) {
 			return "", err
 		}
 	}
+	runtime.KeepAlive(d.ResponseHandler) // its finalizer must not free it while the draft is built
 	var id [C.OUTLIVE_ID_SIZE]C.char
 	if err := check(op, func() C.outlive_status { return C.outlive_message_post(store, draft, &id[0]) }); err != nil {
 		return "", err

@@ -3,6 +3,8 @@ package outlive
 // #include "shim.h"
 import "C"
 
+import "runtime"
+
 // Signals deliver results of an action to durable consumers (handlers), in
 // this or other processes.
 type Signals struct{ s *Store }
@@ -56,6 +58,7 @@ func (g Signals) Consume(signalID string, handler *Handler, delivery Delivery, l
 		return C.outlive_signal_consume(store, cSignal, handler.ptr, C.outlive_delivery(delivery),
 			C.outlive_lifetime(lifetime), cScope, &id[0])
 	})
+	runtime.KeepAlive(handler) // its finalizer must not free it during the call
 	if err != nil {
 		return "", err
 	}

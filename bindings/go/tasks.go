@@ -5,6 +5,7 @@ import "C"
 
 import (
 	"math"
+	"runtime"
 	"time"
 	"unsafe"
 )
@@ -59,6 +60,7 @@ func (t Tasks) Add(work *Handler, opts *TaskOptions) (string, error) {
 	err = check(op, func() C.outlive_status {
 		return C.outlive_task_add(store, work.ptr, groupStart, members, C.size_t(count), &id[0])
 	})
+	runtime.KeepAlive(work) // its finalizer must not free it during the call
 	if err != nil {
 		return "", err
 	}
