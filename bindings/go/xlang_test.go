@@ -1,9 +1,10 @@
 package outlive
 
 // Cross-language: the serialized handler format and the handler registry are
-// language-neutral. Real processes share a real store: a Python worker runs a
-// task added from Go, and a Go process (this test) runs tasks and signal
-// consumers added by a Python and a C program.
+// language-neutral. Real processes share a real store: a Python worker and the
+// `outlive` worker with a C handler library run tasks added from Go, and a Go
+// process (this test) runs tasks and signal consumers added by a Python and a
+// C program.
 
 import (
 	"os"
@@ -126,5 +127,34 @@ func TestATaskAndASignalFromCAreRunByGoHandlers(t *testing.T) {
 	sort.Strings(*records)
 	if (*records)[0] != "c:2" || (*signals)[0] != "c:posted by c" {
 		t.Fatalf("records %q signals %q", *records, *signals)
+	}
+}
+
+func TestATaskAddedFromGoIsRunByTheOutliveWorkerFromACHandlerLibrary(t *testing.T) {
+	// The other side is C: Examples/plugin/plugin.c declares plugin_resize
+	// with OUTLIVE_HANDLER, and `outlive worker --load` runs it.
+	root := repoRoot(t)
+	library := filepath.Join(t.TempDir(), "libplugin.so")
+	run(t, exec.Command("cc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-I"+filepath.Join(root, "include"),
+		"-fPIC", "-shared", "-o", library, filepath.Join(root, "Examples", "plugin", "plugin.c")))
+	store, dir := openStore(t, "go-producer")
+	work, err := NewHandler("plugin_resize", Args{{"image", "cat.png"}, {"width", int32(64)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer work.Free()
+	if _, err := store.Tasks.Add(work, nil); err != nil {
+		t.Fatal(err)
+	}
+	worker := exec.Command(filepath.Join(root, "build", "outlive"), "worker", dir, "--load", library, "--until-idle")
+	out, err := worker.CombinedOutput()
+	if err != nil {
+		t.Fatalf("outlive worker: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "plugin_resize: cat.png to 64 px") {
+		t.Fatalf("the C handler did not run:\n%s", out)
+	}
+	if n, _ := store.Tasks.Count(); n != 0 {
+		t.Fatalf("%d tasks left", n)
 	}
 }
