@@ -2,9 +2,14 @@
 """Runs every test suite of Outlive and ends with one line: "N passed, N failed".
 
 Suites: the C programs in build/tests (each prints PASS/FAIL lines), the Swift
-unit tests (swift test), and pytest over Tests/api (header, symbols, versions)
-and bindings/python/tests (the Python package), and go test over the Go
-binding (bindings/go) and its example (Examples/go). Exits 1 if anything failed.
+unit tests (swift test), pytest over Tests/api (header, symbols, versions)
+and bindings/python/tests (the Python package), cargo test of the Rust binding
+(bindings/rust), and go test over the Go binding (bindings/go) and its example
+(Examples/go). Exits 1 if anything failed.
+
+The suites that test the PostgreSQL backend get a throwaway server of their own
+(scripts/pg_cluster.py), started before them and always stopped at the end; its
+URI is in OUTLIVE_TEST_PG. A URI already in OUTLIVE_TEST_PG is used as it is.
 """
 import argparse
 import os
@@ -13,6 +18,9 @@ import subprocess
 import sys
 import time
 import xml.etree.ElementTree as ET
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pg_cluster  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.join(ROOT, "build")
@@ -53,7 +61,7 @@ def run_c(timeout):
 # indirect or possible, bar the Swift runtime's metadata caches in
 # Tests/valgrind.supp), no invalid read or write.
 VALGRIND_SUITES = ["test_kv", "test_security", "test_handlers", "test_handlers_cross", "test_interactions", "test_operations",
-                   "test_messages", "test_signals", "test_tasks", "test_durable_interactions"]
+                   "test_messages", "test_signals", "test_tasks", "test_tasks_completion", "test_durable_interactions"]
 
 
 def run_valgrind(timeout):
@@ -121,8 +129,10 @@ def run_swift(timeout, sanitizer=None):
         print(f"  {label}: timed out")
         return 0, 1
     output = result.stdout + result.stderr
-    # XCTest: "Executed 12 tests, with 0 failures"; take the last (the total).
-    totals = re.findall(r"Executed (\d+) tests?, with (\d+) failures?", output)
+    # XCTest: "Executed 12 tests, with 0 failures", or "…, with 2 tests skipped
+    # and 0 failures" (the PostgreSQL tests without a server, the network
+    # namespace test without root); take the last (the total).
+    totals = re.findall(r"Executed (\d+) tests?, with (?:(\d+) tests? skipped and )?(\d+) failures?", output)
     if not totals:
         print(output[-3000:])
         print(f"  {label}: no test summary (build failure?)")
@@ -131,14 +141,18 @@ def run_swift(timeout, sanitizer=None):
         print("\n".join(line for line in output.splitlines() if "Sanitizer" in line or "#" in line[:4])[-3000:])
         print(f"  {label}: sanitizer report")
         return 0, 1
-    executed, failures = map(int, totals[-1])
+    executed, skipped, failures = (int(value or 0) for value in totals[-1])
     if result.returncode != 0 and failures == 0:
         failures = 1
     for line in output.splitlines():
         if "error:" in line or " failed (" in line:
             print("    " + line)
-    print(f"  {label}: {executed - failures} passed, {failures} failed")
-    return executed - failures, failures
+    if skipped:
+        for line in output.splitlines():
+            if "Test skipped" in line:
+                print("    " + line.split(": ", 1)[-1])
+    print(f"  {label}: {executed - failures - skipped} passed, {failures} failed, {skipped} skipped")
+    return executed - failures - skipped, failures
 
 
 def run_pytest(label, paths, timeout):
@@ -167,6 +181,37 @@ def run_pytest(label, paths, timeout):
     os.remove(report)
     print(f"  {label}: {tests - failures - skipped} passed, {failures} failed, {skipped} skipped")
     return tests - failures - skipped, failures
+
+
+def run_cargo(timeout):
+    """cargo test of the Rust workspace, offline (it has no registry
+    dependency), against build/liboutlive.so, its target dir under build/.
+    Each test binary prints "test result: ok. N passed; M failed; ..."."""
+    env = dict(os.environ)
+    env["PATH"] = os.path.expanduser("~/.cargo/bin") + os.pathsep + env.get("PATH", "")
+    env.setdefault("CARGO_TARGET_DIR", os.path.join(BUILD, "cargo"))
+    library = env.get("OUTLIVE_LIBRARY", os.path.join(BUILD, "liboutlive.so"))
+    env.setdefault("OUTLIVE_LIB_DIR", os.path.dirname(os.path.abspath(library)))
+    command = ["cargo", "test", "--offline", "--workspace"]
+    try:
+        result = subprocess.run(command, cwd=os.path.join(ROOT, "bindings", "rust"), capture_output=True, text=True,
+                                timeout=timeout, env=env)
+    except FileNotFoundError:
+        print("  rust: cargo not found (install rustup's toolchain, ~/.cargo/bin)")
+        return 0, 1
+    except subprocess.TimeoutExpired:
+        print("  rust: timed out")
+        return 0, 1
+    output = result.stdout + result.stderr
+    totals = re.findall(r"test result: \w+\. (\d+) passed; (\d+) failed", output)
+    passed = sum(int(p) for p, _ in totals)
+    failed = sum(int(f) for _, f in totals)
+    if result.returncode != 0 and failed == 0:
+        failed = 1  # a build failure or a crashed test binary
+    if failed:
+        print("\n".join(output.splitlines()[-80:]))
+    print(f"  rust: {passed} passed, {failed} failed")
+    return passed, failed
 
 
 # Go modules of the tree: the binding and the example service (its own module,
@@ -216,9 +261,12 @@ def run_go(timeout):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--only", choices=["c", "valgrind", "fuzz", "swift", "swift-address", "swift-thread", "python", "go"])
+    parser.add_argument("--only", choices=["c", "valgrind", "fuzz", "swift", "swift-address", "swift-thread", "python",
+                                             "rust", "go"])
     args = parser.parse_args()
     total_passed = total_failed = 0
+    # Suites that test the PostgreSQL backend against a real server.
+    postgres_suites = {"c", "swift", "swift-address", "swift-thread", "python"}
     suites = [
         ("c", lambda: run_c(timeout=600)),
         ("valgrind", lambda: run_valgrind(timeout=600)),
@@ -227,15 +275,27 @@ def main():
         ("swift-address", lambda: run_swift(timeout=1800, sanitizer="address")),
         ("swift-thread", lambda: run_swift(timeout=1800, sanitizer="thread")),
         ("python", lambda: run_pytest("python", ["Tests/api", "bindings/python/tests"], timeout=1200)),
+        ("rust", lambda: run_cargo(timeout=1800)),
         ("go", lambda: run_go(timeout=900)),
     ]
-    for name, suite in suites:
-        if args.only and args.only != name:
-            continue
-        print(f"[{name}]", flush=True)
-        p, f = suite()
-        total_passed += p
-        total_failed += f
+    selected = [(name, suite) for name, suite in suites if not args.only or args.only == name]
+    started_server = False
+    try:
+        if not os.environ.get(pg_cluster.VARIABLE) and any(name in postgres_suites for name, _ in selected):
+            try:
+                os.environ[pg_cluster.VARIABLE], started_server = pg_cluster.start_owned()
+                print(f"[postgresql] test server at {os.environ[pg_cluster.VARIABLE]}", flush=True)
+            except Exception as error:  # the PostgreSQL tests then fail, saying why
+                print(f"[postgresql] cannot start the test server: {error}", flush=True)
+                total_failed += 1
+        for name, suite in selected:
+            print(f"[{name}]", flush=True)
+            p, f = suite()
+            total_passed += p
+            total_failed += f
+    finally:
+        if started_server:
+            pg_cluster.stop()
     print(f"{total_passed} passed, {total_failed} failed")
     return 1 if total_failed else 0
 

@@ -103,21 +103,38 @@ final class SQLiteConnection {
     var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 }
 
-/// The current row of a statement, valid only inside the row callback.
+/// The current row of a statement, valid only inside the row callback: an
+/// SQLite statement's, or a PostgreSQL result's (`postgres`).
 public struct SQLRow {
-    let statement: OpaquePointer
+    let statement: OpaquePointer?
+    let postgres: PostgreSQLRow?
 
-    public func isNull(_ column: Int32) -> Bool { sqlite3_column_type(statement, column) == SQLITE_NULL }
-    public func integer(_ column: Int32) -> Int64 { sqlite3_column_int64(statement, column) }
-    public func double(_ column: Int32) -> Double { sqlite3_column_double(statement, column) }
+    init(statement: OpaquePointer) {
+        self.statement = statement
+        postgres = nil
+    }
+
+    init(postgres: PostgreSQLRow) {
+        statement = nil
+        self.postgres = postgres
+    }
+
+    public func isNull(_ column: Int32) -> Bool {
+        if let postgres { return postgres.isNull(column) }
+        return sqlite3_column_type(statement, column) == SQLITE_NULL
+    }
+    public func integer(_ column: Int32) -> Int64 { postgres?.integer(column) ?? sqlite3_column_int64(statement, column) }
+    public func double(_ column: Int32) -> Double { postgres?.double(column) ?? sqlite3_column_double(statement, column) }
 
     public func text(_ column: Int32) -> String? {
+        if let postgres { return postgres.text(column) }
         guard let pointer = sqlite3_column_text(statement, column) else { return nil }
         let count = Int(sqlite3_column_bytes(statement, column))
         return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
     }
 
     public func blob(_ column: Int32) -> [UInt8]? {
+        if let postgres { return postgres.blob(column) }
         if isNull(column) { return nil }
         let count = Int(sqlite3_column_bytes(statement, column))
         guard count > 0, let pointer = sqlite3_column_blob(statement, column) else { return [] }
