@@ -1,5 +1,6 @@
 """Every C function the package calls, with its argtypes and restype, declared
-once. A symbol missing from the loaded library fails the import loudly."""
+once. A symbol missing from the loaded library fails the import loudly. Each
+opaque handle of the header has its own ctypes type (StoreP, LoopP, ...)."""
 import ctypes
 from ctypes import (CFUNCTYPE, POINTER, c_bool, c_char_p, c_double, c_int, c_int32, c_int64, c_size_t, c_uint32,
                     c_uint64, c_void_p)
@@ -13,9 +14,10 @@ status = c_int
 
 class OpaqueHandle(c_void_p):
     """A pointer to one opaque struct of include/outlive.h. Each struct has a
-    subclass of its own, and its from_param takes only that subclass (or None,
-    which C refuses with a status): a loop where a store is expected, a bare int
-    or a plain c_void_p is a ctypes.ArgumentError before C is reached."""
+    subclass of its own, and its from_param takes only that subclass or None
+    (NULL, which C takes where the header says so and refuses with a status
+    elsewhere): a loop where a store is expected, a bare int or a plain c_void_p
+    is a ctypes.ArgumentError before C is reached."""
     c_name = None
 
     @classmethod

@@ -211,15 +211,31 @@ def test_structure_layouts_match_the_header(tmp_path):
     assert not wrong, wrong
     # Every field of each C struct is mirrored (a field the header added would shift nothing, but be lost).
     for c_name, structure in _ffi.C_STRUCTS.items():
-        block = re.search(r"typedef\s+struct\s+" + c_name + r"\s*\{(.*?)\}\s*" + c_name + r"\s*;", SOURCE, flags=re.S)
-        assert block, c_name
-        fields = []
-        for piece in block.group(1).split(";"):
-            if not piece.strip():
-                continue
-            pointer = re.search(r"\(\s*\*\s*(\w+)\s*\)", piece)
-            fields.append(pointer.group(1) if pointer else re.findall(r"(\w+)\s*(?:\[[^\]]*\])?\s*$", piece)[0])
+        fields = [field for field, _ in _c_fields(c_name)]
         assert fields == [field for field, _ in structure._fields_], f"{c_name}: C fields {fields}"
+
+
+def _c_fields(c_name):
+    """(name, declaration) of each field of the header's struct c_name."""
+    block = re.search(r"typedef\s+struct\s+" + c_name + r"\s*\{(.*?)\}\s*" + c_name + r"\s*;", SOURCE, flags=re.S)
+    assert block, c_name
+    fields = []
+    for piece in block.group(1).split(";"):
+        if not piece.strip():
+            continue
+        pointer = re.search(r"\(\s*\*\s*(\w+)\s*\)", piece)
+        fields.append((pointer.group(1) if pointer else re.findall(r"(\w+)\s*(?:\[[^\]]*\])?\s*$", piece)[0],
+                       piece.strip()))
+    return fields
+
+
+def test_structure_field_types_agree_with_the_header():
+    # Field by field, as for parameters: a handle field (outlive_task_spec.work) is its typed handle.
+    for c_name, structure in _ffi.C_STRUCTS.items():
+        problems = [_mismatch(declaration, ctype)
+                    for (_, declaration), (_, ctype) in zip(_c_fields(c_name), structure._fields_)]
+        problems = [problem for problem in problems if problem]
+        assert not problems, f"{c_name}: " + "; ".join(problems)
 
 
 def test_status_enum_and_id_size_match_the_header(tmp_path):

@@ -95,6 +95,12 @@ for use in (lambda: outlive.InteractionQueue(store), lambda: outlive.OperationQu
         pass
     else:
         raise SystemExit("a handle of another kind was accepted")
+try:
+    store.tasks.add_many([args])  # into outlive_task_spec.work, a typed field
+except TypeError:
+    pass
+else:
+    raise SystemExit("an argument list was stored as a task's handler")
 # Nothing reached C: no task, no consumer, no second store; the store still works.
 assert len(store.tasks) == 0 and store.signals.consumers() == [] and not os.path.exists(sys.argv[1] + "-other")
 store.kv["still"] = b"works"
