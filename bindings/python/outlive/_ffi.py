@@ -1,5 +1,6 @@
 """Every C function the package calls, with its argtypes and restype, declared
-once. A symbol missing from the loaded library fails the import loudly."""
+once. A symbol missing from the loaded library fails the import loudly. Each
+opaque handle of the header has its own ctypes type (StoreP, LoopP, ...)."""
 import ctypes
 from ctypes import (CFUNCTYPE, POINTER, c_bool, c_char_p, c_double, c_int, c_int32, c_int64, c_size_t, c_uint32,
                     c_uint64, c_void_p)
@@ -9,28 +10,75 @@ from . import _library
 lib = _library.load()
 
 status = c_int
+
+
+class OpaqueHandle(c_void_p):
+    """A pointer to one opaque struct of include/outlive.h. Each struct has a
+    subclass of its own, and its from_param takes only that subclass or None
+    (NULL, which C takes where the header says so and refuses with a status
+    elsewhere): a loop where a store is expected, a bare int or a plain c_void_p
+    is a ctypes.ArgumentError before C is reached."""
+    c_name = None
+
+    @classmethod
+    def from_param(cls, value):
+        if value is None or isinstance(value, cls):
+            return value
+        raise TypeError(f"{cls.__name__} ({cls.c_name} *) expected, not {type(value).__name__}")
+
+
+def _opaque(c_name):
+    """The handle type of one opaque struct, named after it: outlive_kv_key_list → KvKeyListP."""
+    name = "".join(word.capitalize() for word in c_name[len("outlive_"):].split("_")) + "P"
+    return type(name, (OpaqueHandle,), {"c_name": c_name, "__module__": __name__, "__doc__": f"A {c_name} *."})
+
+
+# One handle type per opaque struct of the header (tests/test_ffi_declarations.py
+# checks that every one has its type here and that every binding uses it).
+ObjectP = _opaque("outlive_object")
+ArgsP = _opaque("outlive_args")
+HandlerP = _opaque("outlive_handler")
+LoopP = _opaque("outlive_loop")
+StoreP = _opaque("outlive_store")
+KvValueP = _opaque("outlive_kv_value")
+KvKeyListP = _opaque("outlive_kv_key_list")
+TaskListP = _opaque("outlive_task_list")
+SignalListP = _opaque("outlive_signal_list")
+SignalConsumerListP = _opaque("outlive_signal_consumer_list")
+MessageP = _opaque("outlive_message")
+MessageDraftP = _opaque("outlive_message_draft")
+PresentationP = _opaque("outlive_presentation")
+MessageListP = _opaque("outlive_message_list")
+InteractionsP = _opaque("outlive_interactions")
+InteractionP = _opaque("outlive_interaction")
+DurableInteractionsP = _opaque("outlive_durable_interactions")
+DurableInteractionListP = _opaque("outlive_durable_interaction_list")
+OperationsP = _opaque("outlive_operations")
+OperationP = _opaque("outlive_operation")
+HANDLE_TYPES = {handle.c_name: handle for handle in OpaqueHandle.__subclasses__()}
+
 # OUTLIVE_ID_SIZE: an id's 36 characters and the NUL (checked against the header by the tests).
 ID_SIZE = 37
 # OUTLIVE_DURABLE_INTERACTIONS_SUSPENDED, the flag of outlive_durable_interactions_open.
 DURABLE_INTERACTIONS_SUSPENDED = 1
-KV_MODIFIER = CFUNCTYPE(c_int, c_void_p, c_void_p)
+KV_MODIFIER = CFUNCTYPE(c_int, KvValueP, c_void_p)
 KV_OBSERVER = CFUNCTYPE(None, c_char_p, c_void_p, c_size_t, c_void_p)
 RELEASE = CFUNCTYPE(None, c_void_p)
 LOG_HANDLER = CFUNCTYPE(None, c_int, c_char_p, c_void_p)
-INTERACTION_FN = CFUNCTYPE(None, c_void_p, c_void_p)
-STALL_FN = CFUNCTYPE(None, c_void_p, c_double, c_void_p)
-OPERATION_FN = CFUNCTYPE(None, c_void_p, c_void_p)
-COMPLETION_FN = CFUNCTYPE(None, c_void_p, c_bool, c_void_p)
+INTERACTION_FN = CFUNCTYPE(None, InteractionP, c_void_p)
+STALL_FN = CFUNCTYPE(None, InteractionP, c_double, c_void_p)
+OPERATION_FN = CFUNCTYPE(None, OperationP, c_void_p)
+COMPLETION_FN = CFUNCTYPE(None, OperationP, c_bool, c_void_p)
 DRAINED_FN = CFUNCTYPE(None, c_void_p)
-PRIORITY_FN = CFUNCTYPE(c_int32, c_void_p, c_void_p)
-PRESENT_FN = CFUNCTYPE(None, c_void_p, c_void_p, c_void_p)
-END_FN = CFUNCTYPE(None, c_void_p, c_void_p)
-RESPONSE_FN = CFUNCTYPE(c_bool, c_void_p, c_void_p)
-AUTO_RESOLVER_FN = CFUNCTYPE(c_bool, c_void_p, c_void_p, c_void_p)
+PRIORITY_FN = CFUNCTYPE(c_int32, MessageP, c_void_p)
+PRESENT_FN = CFUNCTYPE(None, MessageP, PresentationP, c_void_p)
+END_FN = CFUNCTYPE(None, MessageP, c_void_p)
+RESPONSE_FN = CFUNCTYPE(c_bool, MessageP, c_void_p)
+AUTO_RESOLVER_FN = CFUNCTYPE(c_bool, MessageP, c_void_p, c_void_p)
 
 
 class TaskSpec(ctypes.Structure):
-    _fields_ = [("version", c_uint32), ("work", c_void_p), ("group_start", c_char_p),
+    _fields_ = [("version", c_uint32), ("work", HandlerP), ("group_start", c_char_p),
                 ("group_members", POINTER(c_char_p)), ("group_member_count", c_size_t)]
 
 
@@ -56,202 +104,203 @@ _DECLARATIONS = {
     "outlive_free": (None, [c_void_p]),
     "outlive_log_set_handler": (status, [LOG_HANDLER, c_int, c_void_p, RELEASE]),
     # loop
-    "outlive_loop_new": (status, [POINTER(c_void_p)]),
-    "outlive_loop_free": (None, [c_void_p]),
-    "outlive_loop_fd": (c_int, [c_void_p]),
-    "outlive_loop_dispatch": (status, [c_void_p, c_int]),
-    "outlive_loop_run_thread": (status, [c_void_p]),
+    "outlive_loop_new": (status, [POINTER(LoopP)]),
+    "outlive_loop_free": (None, [LoopP]),
+    "outlive_loop_fd": (c_int, [LoopP]),
+    "outlive_loop_dispatch": (status, [LoopP, c_int]),
+    "outlive_loop_run_thread": (status, [LoopP]),
     # store
-    "outlive_store_open": (status, [c_char_p, c_char_p, c_void_p, POINTER(StoreOptions), POINTER(c_void_p)]),
-    "outlive_store_close": (None, [c_void_p]),
-    "outlive_store_run_id": (c_char_p, [c_void_p]),
-    "outlive_store_process_name": (c_char_p, [c_void_p]),
-    "outlive_store_loop": (c_void_p, [c_void_p]),
+    "outlive_store_open": (status, [c_char_p, c_char_p, LoopP, POINTER(StoreOptions), POINTER(StoreP)]),
+    "outlive_store_close": (None, [StoreP]),
+    "outlive_store_run_id": (c_char_p, [StoreP]),
+    "outlive_store_process_name": (c_char_p, [StoreP]),
+    "outlive_store_loop": (LoopP, [StoreP]),
     # key-value
-    "outlive_kv_set": (status, [c_void_p, c_char_p, c_void_p, c_size_t]),
-    "outlive_kv_get": (status, [c_void_p, c_char_p, POINTER(c_void_p), POINTER(c_size_t)]),
-    "outlive_kv_delete": (status, [c_void_p, c_char_p]),
-    "outlive_kv_value_bytes": (c_void_p, [c_void_p, POINTER(c_size_t)]),
-    "outlive_kv_value_set": (status, [c_void_p, c_void_p, c_size_t]),
-    "outlive_kv_value_delete": (status, [c_void_p]),
-    "outlive_kv_update": (status, [c_void_p, c_char_p, KV_MODIFIER, c_void_p]),
-    "outlive_kv_observe": (status, [c_void_p, c_char_p, KV_OBSERVER, c_void_p, RELEASE, POINTER(c_uint64)]),
-    "outlive_kv_unobserve": (status, [c_void_p, c_uint64]),
-    "outlive_kv_key_list_new": (status, [c_void_p, c_char_p, c_char_p, c_size_t, POINTER(c_void_p)]),
-    "outlive_kv_key_list_count": (c_size_t, [c_void_p]),
-    "outlive_kv_key_list_key": (c_char_p, [c_void_p, c_size_t]),
-    "outlive_kv_key_list_free": (None, [c_void_p]),
-    "outlive_kv_count": (status, [c_void_p, c_char_p, POINTER(c_size_t)]),
+    "outlive_kv_set": (status, [StoreP, c_char_p, c_void_p, c_size_t]),
+    "outlive_kv_get": (status, [StoreP, c_char_p, POINTER(c_void_p), POINTER(c_size_t)]),
+    "outlive_kv_delete": (status, [StoreP, c_char_p]),
+    "outlive_kv_value_bytes": (c_void_p, [KvValueP, POINTER(c_size_t)]),
+    "outlive_kv_value_set": (status, [KvValueP, c_void_p, c_size_t]),
+    "outlive_kv_value_delete": (status, [KvValueP]),
+    "outlive_kv_update": (status, [StoreP, c_char_p, KV_MODIFIER, c_void_p]),
+    "outlive_kv_observe": (status, [StoreP, c_char_p, KV_OBSERVER, c_void_p, RELEASE, POINTER(c_uint64)]),
+    "outlive_kv_unobserve": (status, [StoreP, c_uint64]),
+    "outlive_kv_key_list_new": (status, [StoreP, c_char_p, c_char_p, c_size_t, POINTER(KvKeyListP)]),
+    "outlive_kv_key_list_count": (c_size_t, [KvKeyListP]),
+    "outlive_kv_key_list_key": (c_char_p, [KvKeyListP, c_size_t]),
+    "outlive_kv_key_list_free": (None, [KvKeyListP]),
+    "outlive_kv_count": (status, [StoreP, c_char_p, POINTER(c_size_t)]),
     # values
-    "outlive_object_bytes": (c_void_p, [c_void_p, POINTER(c_size_t)]),
-    "outlive_object_type": (c_char_p, [c_void_p]),
-    "outlive_object_string": (c_char_p, [c_void_p]),
-    "outlive_args_new": (status, [POINTER(c_void_p)]),
-    "outlive_args_copy": (status, [c_void_p, POINTER(c_void_p)]),
-    "outlive_args_free": (None, [c_void_p]),
-    "outlive_args_set_id": (status, [c_void_p, c_char_p, c_char_p, c_void_p, c_size_t]),
-    "outlive_args_set_string": (status, [c_void_p, c_char_p, c_char_p]),
-    "outlive_args_set_handler": (status, [c_void_p, c_char_p, c_void_p]),
-    "outlive_args_set_bool": (status, [c_void_p, c_char_p, c_bool]),
-    "outlive_args_set_int": (status, [c_void_p, c_char_p, c_int32]),
-    "outlive_args_set_double": (status, [c_void_p, c_char_p, c_double]),
-    "outlive_args_set_integer": (status, [c_void_p, c_char_p, c_int64]),
-    "outlive_args_set_uinteger": (status, [c_void_p, c_char_p, c_uint64]),
-    "outlive_args_remove": (status, [c_void_p, c_char_p]),
-    "outlive_args_get_id": (status, [c_void_p, c_char_p, POINTER(c_void_p)]),
-    "outlive_args_get_handler": (status, [c_void_p, c_char_p, POINTER(c_void_p)]),
-    "outlive_args_get_bool": (status, [c_void_p, c_char_p, POINTER(c_bool)]),
-    "outlive_args_get_int": (status, [c_void_p, c_char_p, POINTER(c_int32)]),
-    "outlive_args_get_double": (status, [c_void_p, c_char_p, POINTER(c_double)]),
-    "outlive_args_get_integer": (status, [c_void_p, c_char_p, POINTER(c_int64)]),
-    "outlive_args_get_uinteger": (status, [c_void_p, c_char_p, POINTER(c_uint64)]),
-    "outlive_args_count": (c_size_t, [c_void_p]),
-    "outlive_args_name_at": (c_char_p, [c_void_p, c_size_t]),
-    "outlive_args_type_at": (c_int, [c_void_p, c_size_t]),
+    "outlive_object_bytes": (c_void_p, [ObjectP, POINTER(c_size_t)]),
+    "outlive_object_type": (c_char_p, [ObjectP]),
+    "outlive_object_string": (c_char_p, [ObjectP]),
+    "outlive_args_new": (status, [POINTER(ArgsP)]),
+    "outlive_args_copy": (status, [ArgsP, POINTER(ArgsP)]),
+    "outlive_args_free": (None, [ArgsP]),
+    "outlive_args_set_id": (status, [ArgsP, c_char_p, c_char_p, c_void_p, c_size_t]),
+    "outlive_args_set_string": (status, [ArgsP, c_char_p, c_char_p]),
+    "outlive_args_set_handler": (status, [ArgsP, c_char_p, HandlerP]),
+    "outlive_args_set_bool": (status, [ArgsP, c_char_p, c_bool]),
+    "outlive_args_set_int": (status, [ArgsP, c_char_p, c_int32]),
+    "outlive_args_set_double": (status, [ArgsP, c_char_p, c_double]),
+    "outlive_args_set_integer": (status, [ArgsP, c_char_p, c_int64]),
+    "outlive_args_set_uinteger": (status, [ArgsP, c_char_p, c_uint64]),
+    "outlive_args_remove": (status, [ArgsP, c_char_p]),
+    "outlive_args_get_id": (status, [ArgsP, c_char_p, POINTER(ObjectP)]),
+    "outlive_args_get_handler": (status, [ArgsP, c_char_p, POINTER(HandlerP)]),
+    "outlive_args_get_bool": (status, [ArgsP, c_char_p, POINTER(c_bool)]),
+    "outlive_args_get_int": (status, [ArgsP, c_char_p, POINTER(c_int32)]),
+    "outlive_args_get_double": (status, [ArgsP, c_char_p, POINTER(c_double)]),
+    "outlive_args_get_integer": (status, [ArgsP, c_char_p, POINTER(c_int64)]),
+    "outlive_args_get_uinteger": (status, [ArgsP, c_char_p, POINTER(c_uint64)]),
+    "outlive_args_count": (c_size_t, [ArgsP]),
+    "outlive_args_name_at": (c_char_p, [ArgsP, c_size_t]),
+    "outlive_args_type_at": (c_int, [ArgsP, c_size_t]),
     # interactions
-    "outlive_interactions_new": (status, [c_void_p, POINTER(c_void_p)]),
-    "outlive_interactions_free": (None, [c_void_p]),
-    "outlive_interactions_add": (status, [c_void_p, INTERACTION_FN, c_void_p, RELEASE]),
-    "outlive_interactions_suspend": (status, [c_void_p]),
-    "outlive_interactions_resume": (status, [c_void_p]),
-    "outlive_interaction_finish": (status, [c_void_p]),
-    "outlive_interactions_unfinished": (c_size_t, [c_void_p]),
-    "outlive_interactions_set_stall_report": (status, [c_void_p, c_double, STALL_FN, c_void_p, RELEASE]),
-    "outlive_durable_interactions_open": (status, [c_void_p, c_char_p, c_uint32, POINTER(c_void_p)]),
-    "outlive_durable_interactions_free": (None, [c_void_p]),
-    "outlive_durable_interactions_add": (status, [c_void_p, c_void_p, c_char_p]),
-    "outlive_durable_interactions_suspend": (status, [c_void_p]),
-    "outlive_durable_interactions_resume": (status, [c_void_p]),
-    "outlive_durable_interactions_count": (status, [c_void_p, POINTER(c_size_t)]),
-    "outlive_durable_interaction_list_new": (status, [c_void_p, c_char_p, c_size_t, POINTER(c_void_p)]),
-    "outlive_durable_interaction_list_count": (c_size_t, [c_void_p]),
-    "outlive_durable_interaction_list_id": (c_char_p, [c_void_p, c_size_t]),
-    "outlive_durable_interaction_list_handler_name": (c_char_p, [c_void_p, c_size_t]),
-    "outlive_durable_interaction_list_presentations": (c_uint32, [c_void_p, c_size_t]),
-    "outlive_durable_interaction_list_free": (None, [c_void_p]),
-    "outlive_durable_interactions_remove": (status, [c_void_p, c_char_p]),
+    "outlive_interactions_new": (status, [LoopP, POINTER(InteractionsP)]),
+    "outlive_interactions_free": (None, [InteractionsP]),
+    "outlive_interactions_add": (status, [InteractionsP, INTERACTION_FN, c_void_p, RELEASE]),
+    "outlive_interactions_suspend": (status, [InteractionsP]),
+    "outlive_interactions_resume": (status, [InteractionsP]),
+    "outlive_interaction_finish": (status, [InteractionP]),
+    "outlive_interactions_unfinished": (c_size_t, [InteractionsP]),
+    "outlive_interactions_set_stall_report": (status, [InteractionsP, c_double, STALL_FN, c_void_p, RELEASE]),
+    "outlive_durable_interactions_open": (status, [StoreP, c_char_p, c_uint32, POINTER(DurableInteractionsP)]),
+    "outlive_durable_interactions_free": (None, [DurableInteractionsP]),
+    "outlive_durable_interactions_add": (status, [DurableInteractionsP, HandlerP, c_char_p]),
+    "outlive_durable_interactions_suspend": (status, [DurableInteractionsP]),
+    "outlive_durable_interactions_resume": (status, [DurableInteractionsP]),
+    "outlive_durable_interactions_count": (status, [DurableInteractionsP, POINTER(c_size_t)]),
+    "outlive_durable_interaction_list_new": (status, [DurableInteractionsP, c_char_p, c_size_t,
+                                                      POINTER(DurableInteractionListP)]),
+    "outlive_durable_interaction_list_count": (c_size_t, [DurableInteractionListP]),
+    "outlive_durable_interaction_list_id": (c_char_p, [DurableInteractionListP, c_size_t]),
+    "outlive_durable_interaction_list_handler_name": (c_char_p, [DurableInteractionListP, c_size_t]),
+    "outlive_durable_interaction_list_presentations": (c_uint32, [DurableInteractionListP, c_size_t]),
+    "outlive_durable_interaction_list_free": (None, [DurableInteractionListP]),
+    "outlive_durable_interactions_remove": (status, [DurableInteractionsP, c_char_p]),
     # operations
-    "outlive_operations_new": (status, [c_void_p, c_size_t, POINTER(c_void_p)]),
-    "outlive_operations_free": (None, [c_void_p]),
-    "outlive_operation_new": (status, [OPERATION_FN, c_void_p, RELEASE, POINTER(c_void_p)]),
-    "outlive_operation_free": (None, [c_void_p]),
-    "outlive_operation_set_completion": (status, [c_void_p, COMPLETION_FN, c_void_p, RELEASE]),
-    "outlive_operation_add_dependency": (status, [c_void_p, c_void_p]),
-    "outlive_operations_add": (status, [c_void_p, c_void_p]),
-    "outlive_operation_finish": (status, [c_void_p]),
-    "outlive_operation_cancel": (status, [c_void_p]),
-    "outlive_operation_is_cancelled": (c_bool, [c_void_p]),
-    "outlive_operation_get_state": (c_int, [c_void_p]),
-    "outlive_operations_cancel_all": (status, [c_void_p]),
-    "outlive_operations_unfinished": (c_size_t, [c_void_p]),
-    "outlive_operations_set_drained": (status, [c_void_p, DRAINED_FN, c_void_p, RELEASE]),
+    "outlive_operations_new": (status, [LoopP, c_size_t, POINTER(OperationsP)]),
+    "outlive_operations_free": (None, [OperationsP]),
+    "outlive_operation_new": (status, [OPERATION_FN, c_void_p, RELEASE, POINTER(OperationP)]),
+    "outlive_operation_free": (None, [OperationP]),
+    "outlive_operation_set_completion": (status, [OperationP, COMPLETION_FN, c_void_p, RELEASE]),
+    "outlive_operation_add_dependency": (status, [OperationP, OperationP]),
+    "outlive_operations_add": (status, [OperationsP, OperationP]),
+    "outlive_operation_finish": (status, [OperationP]),
+    "outlive_operation_cancel": (status, [OperationP]),
+    "outlive_operation_is_cancelled": (c_bool, [OperationP]),
+    "outlive_operation_get_state": (c_int, [OperationP]),
+    "outlive_operations_cancel_all": (status, [OperationsP]),
+    "outlive_operations_unfinished": (c_size_t, [OperationsP]),
+    "outlive_operations_set_drained": (status, [OperationsP, DRAINED_FN, c_void_p, RELEASE]),
     # tasks
-    "outlive_task_add": (status, [c_void_p, c_void_p, c_char_p, POINTER(c_char_p), c_size_t, c_char_p]),
-    "outlive_tasks_add_batch": (status, [c_void_p, POINTER(TaskSpec), c_size_t, c_char_p]),
-    "outlive_tasks_run_now": (status, [c_void_p]),
-    "outlive_tasks_set_triggers": (status, [c_void_p, c_size_t, c_double]),
-    "outlive_tasks_count": (status, [c_void_p, POINTER(c_size_t)]),
-    "outlive_tasks_count_dead": (status, [c_void_p, POINTER(c_size_t)]),
-    "outlive_tasks_set_policy": (status, [c_void_p, POINTER(TaskPolicy)]),
-    "outlive_tasks_set_concurrency": (status, [c_void_p, c_size_t]),
-    "outlive_task_list_new": (status, [c_void_p, c_char_p, c_size_t, POINTER(c_void_p)]),
-    "outlive_task_list_count": (c_size_t, [c_void_p]),
-    "outlive_task_list_id": (c_char_p, [c_void_p, c_size_t]),
-    "outlive_task_list_handler_name": (c_char_p, [c_void_p, c_size_t]),
-    "outlive_task_list_state": (c_int, [c_void_p, c_size_t]),
-    "outlive_task_list_attempts": (c_uint32, [c_void_p, c_size_t]),
-    "outlive_task_list_last_error": (c_char_p, [c_void_p, c_size_t]),
-    "outlive_task_list_next_attempt": (c_double, [c_void_p, c_size_t]),
-    "outlive_task_list_created": (c_double, [c_void_p, c_size_t]),
-    "outlive_task_list_group_start": (c_char_p, [c_void_p, c_size_t]),
-    "outlive_task_list_group_member_count": (c_size_t, [c_void_p, c_size_t]),
-    "outlive_task_list_group_member": (c_char_p, [c_void_p, c_size_t, c_size_t]),
-    "outlive_task_list_free": (None, [c_void_p]),
-    "outlive_task_retry": (status, [c_void_p, c_char_p]),
-    "outlive_task_delete": (status, [c_void_p, c_char_p]),
+    "outlive_task_add": (status, [StoreP, HandlerP, c_char_p, POINTER(c_char_p), c_size_t, c_char_p]),
+    "outlive_tasks_add_batch": (status, [StoreP, POINTER(TaskSpec), c_size_t, c_char_p]),
+    "outlive_tasks_run_now": (status, [StoreP]),
+    "outlive_tasks_set_triggers": (status, [StoreP, c_size_t, c_double]),
+    "outlive_tasks_count": (status, [StoreP, POINTER(c_size_t)]),
+    "outlive_tasks_count_dead": (status, [StoreP, POINTER(c_size_t)]),
+    "outlive_tasks_set_policy": (status, [StoreP, POINTER(TaskPolicy)]),
+    "outlive_tasks_set_concurrency": (status, [StoreP, c_size_t]),
+    "outlive_task_list_new": (status, [StoreP, c_char_p, c_size_t, POINTER(TaskListP)]),
+    "outlive_task_list_count": (c_size_t, [TaskListP]),
+    "outlive_task_list_id": (c_char_p, [TaskListP, c_size_t]),
+    "outlive_task_list_handler_name": (c_char_p, [TaskListP, c_size_t]),
+    "outlive_task_list_state": (c_int, [TaskListP, c_size_t]),
+    "outlive_task_list_attempts": (c_uint32, [TaskListP, c_size_t]),
+    "outlive_task_list_last_error": (c_char_p, [TaskListP, c_size_t]),
+    "outlive_task_list_next_attempt": (c_double, [TaskListP, c_size_t]),
+    "outlive_task_list_created": (c_double, [TaskListP, c_size_t]),
+    "outlive_task_list_group_start": (c_char_p, [TaskListP, c_size_t]),
+    "outlive_task_list_group_member_count": (c_size_t, [TaskListP, c_size_t]),
+    "outlive_task_list_group_member": (c_char_p, [TaskListP, c_size_t, c_size_t]),
+    "outlive_task_list_free": (None, [TaskListP]),
+    "outlive_task_retry": (status, [StoreP, c_char_p]),
+    "outlive_task_delete": (status, [StoreP, c_char_p]),
     # signals
     "outlive_signal_new_id": (None, [c_char_p]),
-    "outlive_signal_consume": (status, [c_void_p, c_char_p, c_void_p, c_int, c_int, c_char_p, c_char_p]),
-    "outlive_signal_post": (status, [c_void_p, c_char_p, c_void_p, c_bool]),
-    "outlive_signal_consumer_remove": (status, [c_void_p, c_char_p]),
-    "outlive_signal_consumers_remove_scope": (status, [c_void_p, c_char_p, POINTER(c_size_t)]),
-    "outlive_signal_lookup": (status, [c_void_p, c_char_p, POINTER(c_uint64), POINTER(c_size_t), POINTER(c_bool)]),
-    "outlive_signal_consumer_list_new": (status, [c_void_p, c_char_p, c_char_p, c_size_t, POINTER(c_void_p)]),
-    "outlive_signal_consumer_list_count": (c_size_t, [c_void_p]),
-    "outlive_signal_consumer_list_id": (c_char_p, [c_void_p, c_size_t]),
-    "outlive_signal_consumer_list_signal_id": (c_char_p, [c_void_p, c_size_t]),
-    "outlive_signal_consumer_list_handler_name": (c_char_p, [c_void_p, c_size_t]),
-    "outlive_signal_consumer_list_scope": (c_char_p, [c_void_p, c_size_t]),
-    "outlive_signal_consumer_list_process": (c_char_p, [c_void_p, c_size_t]),
-    "outlive_signal_consumer_list_delivery": (c_int, [c_void_p, c_size_t]),
-    "outlive_signal_consumer_list_lifetime": (c_int, [c_void_p, c_size_t]),
-    "outlive_signal_consumer_list_last_version": (c_uint64, [c_void_p, c_size_t]),
-    "outlive_signal_consumer_list_free": (None, [c_void_p]),
+    "outlive_signal_consume": (status, [StoreP, c_char_p, HandlerP, c_int, c_int, c_char_p, c_char_p]),
+    "outlive_signal_post": (status, [StoreP, c_char_p, ArgsP, c_bool]),
+    "outlive_signal_consumer_remove": (status, [StoreP, c_char_p]),
+    "outlive_signal_consumers_remove_scope": (status, [StoreP, c_char_p, POINTER(c_size_t)]),
+    "outlive_signal_lookup": (status, [StoreP, c_char_p, POINTER(c_uint64), POINTER(c_size_t), POINTER(c_bool)]),
+    "outlive_signal_consumer_list_new": (status, [StoreP, c_char_p, c_char_p, c_size_t, POINTER(SignalConsumerListP)]),
+    "outlive_signal_consumer_list_count": (c_size_t, [SignalConsumerListP]),
+    "outlive_signal_consumer_list_id": (c_char_p, [SignalConsumerListP, c_size_t]),
+    "outlive_signal_consumer_list_signal_id": (c_char_p, [SignalConsumerListP, c_size_t]),
+    "outlive_signal_consumer_list_handler_name": (c_char_p, [SignalConsumerListP, c_size_t]),
+    "outlive_signal_consumer_list_scope": (c_char_p, [SignalConsumerListP, c_size_t]),
+    "outlive_signal_consumer_list_process": (c_char_p, [SignalConsumerListP, c_size_t]),
+    "outlive_signal_consumer_list_delivery": (c_int, [SignalConsumerListP, c_size_t]),
+    "outlive_signal_consumer_list_lifetime": (c_int, [SignalConsumerListP, c_size_t]),
+    "outlive_signal_consumer_list_last_version": (c_uint64, [SignalConsumerListP, c_size_t]),
+    "outlive_signal_consumer_list_free": (None, [SignalConsumerListP]),
     # messages
-    "outlive_message_draft_new": (status, [c_char_p, c_char_p, POINTER(c_void_p)]),
-    "outlive_message_draft_free": (None, [c_void_p]),
-    "outlive_message_draft_set_text": (status, [c_void_p, c_char_p]),
-    "outlive_message_draft_set_scope": (status, [c_void_p, c_char_p]),
-    "outlive_message_draft_set_thread": (status, [c_void_p, c_char_p]),
-    "outlive_message_draft_add_choice": (status, [c_void_p, c_char_p, c_char_p, c_int]),
-    "outlive_message_draft_set_payload": (status, [c_void_p, c_void_p]),
-    "outlive_message_draft_set_response_handler": (status, [c_void_p, c_void_p]),
-    "outlive_message_draft_set_auto_remove": (status, [c_void_p, c_bool]),
-    "outlive_message_post": (status, [c_void_p, c_void_p, c_char_p]),
-    "outlive_message_respond": (status, [c_void_p, c_char_p, c_char_p]),
-    "outlive_message_mute": (status, [c_void_p, c_char_p]),
-    "outlive_message_remove": (status, [c_void_p, c_char_p]),
-    "outlive_messages_remove_scope": (status, [c_void_p, c_char_p, POINTER(c_size_t)]),
-    "outlive_message_list_new": (status, [c_void_p, c_char_p, c_char_p, c_char_p, c_size_t, POINTER(c_void_p)]),
-    "outlive_message_list_count": (c_size_t, [c_void_p]),
-    "outlive_message_list_id": (c_char_p, [c_void_p, c_size_t]),
-    "outlive_message_list_free": (None, [c_void_p]),
-    "outlive_messages_count": (status, [c_void_p, c_char_p, POINTER(c_size_t)]),
-    "outlive_messages_set_category_limit": (status, [c_void_p, c_size_t]),
-    "outlive_message_get": (status, [c_void_p, c_char_p, POINTER(c_void_p)]),
-    "outlive_message_free": (None, [c_void_p]),
-    "outlive_message_id": (c_char_p, [c_void_p]),
-    "outlive_message_category": (c_char_p, [c_void_p]),
-    "outlive_message_title": (c_char_p, [c_void_p]),
-    "outlive_message_text": (c_char_p, [c_void_p]),
-    "outlive_message_scope": (c_char_p, [c_void_p]),
-    "outlive_message_thread": (c_char_p, [c_void_p]),
-    "outlive_message_choice": (c_char_p, [c_void_p]),
-    "outlive_message_payload": (c_void_p, [c_void_p]),
-    "outlive_message_date": (c_double, [c_void_p]),
-    "outlive_message_choice_count": (c_size_t, [c_void_p]),
-    "outlive_message_choice_at": (status, [c_void_p, c_size_t, POINTER(c_char_p), POINTER(c_char_p), POINTER(c_int)]),
-    "outlive_message_is_presented": (c_bool, [c_void_p]),
-    "outlive_message_is_handled": (c_bool, [c_void_p]),
-    "outlive_message_is_removed": (c_bool, [c_void_p]),
-    "outlive_message_auto_removes": (c_bool, [c_void_p]),
-    "outlive_message_has_response_handler": (c_bool, [c_void_p]),
-    "outlive_presenter_add": (status, [c_void_p, c_char_p, POINTER(Presenter), c_void_p, RELEASE]),
-    "outlive_presenter_remove": (status, [c_void_p, c_char_p]),
-    "outlive_presenter_reoffer": (status, [c_void_p, c_char_p]),
-    "outlive_presentation_finish": (status, [c_void_p, c_int, c_bool, c_char_p]),
-    "outlive_response_handler_add": (status, [c_void_p, c_char_p, RESPONSE_FN, c_void_p, RELEASE]),
-    "outlive_response_handler_remove": (status, [c_void_p, c_char_p]),
-    "outlive_auto_resolver_add": (status, [c_void_p, c_char_p, AUTO_RESOLVER_FN, c_void_p, RELEASE]),
-    "outlive_auto_resolver_remove": (status, [c_void_p, c_char_p]),
+    "outlive_message_draft_new": (status, [c_char_p, c_char_p, POINTER(MessageDraftP)]),
+    "outlive_message_draft_free": (None, [MessageDraftP]),
+    "outlive_message_draft_set_text": (status, [MessageDraftP, c_char_p]),
+    "outlive_message_draft_set_scope": (status, [MessageDraftP, c_char_p]),
+    "outlive_message_draft_set_thread": (status, [MessageDraftP, c_char_p]),
+    "outlive_message_draft_add_choice": (status, [MessageDraftP, c_char_p, c_char_p, c_int]),
+    "outlive_message_draft_set_payload": (status, [MessageDraftP, ArgsP]),
+    "outlive_message_draft_set_response_handler": (status, [MessageDraftP, HandlerP]),
+    "outlive_message_draft_set_auto_remove": (status, [MessageDraftP, c_bool]),
+    "outlive_message_post": (status, [StoreP, MessageDraftP, c_char_p]),
+    "outlive_message_respond": (status, [StoreP, c_char_p, c_char_p]),
+    "outlive_message_mute": (status, [StoreP, c_char_p]),
+    "outlive_message_remove": (status, [StoreP, c_char_p]),
+    "outlive_messages_remove_scope": (status, [StoreP, c_char_p, POINTER(c_size_t)]),
+    "outlive_message_list_new": (status, [StoreP, c_char_p, c_char_p, c_char_p, c_size_t, POINTER(MessageListP)]),
+    "outlive_message_list_count": (c_size_t, [MessageListP]),
+    "outlive_message_list_id": (c_char_p, [MessageListP, c_size_t]),
+    "outlive_message_list_free": (None, [MessageListP]),
+    "outlive_messages_count": (status, [StoreP, c_char_p, POINTER(c_size_t)]),
+    "outlive_messages_set_category_limit": (status, [StoreP, c_size_t]),
+    "outlive_message_get": (status, [StoreP, c_char_p, POINTER(MessageP)]),
+    "outlive_message_free": (None, [MessageP]),
+    "outlive_message_id": (c_char_p, [MessageP]),
+    "outlive_message_category": (c_char_p, [MessageP]),
+    "outlive_message_title": (c_char_p, [MessageP]),
+    "outlive_message_text": (c_char_p, [MessageP]),
+    "outlive_message_scope": (c_char_p, [MessageP]),
+    "outlive_message_thread": (c_char_p, [MessageP]),
+    "outlive_message_choice": (c_char_p, [MessageP]),
+    "outlive_message_payload": (ArgsP, [MessageP]),
+    "outlive_message_date": (c_double, [MessageP]),
+    "outlive_message_choice_count": (c_size_t, [MessageP]),
+    "outlive_message_choice_at": (status, [MessageP, c_size_t, POINTER(c_char_p), POINTER(c_char_p), POINTER(c_int)]),
+    "outlive_message_is_presented": (c_bool, [MessageP]),
+    "outlive_message_is_handled": (c_bool, [MessageP]),
+    "outlive_message_is_removed": (c_bool, [MessageP]),
+    "outlive_message_auto_removes": (c_bool, [MessageP]),
+    "outlive_message_has_response_handler": (c_bool, [MessageP]),
+    "outlive_presenter_add": (status, [StoreP, c_char_p, POINTER(Presenter), c_void_p, RELEASE]),
+    "outlive_presenter_remove": (status, [StoreP, c_char_p]),
+    "outlive_presenter_reoffer": (status, [StoreP, c_char_p]),
+    "outlive_presentation_finish": (status, [PresentationP, c_int, c_bool, c_char_p]),
+    "outlive_response_handler_add": (status, [StoreP, c_char_p, RESPONSE_FN, c_void_p, RELEASE]),
+    "outlive_response_handler_remove": (status, [StoreP, c_char_p]),
+    "outlive_auto_resolver_add": (status, [StoreP, c_char_p, AUTO_RESOLVER_FN, c_void_p, RELEASE]),
+    "outlive_auto_resolver_remove": (status, [StoreP, c_char_p]),
     # handlers
     "outlive_handler_register": (status, [c_char_p, c_char_p, c_void_p]),
     "outlive_handler_unregister": (status, [c_char_p]),
     "outlive_handler_library_load": (status, [c_char_p]),
     "outlive_handler_resolve": (status, [c_char_p]),
-    "outlive_handler_new": (status, [c_char_p, c_char_p, c_void_p, POINTER(c_void_p)]),
-    "outlive_handler_copy": (status, [c_void_p, POINTER(c_void_p)]),
-    "outlive_handler_free": (None, [c_void_p]),
-    "outlive_handler_bind": (status, [c_void_p, c_void_p]),
-    "outlive_handler_call": (status, [c_void_p, c_void_p]),
-    "outlive_handler_invalidate": (status, [c_void_p, c_void_p]),
-    "outlive_handler_is_invalidated": (c_bool, [c_void_p]),
-    "outlive_handler_name": (c_char_p, [c_void_p]),
-    "outlive_handler_invalidation_name": (c_char_p, [c_void_p]),
-    "outlive_handler_bound": (status, [c_void_p, POINTER(c_void_p)]),
-    "outlive_handler_description": (c_char_p, [c_void_p]),
-    "outlive_handler_serialize": (status, [c_void_p, POINTER(c_void_p), POINTER(c_size_t)]),
-    "outlive_handler_deserialize": (status, [c_void_p, c_size_t, POINTER(c_void_p)]),
+    "outlive_handler_new": (status, [c_char_p, c_char_p, ArgsP, POINTER(HandlerP)]),
+    "outlive_handler_copy": (status, [HandlerP, POINTER(HandlerP)]),
+    "outlive_handler_free": (None, [HandlerP]),
+    "outlive_handler_bind": (status, [HandlerP, ArgsP]),
+    "outlive_handler_call": (status, [HandlerP, ArgsP]),
+    "outlive_handler_invalidate": (status, [HandlerP, ArgsP]),
+    "outlive_handler_is_invalidated": (c_bool, [HandlerP]),
+    "outlive_handler_name": (c_char_p, [HandlerP]),
+    "outlive_handler_invalidation_name": (c_char_p, [HandlerP]),
+    "outlive_handler_bound": (status, [HandlerP, POINTER(ArgsP)]),
+    "outlive_handler_description": (c_char_p, [HandlerP]),
+    "outlive_handler_serialize": (status, [HandlerP, POINTER(c_void_p), POINTER(c_size_t)]),
+    "outlive_handler_deserialize": (status, [c_void_p, c_size_t, POINTER(HandlerP)]),
 }
 
 

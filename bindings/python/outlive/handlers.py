@@ -36,12 +36,12 @@ class Handler:
     def _make(self, name, invalidation, bound):
         if not isinstance(name, str):
             raise TypeError("a handler name is a str")
-        out = ctypes.c_void_p()
+        out = _ffi.HandlerP()
         with Args(bound) as args:
             check(_ffi.outlive_handler_new(name.encode("utf-8"),
                                            None if invalidation is None else invalidation.encode("utf-8"),
                                            args.handle, ctypes.byref(out)))
-        self._handle = out.value
+        self._handle = out
 
     @classmethod
     def _adopt(cls, handle):
@@ -51,9 +51,9 @@ class Handler:
 
     @classmethod
     def _copy_of(cls, borrowed):
-        copy = ctypes.c_void_p()
+        copy = _ffi.HandlerP()
         check(_ffi.outlive_handler_copy(borrowed, ctypes.byref(copy)))
-        return cls._adopt(copy.value)
+        return cls._adopt(copy)
 
     @property
     def handle(self):
@@ -72,12 +72,12 @@ class Handler:
 
     @property
     def bound(self) -> dict:
-        out = ctypes.c_void_p()
+        out = _ffi.ArgsP()
         check(_ffi.outlive_handler_bound(self.handle, ctypes.byref(out)))
         try:
-            return args_to_dict(out.value)
+            return args_to_dict(out)
         finally:
-            _ffi.outlive_args_free(out.value)
+            _ffi.outlive_args_free(out)
 
     @property
     def invalidated(self) -> bool:
@@ -111,9 +111,9 @@ class Handler:
     @classmethod
     def from_bytes(cls, blob) -> "Handler":
         blob = value_bytes(blob, "a serialized handler")
-        out = ctypes.c_void_p()
+        out = _ffi.HandlerP()
         check(_ffi.outlive_handler_deserialize(blob, len(blob), ctypes.byref(out)))
-        return cls._adopt(out.value)
+        return cls._adopt(out)
 
     def copy(self) -> "Handler":
         return Handler._copy_of(self.handle)
@@ -153,7 +153,7 @@ def resolves(name: str) -> bool:
 
 # ── run-time registration of Python functions ──────────────────────────────
 
-_CTYPES = {"ID": ctypes.c_void_p, "HANDLER": ctypes.c_void_p, "BOOL": ctypes.c_bool, "INT": ctypes.c_int32,
+_CTYPES = {"ID": _ffi.ObjectP, "HANDLER": _ffi.HandlerP, "BOOL": ctypes.c_bool, "INT": ctypes.c_int32,
            "DOUBLE": ctypes.c_double, "INTEGER": ctypes.c_int64, "UINTEGER": ctypes.c_uint64}
 _registered = {}
 _registered_lock = threading.Lock()

@@ -14,9 +14,8 @@ class Loop(NativeHandle):
     def __init__(self, _handle=None):
         self._owned = _handle is None
         if _handle is None:
-            handle = ctypes.c_void_p()
-            check(_ffi.outlive_loop_new(ctypes.byref(handle)))
-            _handle = handle.value
+            _handle = _ffi.LoopP()
+            check(_ffi.outlive_loop_new(ctypes.byref(_handle)))
         self._handle = _handle
         self._asyncio_loop = None
 

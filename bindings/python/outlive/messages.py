@@ -184,9 +184,8 @@ class Messages:
              choices=(), payload: dict = None, response_handler=None, auto_remove: bool = False) -> str:
         """Posts a message; choices are (id, label[, kind]) with kind one of
         regular, cancel, destructive, default. Returns its id."""
-        out = ctypes.c_void_p()
-        check(_ffi.outlive_message_draft_new(category.encode("utf-8"), title.encode("utf-8"), ctypes.byref(out)))
-        draft = out.value
+        draft = _ffi.MessageDraftP()
+        check(_ffi.outlive_message_draft_new(category.encode("utf-8"), title.encode("utf-8"), ctypes.byref(draft)))
         try:
             if text is not None:
                 check(_ffi.outlive_message_draft_set_text(draft, text.encode("utf-8")))
@@ -226,15 +225,15 @@ class Messages:
         return count.value
 
     def get(self, message_id: str) -> Message:
-        out = ctypes.c_void_p()
+        out = _ffi.MessageP()
         check(_ffi.outlive_message_get(self._store.handle, message_id.encode(), ctypes.byref(out)))
         try:
-            return snapshot(out.value)
+            return snapshot(out)
         finally:
-            _ffi.outlive_message_free(out.value)
+            _ffi.outlive_message_free(out)
 
     def ids(self, scope: str = None, category: str = None):
-        out = ctypes.c_void_p()
+        out = _ffi.MessageListP()
         check(_ffi.outlive_message_list_new(self._store.handle, None if scope is None else scope.encode("utf-8"),
                                             None if category is None else category.encode("utf-8"), None, 0,
                                             ctypes.byref(out)))

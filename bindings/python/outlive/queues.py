@@ -54,9 +54,9 @@ class InteractionQueue(NativeHandle):
 
     def __init__(self, loop):
         self.loop = loop
-        out = ctypes.c_void_p()
+        out = _ffi.InteractionsP()
         check(_ffi.outlive_interactions_new(loop.handle, ctypes.byref(out)))
-        self._handle = out.value
+        self._handle = out
 
     def add(self, function) -> None:
         """function(interaction) runs on the loop's thread when its turn comes."""
@@ -135,13 +135,13 @@ class Operation:
         self._function = function
         self._completions = []
         self._key = _callbacks.register(self)
-        out = ctypes.c_void_p()
+        out = _ffi.OperationP()
         status = _ffi.outlive_operation_new(_run_operation, self._key, _callbacks.release,
                                                          ctypes.byref(out))
         if status != 0:
             _callbacks.forget(self._key)
         check(status)
-        self._handle = out.value
+        self._handle = out
         completion_key = _callbacks.register(self)
         check(_ffi.outlive_operation_set_completion(self._handle, _complete_operation, completion_key,
                                                     _callbacks.release))
@@ -208,9 +208,9 @@ class OperationQueue(NativeHandle):
 
     def __init__(self, loop, max_unfinished: int = 0):
         self.loop = loop
-        out = ctypes.c_void_p()
+        out = _ffi.OperationsP()
         check(_ffi.outlive_operations_new(loop.handle, max_unfinished, ctypes.byref(out)))
-        self._handle = out.value
+        self._handle = out
         self._queued = []
 
     def add(self, operation) -> Operation:
@@ -254,11 +254,11 @@ class DurableInteractionQueue(NativeHandle):
 
     def __init__(self, store, name: str, *, suspended: bool = False):
         self.store = store
-        out = ctypes.c_void_p()
+        out = _ffi.DurableInteractionsP()
         check(_ffi.outlive_durable_interactions_open(store.handle, name.encode("utf-8"),
                                                      _ffi.DURABLE_INTERACTIONS_SUSPENDED if suspended else 0,
                                                      ctypes.byref(out)))
-        self._handle = out.value
+        self._handle = out
 
     def add(self, handler) -> str:
         out = ctypes.create_string_buffer(_ffi.ID_SIZE)
@@ -278,7 +278,7 @@ class DurableInteractionQueue(NativeHandle):
 
     def list(self):
         """(id, handler name, times presented) of each stored interaction, first first."""
-        out = ctypes.c_void_p()
+        out = _ffi.DurableInteractionListP()
         check(_ffi.outlive_durable_interaction_list_new(self.handle, None, 0, ctypes.byref(out)))
         try:
             return [(_ffi.outlive_durable_interaction_list_id(out, i).decode(),

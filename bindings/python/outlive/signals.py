@@ -94,12 +94,12 @@ class Signals:
         return version.value, consumers.value, terminated.value
 
     def consumers(self, signal_id: str = None) -> typing.List[Consumer]:
-        out = ctypes.c_void_p()
+        out = _ffi.SignalConsumerListP()
         check(_ffi.outlive_signal_consumer_list_new(self._store.handle, None if signal_id is None else signal_id.encode(),
                                                     None, 0, ctypes.byref(out)))
         try:
             text = lambda value: None if value is None else value.decode("utf-8")
-            handle = out.value
+            handle = out
             return [Consumer(id=text(_ffi.outlive_signal_consumer_list_id(handle, i)),
                              signal_id=text(_ffi.outlive_signal_consumer_list_signal_id(handle, i)),
                              handler=text(_ffi.outlive_signal_consumer_list_handler_name(handle, i)),
@@ -110,4 +110,4 @@ class Signals:
                              last_version=_ffi.outlive_signal_consumer_list_last_version(handle, i))
                     for i in range(_ffi.outlive_signal_consumer_list_count(handle))]
         finally:
-            _ffi.outlive_signal_consumer_list_free(out.value)
+            _ffi.outlive_signal_consumer_list_free(out)

@@ -56,10 +56,10 @@ class Store(NativeHandle):
         except ValueError:
             raise ValueError(f"durability is 'full' or 'normal', not {durability!r}") from None
         options = _ffi.StoreOptions(1, _DURABILITY_CODES[durability], int(busy_timeout * 1000))
-        handle = ctypes.c_void_p()
+        handle = _ffi.StoreP()
         check(_ffi.outlive_store_open(os.fsencode(path), _encode(process, "process"),
                                       loop.handle if loop else None, ctypes.byref(options), ctypes.byref(handle)))
-        self._handle = handle.value
+        self._handle = handle
         self.path = os.fspath(path)
         self.loop = loop if loop is not None else Loop(_handle=_ffi.outlive_store_loop(self._handle))
         self.kv = KeyValue(self)
@@ -154,7 +154,7 @@ class KeyValue(MutableMapping):
         encoded = _encode(prefix, "prefix")
         while True:
             # One page of keys per snapshot; the next starts after its last key.
-            out = ctypes.c_void_p()
+            out = _ffi.KvKeyListP()
             check(_ffi.outlive_kv_key_list_new(self._store.handle, encoded, after, 1000, ctypes.byref(out)))
             try:
                 page = [_ffi.outlive_kv_key_list_key(out, i) for i in range(_ffi.outlive_kv_key_list_count(out))]

@@ -85,12 +85,12 @@ class Tasks:
         return count.value
 
     def list(self, after: str = None, limit: int = 1000) -> typing.List[TaskInfo]:
-        out = ctypes.c_void_p()
+        out = _ffi.TaskListP()
         check(_ffi.outlive_task_list_new(self._store.handle, None if after is None else after.encode(), limit,
                                          ctypes.byref(out)))
         try:
             text = lambda value: None if value is None else value.decode("utf-8")
-            tasks = out.value
+            tasks = out
             return [TaskInfo(id=text(_ffi.outlive_task_list_id(tasks, i)),
                              handler=text(_ffi.outlive_task_list_handler_name(tasks, i)),
                              state=TaskState(_ffi.outlive_task_list_state(tasks, i)),

@@ -88,9 +88,8 @@ class Args(NativeHandle):
 
     def __init__(self, values=None, _handle=None):
         if _handle is None:
-            out = ctypes.c_void_p()
-            check(_ffi.outlive_args_new(ctypes.byref(out)))
-            _handle = out.value
+            _handle = _ffi.ArgsP()
+            check(_ffi.outlive_args_new(ctypes.byref(_handle)))
         self._handle = _handle
         for name, value in (values or {}).items():
             self.set(name, value)
@@ -150,13 +149,13 @@ def args_to_dict(handle) -> dict:
         kind = _ffi.outlive_args_type_at(handle, index)
         name = raw_name.decode("utf-8")
         if kind == TYPE_ID:
-            out = ctypes.c_void_p()
+            out = _ffi.ObjectP()
             check(_ffi.outlive_args_get_id(handle, raw_name, ctypes.byref(out)))
-            result[name] = object_value(out.value)
+            result[name] = object_value(out)
         elif kind == TYPE_HANDLER:
-            out = ctypes.c_void_p()
+            out = _ffi.HandlerP()
             check(_ffi.outlive_args_get_handler(handle, raw_name, ctypes.byref(out)))
-            result[name] = Handler._copy_of(out.value)
+            result[name] = Handler._copy_of(out)
         else:
             ctype, getter, wrap = {
                 TYPE_BOOL: (ctypes.c_bool, _ffi.outlive_args_get_bool, bool),

@@ -3,6 +3,9 @@ deliberately skipped, every binding's argtypes and restype agree with the C
 prototype, every callback type with its typedef, every ctypes Structure with
 the C struct's layout (sizeof/offsetof printed by a C program compiled against
 the header), and the status enum and OUTLIVE_ID_SIZE with the header's values.
+Every pointer to an opaque struct (outlive_store *, outlive_loop **, ...) must
+be bound with that struct's own handle type (_ffi.HANDLE_TYPES), never a bare
+c_void_p, so that ctypes refuses a handle of another kind.
 The header is parsed generically, so that a renamed function is checked by
 its new name."""
 import ctypes
@@ -25,7 +28,8 @@ if not os.path.exists(HEADER):
 
 
 def _source():
-    text = open(HEADER).read()
+    with open(HEADER) as header:
+        text = header.read()
     text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
     text = re.sub(r"//[^\n]*", " ", text)
     return re.sub(r"^\s*#[^\n]*", " ", text, flags=re.M)
@@ -107,6 +111,8 @@ def _mismatch(declaration, ctype):
             return f"{declaration!r}: a struct by value is not expected"
         return None if ctype is want else f"{declaration!r} is {want.__name__}, bound as {getattr(ctype, '__name__', ctype)}"
     # Pointers.
+    if base in OPAQUE:
+        return _opaque_mismatch(declaration, base, depth, ctype)
     if depth == 1:
         if base in SCALARS or base in ENUMS:
             want = ctypes.c_int if base in ENUMS else SCALARS[base]
@@ -126,6 +132,18 @@ def _mismatch(declaration, ctype):
     return f"{declaration!r} is a pointer to pointers, bound as {ctype}"
 
 
+def _opaque_mismatch(declaration, base, depth, ctype):
+    """A pointer to an opaque struct is its typed handle; a pointer to one (an
+    out-parameter) is a POINTER of it."""
+    handle = _ffi.HANDLE_TYPES.get(base)
+    if handle is None:
+        return f"{declaration!r}: {base} has no typed handle in _ffi.HANDLE_TYPES"
+    want = handle if depth == 1 else ctypes.POINTER(handle) if depth == 2 else None
+    if want is None:
+        return f"{declaration!r}: {depth} levels of pointers to {base} are not expected"
+    return None if ctype is want else f"{declaration!r} is {want.__name__}, bound as {getattr(ctype, '__name__', ctype)}"
+
+
 def _callback_mismatch(typedef, ctype):
     ret, params = FUNCTION_TYPEDEFS[typedef]
     if len(params) != len(ctype._argtypes_):
@@ -143,6 +161,15 @@ def test_every_header_function_is_bound_or_deliberately_skipped():
     assert skipped - header == set(), "skipped but not in the header"
     assert declared & skipped == set(), "both bound and skipped"
     assert header - declared - skipped == set(), "in the header, neither bound nor listed in _ffi.SKIPPED"
+
+
+def test_every_opaque_struct_has_its_own_handle_type():
+    assert len(OPAQUE) > 15, "the header parser found too few opaque structs"
+    assert set(_ffi.HANDLE_TYPES) == OPAQUE
+    assert len(set(_ffi.HANDLE_TYPES.values())) == len(OPAQUE), "two structs share a handle type"
+    for c_name, handle in _ffi.HANDLE_TYPES.items():
+        assert issubclass(handle, ctypes.c_void_p) and handle is not ctypes.c_void_p
+        assert handle.c_name == c_name and getattr(_ffi, handle.__name__) is handle
 
 
 @pytest.mark.parametrize("name", sorted(_ffi._DECLARATIONS))
@@ -184,15 +211,31 @@ def test_structure_layouts_match_the_header(tmp_path):
     assert not wrong, wrong
     # Every field of each C struct is mirrored (a field the header added would shift nothing, but be lost).
     for c_name, structure in _ffi.C_STRUCTS.items():
-        block = re.search(r"typedef\s+struct\s+" + c_name + r"\s*\{(.*?)\}\s*" + c_name + r"\s*;", SOURCE, flags=re.S)
-        assert block, c_name
-        fields = []
-        for piece in block.group(1).split(";"):
-            if not piece.strip():
-                continue
-            pointer = re.search(r"\(\s*\*\s*(\w+)\s*\)", piece)
-            fields.append(pointer.group(1) if pointer else re.findall(r"(\w+)\s*(?:\[[^\]]*\])?\s*$", piece)[0])
+        fields = [field for field, _ in _c_fields(c_name)]
         assert fields == [field for field, _ in structure._fields_], f"{c_name}: C fields {fields}"
+
+
+def _c_fields(c_name):
+    """(name, declaration) of each field of the header's struct c_name."""
+    block = re.search(r"typedef\s+struct\s+" + c_name + r"\s*\{(.*?)\}\s*" + c_name + r"\s*;", SOURCE, flags=re.S)
+    assert block, c_name
+    fields = []
+    for piece in block.group(1).split(";"):
+        if not piece.strip():
+            continue
+        pointer = re.search(r"\(\s*\*\s*(\w+)\s*\)", piece)
+        fields.append((pointer.group(1) if pointer else re.findall(r"(\w+)\s*(?:\[[^\]]*\])?\s*$", piece)[0],
+                       piece.strip()))
+    return fields
+
+
+def test_structure_field_types_agree_with_the_header():
+    # Field by field, as for parameters: a handle field (outlive_task_spec.work) is its typed handle.
+    for c_name, structure in _ffi.C_STRUCTS.items():
+        problems = [_mismatch(declaration, ctype)
+                    for (_, declaration), (_, ctype) in zip(_c_fields(c_name), structure._fields_)]
+        problems = [problem for problem in problems if problem]
+        assert not problems, f"{c_name}: " + "; ".join(problems)
 
 
 def test_status_enum_and_id_size_match_the_header(tmp_path):
