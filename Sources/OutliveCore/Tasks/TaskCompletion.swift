@@ -113,7 +113,7 @@ public enum TaskCompletion {
             try write(store)
             return
         }
-        let store = try Store(path: path, processName: "outlive-completion", loop: try Loop(), components: [])
+        let store = try Store(path: path, processName: "outlive-completion", loop: try Loop(), components: OutliveStore.components)
         defer { store.close() }
         try write(store)
     }
