@@ -336,9 +336,13 @@ typedef struct outlive_store_options {
  *   OUTLIVE_E_INVALID_ARGUMENT  a NULL pointer, an empty path, a bad process
  *                               name, or a path that exists and is no directory
  *   OUTLIVE_E_PERMISSION        the directory or a file in it is owned by
- *                               another user, is writable by others, or is a link
+ *                               another user, is writable by others, is a link,
+ *                               or is no regular file (a FIFO: never blocks)
  *   OUTLIVE_E_IO                cannot be created or written (read-only, disk full)
- *   OUTLIVE_E_CORRUPT           the database is damaged or not an Outlive store
+ *   OUTLIVE_E_CORRUPT           the database is damaged or not an Outlive store,
+ *                               or holds schema objects Outlive did not make
+ * A parent of directory may be a symbolic link. A failing open removes what it
+ * created. The database is untrusted input: docs/SECURITY.md.
  *   OUTLIVE_E_VERSION           written by a newer, incompatible Outlive
  *   OUTLIVE_E_BUSY              another process held the database past the timeout
  * Any thread. */
@@ -453,7 +457,8 @@ OUTLIVE_API outlive_status outlive_kv_unobserve(outlive_store *store, uint64_t t
 /* The first key under key_prefix that sorts (bytewise) after `after` (NULL or
  * "": from the start). *out_key receives a copy to free with outlive_free.
  * OUTLIVE_E_NOT_FOUND: no more keys. Iterates in O(log n) per key; keys
- * changed meanwhile may or may not be seen. */
+ * changed meanwhile may or may not be seen. A stored key that is not UTF-8
+ * text without NUL (a damaged store) is skipped. */
 OUTLIVE_API outlive_status outlive_kv_next_key(outlive_store *store, const char *key_prefix, const char *after,
                                                char **out_key);
 
