@@ -16,7 +16,8 @@ codes, a key walk that ends, and no file touched outside the store (a canary
 directory next to it, its files' names, sizes and mtimes compared).
 
 `make test` runs every schema, run id and file case, and each column with a
-rotating share of the value kinds (every kind appears); OUTLIVE_UNTRUSTED_FULL=1
+rotating share of the value kinds (every kind appears) and the extremes on
+every number (where arithmetic could trap); OUTLIVE_UNTRUSTED_FULL=1
 runs the whole matrix (each column with each kind, each command)."""
 import concurrent.futures
 import os

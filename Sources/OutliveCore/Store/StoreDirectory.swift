@@ -62,8 +62,10 @@ struct StoreDirectory {
                 if name != "." && name != ".." { return }
             }
         }
-        for file in [doorbellPath, databasePath + "-wal", databasePath + "-shm", databasePath] where created.contains(file) {
-            unlink(file)
+        if created.contains(doorbellPath) { unlink(doorbellPath) }
+        // The -wal and -shm files of a database that was there are SQLite's to manage.
+        if created.contains(databasePath) {
+            for file in [databasePath + "-wal", databasePath + "-shm", databasePath] where created.contains(file) { unlink(file) }
         }
         for directory in [runsPath, path] where created.contains(directory) { rmdir(directory) }
     }
