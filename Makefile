@@ -21,7 +21,7 @@ FUZZERS      := $(patsubst fuzz/%.c,$(OUT)/fuzz/%,$(wildcard fuzz/fuzz_*.c))
 FUZZ_CC      ?= clang
 C_LIBRARIES  := $(patsubst Tests/c/libraries/%.c,$(TESTBIN)/lib%.so,$(wildcard Tests/c/libraries/*.c))
 
-.PHONY: deps all lib cli soak fuzz fuzzers wheel demo test test-c test-swift test-python c-tests demo bench install wheel fuzz clean
+.PHONY: deps all lib cli soak fuzz fuzzers wheel demo test test-c test-swift test-python c-tests demo bench install uninstall completions man fuzz clean
 
 all: lib cli
 
@@ -91,20 +91,70 @@ test-swift:
 test-python: lib
 	$(PYTHON) scripts/run_tests.py --only python
 
-install: lib cli
-	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
-	install -m 0755 $(LIB) $(DESTDIR)$(PREFIX)/lib/liboutlive.so.$(VERSION)
-	ln -sf liboutlive.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/liboutlive.so.0
-	ln -sf liboutlive.so.0 $(DESTDIR)$(PREFIX)/lib/liboutlive.so
-	install -m 0644 include/outlive.h $(DESTDIR)$(PREFIX)/include/outlive.h
-	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' outlive.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/outlive.pc
+# Where `make install` puts things: PREFIX (default /usr/local) inside DESTDIR (a
+# staging root for packagers; paths written into installed files name PREFIX only).
+ROOT_PREFIX  = $(DESTDIR)$(PREFIX)
+COMPLETIONS_BASH := share/bash-completion/completions/outlive
+COMPLETIONS_ZSH  := share/zsh/site-functions/_outlive
+COMPLETIONS_FISH := share/fish/vendor_completions.d/outlive.fish
+UNIT         := lib/systemd/system/outlive-worker@.service
+MAN_DATE      = $(shell git log -1 --format=%cs 2>/dev/null || date +%F)
 
-# A platform wheel of the Python package with liboutlive.so inside it.
-wheel: lib
-	cp $(LIB) bindings/python/outlive/liboutlive.so
-	rm -rf $(OUT)/wheel bindings/python/build
-	$(PYTHON) -m pip wheel -q --no-deps -w $(OUT)/wheel ./bindings/python
-	rm -rf bindings/python/outlive/liboutlive.so bindings/python/build bindings/python/*.egg-info
+# Shell completions and man pages come from the command's own argument definitions
+# (swift-argument-parser), so they cannot disagree with it. Cheap: regenerated each time.
+completions: cli
+	@rm -rf $(OUT)/completions && mkdir -p $(OUT)/completions
+	$(OUT)/outlive --generate-completion-script bash > $(OUT)/completions/outlive.bash
+	$(OUT)/outlive --generate-completion-script zsh > $(OUT)/completions/_outlive
+	$(OUT)/outlive --generate-completion-script fish > $(OUT)/completions/outlive.fish
+
+# The argument parser's generate-manual tool (what its SwiftPM plugin runs), built with
+# the same flags as the rest so that SwiftPM does not relink the others afterwards.
+man: cli
+	$(SWIFT) build $(SWIFT_FLAGS) --product generate-manual
+	@rm -rf $(OUT)/man && mkdir -p $(OUT)/man
+	.build/release/generate-manual $(OUT)/outlive --multi-page --date $(MAN_DATE) --output-directory $(OUT)/man
+
+install: lib cli completions man
+	install -d $(ROOT_PREFIX)/lib/pkgconfig $(ROOT_PREFIX)/include $(ROOT_PREFIX)/bin \
+	  $(ROOT_PREFIX)/lib/systemd/system $(ROOT_PREFIX)/share/man/man1 $(dir $(addprefix $(ROOT_PREFIX)/,\
+	  $(COMPLETIONS_BASH) $(COMPLETIONS_ZSH) $(COMPLETIONS_FISH)))
+	install -m 0755 $(LIB) $(ROOT_PREFIX)/lib/liboutlive.so.$(VERSION)
+	ln -sf liboutlive.so.$(VERSION) $(ROOT_PREFIX)/lib/liboutlive.so.0
+	ln -sf liboutlive.so.0 $(ROOT_PREFIX)/lib/liboutlive.so
+	install -m 0644 include/outlive.h $(ROOT_PREFIX)/include/outlive.h
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' outlive.pc.in > $(ROOT_PREFIX)/lib/pkgconfig/outlive.pc
+	install -m 0755 $(OUT)/outlive $(ROOT_PREFIX)/bin/outlive
+	sed -e 's|/usr/local/bin/outlive|$(PREFIX)/bin/outlive|g' Examples/systemd/outlive-worker@.service \
+	  > $(ROOT_PREFIX)/$(UNIT)
+	install -m 0644 $(OUT)/completions/outlive.bash $(ROOT_PREFIX)/$(COMPLETIONS_BASH)
+	install -m 0644 $(OUT)/completions/_outlive $(ROOT_PREFIX)/$(COMPLETIONS_ZSH)
+	install -m 0644 $(OUT)/completions/outlive.fish $(ROOT_PREFIX)/$(COMPLETIONS_FISH)
+	install -m 0644 $(OUT)/man/*.1 $(ROOT_PREFIX)/share/man/man1/
+	$(LDCONFIG)
+
+# Removes the files install put there (not the directories: they may be shared).
+uninstall:
+	rm -f $(ROOT_PREFIX)/lib/liboutlive.so.$(VERSION) $(ROOT_PREFIX)/lib/liboutlive.so.0 \
+	  $(ROOT_PREFIX)/lib/liboutlive.so $(ROOT_PREFIX)/include/outlive.h $(ROOT_PREFIX)/lib/pkgconfig/outlive.pc \
+	  $(ROOT_PREFIX)/bin/outlive $(ROOT_PREFIX)/$(UNIT) $(ROOT_PREFIX)/$(COMPLETIONS_BASH) \
+	  $(ROOT_PREFIX)/$(COMPLETIONS_ZSH) $(ROOT_PREFIX)/$(COMPLETIONS_FISH) \
+	  $(ROOT_PREFIX)/share/man/man1/outlive.1 $(ROOT_PREFIX)/share/man/man1/outlive.*.1
+	$(LDCONFIG)
+
+# The dynamic linker finds a library in /usr/local/lib through its cache: refresh it
+# when installing into the running system (no DESTDIR) as root.
+LDCONFIG = @if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
+
+# The Python wheel, needing nothing from the system beyond the manylinux policy:
+# hatchling packs the package with build/liboutlive.so and build/outlive
+# (bindings/python/hatch_build.py), then auditwheel copies libsqlite3 and libffi into
+# outlive.libs/, points NEEDED and RPATH at those copies and tags it manylinux.
+wheel: deps lib cli
+	rm -rf $(OUT)/wheel $(OUT)/wheel-linux
+	OUTLIVE_BUILD_DIR=$(abspath $(OUT)) $(PYTHON) -m pip wheel -q --no-deps -w $(OUT)/wheel-linux ./bindings/python
+	PATH="$$($(PYTHON) -c 'import sysconfig; print(sysconfig.get_path("scripts"))'):$$PATH" \
+	  $(PYTHON) -m auditwheel repair -w $(OUT)/wheel $(OUT)/wheel-linux/outlive-*.whl
 	@ls $(OUT)/wheel/*.whl
 
 # The multi-process demo, narrated (scripts/demo.sh).

@@ -1,4 +1,4 @@
-/* Handler call cost: outlive_call on a resolved handler with three parameters
+/* Handler call cost: outlive_handler_call on a resolved handler with three parameters
  * (two bound, one given at call time) beside a direct C call and a bare
  * ffi_call with a cached cif, all measured in this run; and serialize +
  * deserialize round trips per second. argv[1]: a scratch directory (unused). */
@@ -51,25 +51,30 @@ int main(int argc, char **argv) {
     double ffi_ns;
     MEASURE(ffi_ns, calls * 2, (c = i, ffi_call(&cif, FFI_FN(plain_add), NULL, values)));
 
-    outlive_args *bound = outlive_args_new();
+    outlive_args *bound = NULL;
+    outlive_args_new(&bound);
     outlive_args_set_integer(bound, "a", 1);
     outlive_args_set_integer(bound, "b", 2);
-    outlive_handler *handler = outlive_handler_new("bench_add", bound);
-    outlive_args *call = outlive_args_new();
+    outlive_handler *handler = NULL;
+    outlive_handler_new("bench_add", NULL, bound, &handler);
+    outlive_args *call = NULL;
+    outlive_args_new(&call);
     outlive_args_set_integer(call, "c", 3);
-    if (outlive_call(handler, call) != OUTLIVE_OK) {
-        fprintf(stderr, "outlive_call: %s\n", outlive_last_error());
+    if (outlive_handler_call(handler, call) != OUTLIVE_OK) {
+        fprintf(stderr, "outlive_handler_call: %s\n", outlive_last_error());
         return 1;
     }
     double call_ns;
-    MEASURE(call_ns, calls, outlive_call(handler, call));
+    MEASURE(call_ns, calls, outlive_handler_call(handler, call));
 
-    outlive_args *rich = outlive_args_new();
+    outlive_args *rich = NULL;
+    outlive_args_new(&rich);
     outlive_args_set_string(rich, "account", "dana@example.org");
     outlive_args_set_integer(rich, "a", 1);
     outlive_args_set_integer(rich, "b", 2);
     outlive_args_set_bool(rich, "success", true);
-    outlive_handler *stored = outlive_handler_new_with_invalidation("bench_add", "bench_cancel", rich);
+    outlive_handler *stored = NULL;
+    outlive_handler_new("bench_add", "bench_cancel", rich, &stored);
     void *bytes = NULL;
     size_t size = 0;
     outlive_handler_serialize(stored, &bytes, &size);
@@ -89,7 +94,7 @@ int main(int argc, char **argv) {
     printf("| operation | per call | relative |\n|---|---:|---:|\n");
     printf("| direct C call (3 × int64, via pointer) | %.1f ns | %.2f× ffi_call |\n", direct_ns, direct_ns / ffi_ns);
     printf("| bare ffi_call, cached cif | %.1f ns | 1.00× |\n", ffi_ns);
-    printf("| outlive_call (2 bound + 1 call-time INTEGER) | %.1f ns | %.2f× ffi_call (goal ≤ 5×) |\n", call_ns, call_ns / ffi_ns);
+    printf("| outlive_handler_call (2 bound + 1 call-time INTEGER) | %.1f ns | %.2f× ffi_call (goal ≤ 5×) |\n", call_ns, call_ns / ffi_ns);
     printf("\n| serialization (handler: 4 arguments + invalidation name, %zu bytes) | rate |\n|---|---:|\n", size);
     printf("| serialize + deserialize round trips | %.0f /s (%.2f µs each) |\n", 1e9 / round_ns, round_ns / 1000);
     outlive_free(bytes);

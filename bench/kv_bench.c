@@ -31,7 +31,7 @@ static double outlive_sets_per_second(outlive_durability durability, int round) 
     outlive_store_options options = OUTLIVE_STORE_OPTIONS_INIT;
     options.durability = durability;
     outlive_store *store = NULL;
-    if (outlive_store_open_with_options(dir, "bench", NULL, &options, &store) != OUTLIVE_OK) {
+    if (outlive_store_open(dir, "bench", NULL, &options, &store) != OUTLIVE_OK) {
         fprintf(stderr, "open: %s\n", outlive_last_error());
         exit(1);
     }
@@ -81,7 +81,7 @@ static double sqlite_inserts_per_second(const char *synchronous, int round) {
  * current time, SAMPLES times. */
 static void observe_writer(const char *dir, int go) {
     outlive_store *store = NULL;
-    if (outlive_store_open(dir, "writer", NULL, &store) != OUTLIVE_OK) _exit(1);
+    if (outlive_store_open(dir, "writer", NULL, NULL, &store) != OUTLIVE_OK) _exit(1);
     char byte;
     for (int i = 0; i < SAMPLES && read(go, &byte, 1) == 1; i++) {
         int64_t now = bench_now_ns();
@@ -107,10 +107,10 @@ static void observe_latency(double *p50, double *p99) {
     char dir[4200];
     bench_fresh_dir(dir, sizeof dir, "observe");
     outlive_store *store = NULL;
-    if (outlive_store_open(dir, "observer", NULL, &store) != OUTLIVE_OK) exit(1);
+    if (outlive_store_open(dir, "observer", NULL, NULL, &store) != OUTLIVE_OK) exit(1);
     static struct latency latency;
     uint64_t token;
-    outlive_kv_observe(store, "latency", on_value, &latency, &token);
+    outlive_kv_observe(store, "latency", on_value, &latency, NULL, &token);
     int go[2];
     if (pipe(go) != 0) exit(1);
     pid_t pid = fork();
@@ -138,10 +138,10 @@ static void idle_loop(int *wakeups, double *cpu_ms) {
     char dir[4200];
     bench_fresh_dir(dir, sizeof dir, "idle");
     outlive_store *store = NULL;
-    if (outlive_store_open(dir, "idle", NULL, &store) != OUTLIVE_OK) exit(1);
+    if (outlive_store_open(dir, "idle", NULL, NULL, &store) != OUTLIVE_OK) exit(1);
     uint64_t token;
     static struct latency unused;
-    outlive_kv_observe(store, "", on_value, &unused, &token);
+    outlive_kv_observe(store, "", on_value, &unused, NULL, &token);
     outlive_loop *loop = outlive_store_loop(store);
     /* What opening and registering queued (first deliveries, own doorbell) is
      * setup, not idleness: let it run first. */

@@ -113,7 +113,7 @@ static int32_t priority(const outlive_message *message, void *context) {
 static void present(const outlive_message *message, outlive_presentation *presentation, void *context) {
     (void)message; (void)context;
     g_result.ops[K_PRESENTATION]++;
-    check(outlive_presentation_finish(presentation, OUTLIVE_PRESENTED, false, "ok"), "presentation finish");
+    check(outlive_presentation_finish(presentation, OUTLIVE_PRESENTATION_PRESENTED, false, "ok"), "presentation finish");
 }
 
 /* ── a worker ── */
@@ -164,19 +164,23 @@ static int worker(int index, const char *dir, double seconds, int start_fd) {
 
     char go;
     if (read(start_fd, &go, 1) != 1) return 2;
-    if (outlive_store_open(dir, name, NULL, &g_store) != OUTLIVE_OK) {
+    if (outlive_store_open(dir, name, NULL, NULL, &g_store) != OUTLIVE_OK) {
         fprintf(stderr, "%s: open: %s\n", name, outlive_last_error());
         return 2;
     }
     outlive_loop *loop = outlive_store_loop(g_store);
     check(outlive_tasks_set_triggers(g_store, 20, 0.2), "set triggers");
-    outlive_presenter callbacks = {priority, present, NULL};
-    check(outlive_presenter_add(g_store, "load", &callbacks, NULL), "presenter add");
+    outlive_presenter callbacks = {OUTLIVE_PRESENTER_VERSION, priority, present, NULL};
+    check(outlive_presenter_add(g_store, "load", &callbacks, NULL, NULL), "presenter add");
 
-    outlive_handler *task_work = outlive_handler_new("load_task", NULL);
-    outlive_handler *signal_handler = outlive_handler_new("load_signal", NULL);
-    outlive_handler *response = outlive_handler_new("load_response", NULL);
-    outlive_message_draft *draft = outlive_message_draft_new("load", "load message");
+    outlive_handler *task_work = NULL;
+    outlive_handler_new("load_task", NULL, NULL, &task_work);
+    outlive_handler *signal_handler = NULL;
+    outlive_handler_new("load_signal", NULL, NULL, &signal_handler);
+    outlive_handler *response = NULL;
+    outlive_handler_new("load_response", NULL, NULL, &response);
+    outlive_message_draft *draft = NULL;
+    outlive_message_draft_new("load", "load message", &draft);
     check(outlive_message_draft_add_choice(draft, "ok", "OK", OUTLIVE_CHOICE_DEFAULT), "draft choice");
     check(outlive_message_draft_set_response_handler(draft, response), "draft response handler");
 
@@ -215,8 +219,8 @@ static int worker(int index, const char *dir, double seconds, int start_fd) {
         dispatch(loop, 0);
 
         outlive_signal_new_id(id);
-        if (check(TIMED(outlive_signal_consume(g_store, id, signal_handler, OUTLIVE_DELIVER_ONCE,
-                                                OUTLIVE_LIFETIME_ANY_PROCESS, NULL)), "signal consume")) {
+        if (check(TIMED(outlive_signal_consume(g_store, id, signal_handler, OUTLIVE_DELIVERY_ONCE,
+                                                OUTLIVE_LIFETIME_ANY_PROCESS, NULL, NULL)), "signal consume")) {
             g_result.ops[K_SIGNAL_CONSUME]++;
             if (check(TIMED(outlive_signal_post(g_store, id, NULL, false)), "signal post")) {
                 fprintf(items, "s %s\n", id);
@@ -279,12 +283,11 @@ static uint64_t done_count(outlive_store *store, const char *prefix, const char 
 }
 
 static bool task_stored(outlive_store *store, const char *id) {
-    /* outlive_tasks_list pages in queue order; after_id = the task itself answers
+    /* outlive_task_list_new pages in queue order; after = the task itself answers
      * NOT_FOUND when it is not stored. */
-    outlive_task_info *info = NULL;
-    size_t count = 0;
-    outlive_status status = outlive_tasks_list(store, id, 1, &info, &count);
-    outlive_task_info_free(info, count);
+    outlive_task_list *info = NULL;
+    outlive_status status = outlive_task_list_new(store, id, 1, &info);
+    outlive_task_list_free(info);
     return status == OUTLIVE_OK;
 }
 
@@ -302,7 +305,7 @@ int main(int argc, char **argv) {
     char dir[4200];
     snprintf(dir, sizeof dir, "%s/load-store", g_scratch);
     outlive_store *setup = NULL;
-    if (outlive_store_open(dir, "load-setup", NULL, &setup) != OUTLIVE_OK) {
+    if (outlive_store_open(dir, "load-setup", NULL, NULL, &setup) != OUTLIVE_OK) {
         fprintf(stderr, "open: %s\n", outlive_last_error());
         return 1;
     }
@@ -366,7 +369,7 @@ int main(int argc, char **argv) {
     if (listing) closedir(listing);
 
     outlive_store *store = NULL;
-    if (outlive_store_open(dir, "load-check", NULL, &store) != OUTLIVE_OK) {
+    if (outlive_store_open(dir, "load-check", NULL, NULL, &store) != OUTLIVE_OK) {
         fprintf(stderr, "reopen: %s\n", outlive_last_error());
         return 1;
     }

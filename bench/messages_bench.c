@@ -34,7 +34,7 @@ static int32_t priority(const outlive_message *message, void *context) {
 static void present(const outlive_message *message, outlive_presentation *presentation, void *context) {
     (void)context;
     int64_t latency = bench_now_ns() - atoll(outlive_message_title(message) + 2);
-    outlive_presentation_finish(presentation, OUTLIVE_PRESENTED, false, "ok");
+    outlive_presentation_finish(presentation, OUTLIVE_PRESENTATION_PRESENTED, false, "ok");
     if (write(report_fd, &latency, sizeof latency) != sizeof latency) exit(1);
 }
 
@@ -47,10 +47,10 @@ static void presenter_process(const char *dir, int ready_fd, int control_fd) {
     outlive_store_options options = OUTLIVE_STORE_OPTIONS_INIT;
     options.durability = OUTLIVE_DURABILITY_NORMAL;
     outlive_store *store = NULL;
-    if (outlive_store_open_with_options(dir, "viewer", NULL, &options, &store) != OUTLIVE_OK) die("open (presenter)");
-    outlive_presenter callbacks = {priority, present, NULL};
-    if (outlive_presenter_add(store, "bench", &callbacks, NULL) != OUTLIVE_OK) die("presenter_add");
-    if (outlive_response_handler_add(store, "bench", take, NULL) != OUTLIVE_OK) die("response_handler_add");
+    if (outlive_store_open(dir, "viewer", NULL, &options, &store) != OUTLIVE_OK) die("open (presenter)");
+    outlive_presenter callbacks = {OUTLIVE_PRESENTER_VERSION, priority, present, NULL};
+    if (outlive_presenter_add(store, "bench", &callbacks, NULL, NULL) != OUTLIVE_OK) die("presenter_add");
+    if (outlive_response_handler_add(store, "bench", take, NULL, NULL) != OUTLIVE_OK) die("response_handler_add");
     outlive_loop *loop = outlive_store_loop(store);
     outlive_loop_dispatch(loop, 0);
     char ready = 'r';
@@ -73,8 +73,9 @@ static void presenter_process(const char *dir, int ready_fd, int control_fd) {
  * unanswered, with fresh ids and positions, counted in their category. */
 static void fill(const char *dir, int count) {
     outlive_store *store = NULL;
-    if (outlive_store_open(dir, "filler", NULL, &store) != OUTLIVE_OK) die("open (filler)");
-    outlive_message_draft *draft = outlive_message_draft_new("other", "Stored");
+    if (outlive_store_open(dir, "filler", NULL, NULL, &store) != OUTLIVE_OK) die("open (filler)");
+    outlive_message_draft *draft = NULL;
+    outlive_message_draft_new("other", "Stored", &draft);
     outlive_message_draft_add_choice(draft, "ok", "OK", OUTLIVE_CHOICE_DEFAULT);
     outlive_message_draft_set_scope(draft, "account");
     char id[OUTLIVE_ID_SIZE];
@@ -84,7 +85,7 @@ static void fill(const char *dir, int count) {
     outlive_store_close(store);
     if (count <= 1) {
         if (count == 0) {
-            if (outlive_store_open(dir, "filler", NULL, &store) != OUTLIVE_OK || outlive_message_remove(store, id) != OUTLIVE_OK) die("remove");
+            if (outlive_store_open(dir, "filler", NULL, NULL, &store) != OUTLIVE_OK || outlive_message_remove(store, id) != OUTLIVE_OK) die("remove");
             outlive_store_close(store);
         }
         return;
@@ -132,7 +133,7 @@ static struct result measure(const char *dir, int others) {
     outlive_store_options options = OUTLIVE_STORE_OPTIONS_INIT;
     options.durability = OUTLIVE_DURABILITY_NORMAL;
     outlive_store *store = NULL;
-    if (outlive_store_open_with_options(dir, "poster", NULL, &options, &store) != OUTLIVE_OK) die("open (poster)");
+    if (outlive_store_open(dir, "poster", NULL, &options, &store) != OUTLIVE_OK) die("open (poster)");
     size_t stored = 0;
     if (outlive_messages_count(store, "other", &stored) != OUTLIVE_OK || stored != (size_t)others) {
         fprintf(stderr, "%zu other messages stored, %d wanted\n", stored, others);
@@ -142,7 +143,8 @@ static struct result measure(const char *dir, int others) {
     char id[OUTLIVE_ID_SIZE], title[64];
     for (int i = 0; i < SAMPLES + 20; i++) {
         snprintf(title, sizeof title, "t=%lld", (long long)bench_now_ns());
-        outlive_message_draft *draft = outlive_message_draft_new("bench", title);
+        outlive_message_draft *draft = NULL;
+        outlive_message_draft_new("bench", title, &draft);
         outlive_message_draft_add_choice(draft, "ok", "OK", OUTLIVE_CHOICE_DEFAULT);
         if (outlive_message_post(store, draft, id) != OUTLIVE_OK) die("post");
         outlive_message_draft_free(draft);

@@ -56,11 +56,12 @@ static void report_notes(void) {
  * terminating version, then exits. */
 static void consumer_process(const char *dir, const char *signal, int consumers, int ready_fd) {
     outlive_store *store = NULL;
-    if (outlive_store_open(dir, "consumer", NULL, &store) != OUTLIVE_OK) die("open");
-    outlive_handler *handler = outlive_handler_new("signals_bench_receive", NULL);
+    if (outlive_store_open(dir, "consumer", NULL, NULL, &store) != OUTLIVE_OK) die("open");
+    outlive_handler *handler = NULL;
+    outlive_handler_new("signals_bench_receive", NULL, NULL, &handler);
     if (!handler) die("handler");
     for (int i = 0; i < consumers; i++) {
-        if (outlive_signal_consume(store, signal, handler, OUTLIVE_DELIVER_UNTIL_TERMINATED, OUTLIVE_LIFETIME_THIS_RUN, NULL) != OUTLIVE_OK)
+        if (outlive_signal_consume(store, signal, handler, OUTLIVE_DELIVERY_UNTIL_TERMINATED, OUTLIVE_LIFETIME_THIS_RUN, NULL, NULL) != OUTLIVE_OK)
             die("consume");
     }
     outlive_handler_free(handler);
@@ -97,7 +98,8 @@ static pid_t start_consumer(const char *dir, const char *signal, int consumers, 
 }
 
 static outlive_status post_now(outlive_store *store, const char *signal, bool terminates) {
-    outlive_args *payload = outlive_args_new();
+    outlive_args *payload = NULL;
+    outlive_args_new(&payload);
     if (!payload) return OUTLIVE_E_NO_MEMORY;
     outlive_status status = outlive_args_set_integer(payload, "sent", bench_now_ns());
     if (status == OUTLIVE_OK) status = outlive_signal_post(store, signal, payload, terminates);
@@ -113,7 +115,7 @@ static void signal_latency(double *p50, double *p99) {
     int reports;
     pid_t pid = start_consumer(dir, signal, 1, &reports);
     outlive_store *store = NULL;
-    if (outlive_store_open(dir, "poster", NULL, &store) != OUTLIVE_OK) die("open");
+    if (outlive_store_open(dir, "poster", NULL, NULL, &store) != OUTLIVE_OK) die("open");
     static int64_t samples[SAMPLES];
     for (int i = 0; i < SAMPLES; i++) {
         if (post_now(store, signal, i == SAMPLES - 1) != OUTLIVE_OK) die("post");
@@ -140,7 +142,7 @@ static void post_throughput(int consumers, double *posts_per_second, double *dra
     int reports;
     pid_t pid = start_consumer(dir, signal, consumers, &reports);
     outlive_store *store = NULL;
-    if (outlive_store_open(dir, "poster", NULL, &store) != OUTLIVE_OK) die("open");
+    if (outlive_store_open(dir, "poster", NULL, NULL, &store) != OUTLIVE_OK) die("open");
     int64_t start = bench_now_ns();
     for (int i = 0; i < POSTS; i++) {
         if (post_now(store, signal, i == POSTS - 1) != OUTLIVE_OK) die("post");

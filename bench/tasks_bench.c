@@ -26,7 +26,7 @@ static void bench_noop(void) {}
 
 static outlive_store *open_store(const char *dir) {
     outlive_store *store = NULL;
-    if (outlive_store_open(dir, "bench", NULL, &store) != OUTLIVE_OK) {
+    if (outlive_store_open(dir, "bench", NULL, NULL, &store) != OUTLIVE_OK) {
         fprintf(stderr, "open: %s\n", outlive_last_error());
         exit(1);
     }
@@ -46,7 +46,8 @@ static double adds_per_second(int round) {
     snprintf(name, sizeof name, "tasks-add-%d", round);
     bench_fresh_dir(dir, sizeof dir, name);
     outlive_store *store = open_store(dir);
-    outlive_handler *work = outlive_handler_new("bench_noop", NULL);
+    outlive_handler *work = NULL;
+    outlive_handler_new("bench_noop", NULL, NULL, &work);
     int64_t start = bench_now_ns();
     for (int i = 0; i < ADDS; i++) must(outlive_task_add(store, work, NULL, NULL, 0, NULL), "add");
     int64_t elapsed = bench_now_ns() - start;
@@ -87,9 +88,13 @@ static double sqlite_inserts_per_second(int round) {
 
 /* Adds `count` tasks of handler `name` in batches of BATCH; returns seconds. */
 static double batch_add(outlive_store *store, const char *name, size_t count) {
-    outlive_handler *work = outlive_handler_new(name, NULL);
+    outlive_handler *work = NULL;
+    outlive_handler_new(name, NULL, NULL, &work);
     outlive_task_spec *specs = calloc(BATCH, sizeof *specs);
-    for (size_t i = 0; i < BATCH; i++) specs[i].work = work;
+    for (size_t i = 0; i < BATCH; i++) {
+        specs[i].version = OUTLIVE_TASK_SPEC_VERSION;
+        specs[i].work = work;
+    }
     int64_t start = bench_now_ns();
     for (size_t done = 0; done < count; done += BATCH) {
         size_t n = count - done < BATCH ? count - done : BATCH;
@@ -128,7 +133,8 @@ static double add_and_run_one(outlive_store *store, outlive_handler *work) {
  * both share the machine's noise; a few rounds first to settle the WAL. */
 static void add_and_run_compare(outlive_store *a, outlive_store *b, double *median_a, double *median_b) {
     double samples_a[SINGLE_RUNS], samples_b[SINGLE_RUNS];
-    outlive_handler *work = outlive_handler_new("bench_noop", NULL);
+    outlive_handler *work = NULL;
+    outlive_handler_new("bench_noop", NULL, NULL, &work);
     for (int i = 0; i < 5; i++) { add_and_run_one(a, work); add_and_run_one(b, work); }
     for (int i = 0; i < SINGLE_RUNS; i++) {
         samples_a[i] = add_and_run_one(a, work);
@@ -142,7 +148,7 @@ static void add_and_run_compare(outlive_store *a, outlive_store *b, double *medi
 int main(int argc, char **argv) {
     snprintf(bench_scratch, sizeof bench_scratch, "%s", argc > 1 ? argv[1] : "/tmp/outlive-bench");
     mkdir(bench_scratch, 0700);
-    if (outlive_register("bench_noop", "", (void (*)(void))bench_noop) != OUTLIVE_OK) return 1;
+    if (outlive_handler_register("bench_noop", "", (void (*)(void))bench_noop) != OUTLIVE_OK) return 1;
 
     double outlive_rates[ROUNDS], sqlite_rates[ROUNDS];
     for (int round = 0; round < ROUNDS; round++) {

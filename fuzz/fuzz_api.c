@@ -36,7 +36,7 @@ static int32_t priority(const outlive_message *message, void *context) {
 
 static void present(const outlive_message *message, outlive_presentation *presentation, void *context) {
     (void)message; (void)context;
-    outlive_presentation_finish(presentation, OUTLIVE_NOT_PRESENTED, false, NULL);
+    outlive_presentation_finish(presentation, OUTLIVE_PRESENTATION_NOT_PRESENTED, false, NULL);
 }
 
 static bool respond(const outlive_message *message, void *context) {
@@ -63,14 +63,14 @@ const char *__asan_default_options(void) { return "detect_leaks=0"; }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
     (void)argc; (void)argv;
-    outlive_set_log_handler(quiet, OUTLIVE_LOG_ERROR, NULL);
+    outlive_log_set_handler(quiet, OUTLIVE_LOG_ERROR, NULL, NULL);
     snprintf(directory, sizeof directory, "/tmp/outlive-fuzz-api-XXXXXX");
     if (!mkdtemp(directory)) abort();
     outlive_store_options options = OUTLIVE_STORE_OPTIONS_INIT;
     options.durability = OUTLIVE_DURABILITY_NORMAL;
-    if (outlive_store_open_with_options(directory, "fuzz", NULL, &options, &store) != OUTLIVE_OK) abort();
+    if (outlive_store_open(directory, "fuzz", NULL, &options, &store) != OUTLIVE_OK) abort();
     outlive_tasks_set_triggers(store, 0, 1e6);
-    if (outlive_register("fuzz_api_target", "ID? text, INT number", (void (*)(void))fuzz_api_target) != OUTLIVE_OK) abort();
+    if (outlive_handler_register("fuzz_api_target", "ID? text, INT number", (void (*)(void))fuzz_api_target) != OUTLIVE_OK) abort();
     return 0;
 }
 
@@ -180,7 +180,8 @@ static void untouched(const char *buffer, size_t size) {
 
 static outlive_args *make_args(struct reader *r) {
     if (byte(r) % 4 == 0) return NULL;
-    outlive_args *args = outlive_args_new();
+    outlive_args *args = NULL;
+    outlive_args_new(&args);
     int count = byte(r) % 4;
     for (int i = 0; i < count; i++) {
         const char *name = string(r);
@@ -206,9 +207,10 @@ static outlive_args *make_args(struct reader *r) {
 static outlive_handler *make_handler(struct reader *r) {
     outlive_args *bound = make_args(r);
     const char *name = byte(r) & 1 ? "fuzz_api_target" : string(r);
-    outlive_handler *handler = byte(r) & 1 ? outlive_handler_new_with_invalidation(name, string(r), bound)
-                                           : outlive_handler_new(name, bound);
-    if (!handler && !outlive_last_error()[0]) abort();
+    outlive_handler *handler = NULL;
+    if (outlive_handler_new(name, byte(r) & 1 ? string(r) : NULL, bound, &handler) != OUTLIVE_OK &&
+        (handler || !outlive_last_error()[0]))
+        abort();
     outlive_args_free(bound);
     return handler;
 }
@@ -236,7 +238,8 @@ static void op_args(struct reader *r) {
         (void)outlive_object_type(object);
         (void)outlive_object_string(object);
     }
-    outlive_args *copy = outlive_args_copy(args);
+    outlive_args *copy = NULL;
+    outlive_args_copy(args, &copy);
     outlive_args_free(copy);
     outlive_args_free(args);
 }
@@ -245,9 +248,9 @@ static void op_handler(struct reader *r) {
     outlive_handler *handler = make_handler(r);
     outlive_args *args = make_args(r);
     switch (byte(r) % 6) {
-    case 0: check(outlive_call(handler, args)); break;
+    case 0: check(outlive_handler_call(handler, args)); break;
     case 1: check(outlive_handler_bind(handler, args)); break;
-    case 2: check(outlive_invalidate(handler, args)); break;
+    case 2: check(outlive_handler_invalidate(handler, args)); break;
     case 3: {
         void *bytes = NULL;
         size_t size = 0;
@@ -261,7 +264,7 @@ static void op_handler(struct reader *r) {
         }
         break;
     }
-    case 4: check(outlive_resolve(string(r))); break;
+    case 4: check(outlive_handler_resolve(string(r))); break;
     default: {
         outlive_args *bound = NULL;
         outlive_status status = outlive_handler_bound(handler, &bound);
@@ -274,7 +277,8 @@ static void op_handler(struct reader *r) {
         break;
     }
     }
-    outlive_handler *copy = outlive_handler_copy(handler);
+    outlive_handler *copy = NULL;
+    outlive_handler_copy(handler, &copy);
     outlive_handler_free(copy);
     outlive_args_free(args);
     outlive_handler_free(handler);
@@ -283,13 +287,13 @@ static void op_handler(struct reader *r) {
 static void op_register(struct reader *r) {
     const char *name = string(r);
     const char *signature = string(r);
-    outlive_status status = outlive_register(name, signature, byte(r) & 1 ? (void (*)(void))fuzz_api_target : NULL);
+    outlive_status status = outlive_handler_register(name, signature, byte(r) & 1 ? (void (*)(void))fuzz_api_target : NULL);
     check(status);
     if (status == OUTLIVE_OK) {
-        if (!name || strcmp(name, "fuzz_api_target") != 0) check(outlive_unregister(name));
-        else outlive_register("fuzz_api_target", "ID? text, INT number", (void (*)(void))fuzz_api_target);
+        if (!name || strcmp(name, "fuzz_api_target") != 0) check(outlive_handler_unregister(name));
+        else outlive_handler_register("fuzz_api_target", "ID? text, INT number", (void (*)(void))fuzz_api_target);
     } else {
-        check(outlive_unregister(string(r)));
+        check(outlive_handler_unregister(string(r)));
     }
 }
 
@@ -314,15 +318,15 @@ static void op_kv(struct reader *r) {
         break;
     }
     case 2: {
-        char *next = NULL;
-        outlive_status status = outlive_kv_next_key(store, key, value, &next);
+        outlive_kv_key_list *keys = NULL;
+        outlive_status status = outlive_kv_key_list_new(store, key, value, byte(r), &keys);
         check(status);
-        if (status == OUTLIVE_OK) outlive_free(next);
+        outlive_kv_key_list_free(keys);
         break;
     }
     case 3: {
         uint64_t token = 0;
-        outlive_status status = outlive_kv_observe(store, key, byte(r) & 1 ? observer : NULL, NULL, &token);
+        outlive_status status = outlive_kv_observe(store, key, byte(r) & 1 ? observer : NULL, NULL, NULL, &token);
         check(status);
         if (status == OUTLIVE_OK) check(outlive_kv_unobserve(store, token));
         else check(outlive_kv_unobserve(store, number(r)));
@@ -360,7 +364,7 @@ static void op_tasks(struct reader *r) {
         break;
     }
     case 1: {
-        outlive_task_spec specs[2] = {{make_handler(r), string(r), NULL, 0}, {NULL, NULL, NULL, 0}};
+        outlive_task_spec specs[2] = {{OUTLIVE_TASK_SPEC_VERSION, make_handler(r), string(r), NULL, 0}, {OUTLIVE_TASK_SPEC_VERSION, NULL, NULL, NULL, 0}};
         size_t count = byte(r) % 3;
         if (byte(r) % 8 == 0) count = OUTLIVE_TASK_MAX_BATCH + 1;
         if (count == 2) specs[1].work = specs[0].work;
@@ -379,12 +383,12 @@ static void op_tasks(struct reader *r) {
         break;
     }
     case 2: {
-        outlive_task_info *tasks = NULL;
-        size_t count = 0;
+        outlive_task_list *tasks = NULL;
         size_t limit = byte(r) & 1 ? byte(r) : (byte(r) & 1 ? 100001 : SIZE_MAX);
-        outlive_status status = outlive_tasks_list(store, identifier(r), limit, &tasks, &count);
+        outlive_status status = outlive_task_list_new(store, identifier(r), limit, &tasks);
         check(status);
-        if (status == OUTLIVE_OK) outlive_task_info_free(tasks, count);
+        if (status == OUTLIVE_OK && outlive_task_list_count(tasks) > limit) abort();
+        outlive_task_list_free(tasks);
         break;
     }
     case 3: check(byte(r) & 1 ? outlive_task_retry(store, identifier(r)) : outlive_task_delete(store, identifier(r))); break;
@@ -411,7 +415,7 @@ static void op_signals(struct reader *r) {
         char consumer[OUTLIVE_ID_SIZE];
         memset(consumer, SENTINEL, sizeof consumer);
         const char *signal = identifier(r);
-        outlive_status status = outlive_signal_consume_with_id(store, signal, handler, (outlive_delivery)(byte(r) % 4),
+        outlive_status status = outlive_signal_consume(store, signal, handler, (outlive_delivery)(byte(r) % 4),
                                                                (outlive_lifetime)(byte(r) % 5), string(r), consumer);
         check(status);
         if (status == OUTLIVE_OK) check(outlive_signal_consumer_remove(store, consumer));
@@ -445,7 +449,7 @@ static void op_signals(struct reader *r) {
         for (size_t i = 0; i <= outlive_signal_list_count(list); i++) (void)outlive_signal_list_id(list, i);
         outlive_signal_list_free(list);
         outlive_signal_consumer_list *consumers = NULL;
-        status = outlive_signal_consumer_list_new(store, identifier(r), &consumers);
+        status = outlive_signal_consumer_list_new(store, identifier(r), NULL, 0, &consumers);
         check(status);
         for (size_t i = 0; i <= outlive_signal_consumer_list_count(consumers); i++) {
             (void)outlive_signal_consumer_list_scope(consumers, i);
@@ -460,7 +464,8 @@ static void op_signals(struct reader *r) {
 static void op_messages(struct reader *r) {
     switch (byte(r) % 7) {
     case 0: {
-        outlive_message_draft *draft = outlive_message_draft_new(string(r), string(r));
+        outlive_message_draft *draft = NULL;
+        outlive_message_draft_new(string(r), string(r), &draft);
         if (!draft && !outlive_last_error()[0]) abort();
         int steps = byte(r) % 6;
         for (int i = 0; i < steps; i++) {
@@ -507,11 +512,10 @@ static void op_messages(struct reader *r) {
     case 1: check(outlive_message_respond(store, identifier(r), string(r))); break;
     case 2: check(byte(r) & 1 ? outlive_message_mute(store, identifier(r)) : outlive_message_remove(store, identifier(r))); break;
     case 3: {
-        char *ids = NULL;
-        size_t count = 0;
-        outlive_status status = outlive_messages_list(store, string(r), string(r), &ids, &count);
+        outlive_message_list *list = NULL;
+        outlive_status status = outlive_message_list_new(store, string(r), string(r), identifier(r), byte(r), &list);
         check(status);
-        if (status == OUTLIVE_OK) outlive_free(ids);
+        outlive_message_list_free(list);
         size_t removed = 0;
         check(outlive_messages_remove_scope(store, string(r), &removed));
         break;
@@ -524,9 +528,9 @@ static void op_messages(struct reader *r) {
         break;
     }
     case 5: {
-        outlive_presenter callbacks = {byte(r) & 1 ? priority : NULL, byte(r) & 1 ? present : NULL, NULL};
+        outlive_presenter callbacks = {OUTLIVE_PRESENTER_VERSION, byte(r) & 1 ? priority : NULL, byte(r) & 1 ? present : NULL, NULL};
         const char *id = string(r);
-        outlive_status status = outlive_presenter_add(store, id, byte(r) & 1 ? &callbacks : NULL, NULL);
+        outlive_status status = outlive_presenter_add(store, id, byte(r) & 1 ? &callbacks : NULL, NULL, NULL);
         check(status);
         if (status == OUTLIVE_OK) check(outlive_presenter_remove(store, id));
         else check(outlive_presenter_reoffer(store, id));
@@ -534,8 +538,8 @@ static void op_messages(struct reader *r) {
     }
     default: {
         const char *id = string(r);
-        outlive_status status = byte(r) & 1 ? outlive_response_handler_add(store, id, byte(r) & 1 ? respond : NULL, NULL)
-                                            : outlive_auto_resolver_add(store, id, byte(r) & 1 ? resolve : NULL, NULL);
+        outlive_status status = byte(r) & 1 ? outlive_response_handler_add(store, id, byte(r) & 1 ? respond : NULL, NULL, NULL)
+                                            : outlive_auto_resolver_add(store, id, byte(r) & 1 ? resolve : NULL, NULL, NULL);
         check(status);
         if (status == OUTLIVE_OK) {
             outlive_status removed = outlive_response_handler_remove(store, id);
@@ -561,7 +565,7 @@ static void op_store(struct reader *r) {
         snprintf(database, sizeof database, "%s/outlive.db", directory);
         const char *paths[] = {directory, NULL, "", "/nonexistent-outlive/x", "/proc/self/status", database, NULL, ""};
         outlive_store *other = NULL;
-        outlive_status status = outlive_store_open_with_options(paths[byte(r) % 8], string(r), NULL,
+        outlive_status status = outlive_store_open(paths[byte(r) % 8], string(r), NULL,
                                                                 byte(r) & 1 ? &options : NULL, &other);
         check(status);
         outlive_store_close(other);

@@ -18,7 +18,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     if (!mkdtemp(dir)) abort();
     outlive_store_options options = OUTLIVE_STORE_OPTIONS_INIT;
     options.durability = OUTLIVE_DURABILITY_NORMAL;
-    if (outlive_store_open_with_options(dir, "fuzz", NULL, &options, &store) != OUTLIVE_OK) abort();
+    if (outlive_store_open(dir, "fuzz", NULL, &options, &store) != OUTLIVE_OK) abort();
     return 0;
 }
 
@@ -71,9 +71,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             break;
         }
         case 4: {
-            char *next = NULL;
-            status = outlive_kv_next_key(store, key, NULL, &next);
-            if (status == OUTLIVE_OK) { if (strncmp(next, key, strlen(key)) != 0) abort(); outlive_free(next); }
+            outlive_kv_key_list *keys = NULL;
+            status = outlive_kv_key_list_new(store, key, NULL, 1, &keys);
+            if (status == OUTLIVE_OK) {
+                for (size_t i = 0; i < outlive_kv_key_list_count(keys); i++)
+                    if (strncmp(outlive_kv_key_list_key(keys, i), key, strlen(key)) != 0) abort();
+                outlive_kv_key_list_free(keys);
+            }
             break;
         }
         default: {

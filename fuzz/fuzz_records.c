@@ -102,7 +102,7 @@ static int32_t priority(const outlive_message *message, void *context) {
 static void present(const outlive_message *message, outlive_presentation *presentation, void *context) {
     (void)context;
     read_message(message);
-    outlive_presentation_finish(presentation, OUTLIVE_PRESENTED, false, NULL);
+    outlive_presentation_finish(presentation, OUTLIVE_PRESENTATION_PRESENTED, false, NULL);
 }
 
 /* No per-input leak scans: the library keeps process-wide caches (handler
@@ -129,19 +129,19 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     load((void **)&sql.busy_timeout, library, "sqlite3_busy_timeout");
     load((void **)&sql.errmsg, library, "sqlite3_errmsg");
 
-    outlive_set_log_handler(quiet, OUTLIVE_LOG_ERROR, NULL);
-    outlive_register("fuzz_task", "ID? label, INTEGER attempt", (void (*)(void))fuzz_task);
-    outlive_register("fuzz_signal", "ID signal_id, UINTEGER version, ID? value", (void (*)(void))fuzz_signal);
-    outlive_register("fuzz_respond", "ID message_id, ID choice, ID? scope", (void (*)(void))fuzz_respond);
+    outlive_log_set_handler(quiet, OUTLIVE_LOG_ERROR, NULL, NULL);
+    outlive_handler_register("fuzz_task", "ID? label, INTEGER attempt", (void (*)(void))fuzz_task);
+    outlive_handler_register("fuzz_signal", "ID signal_id, UINTEGER version, ID? value", (void (*)(void))fuzz_signal);
+    outlive_handler_register("fuzz_respond", "ID message_id, ID choice, ID? scope", (void (*)(void))fuzz_respond);
 
     static char dir[] = "/tmp/outlive-fuzz-records-XXXXXX";
     if (!mkdtemp(dir)) abort();
     outlive_store_options options = OUTLIVE_STORE_OPTIONS_INIT;
     options.durability = OUTLIVE_DURABILITY_NORMAL;
-    if (outlive_store_open_with_options(dir, "fuzz", NULL, &options, &store) != OUTLIVE_OK) abort();
+    if (outlive_store_open(dir, "fuzz", NULL, &options, &store) != OUTLIVE_OK) abort();
     outlive_tasks_set_triggers(store, 0, 1e6);
-    outlive_presenter presenter = {priority, present, NULL};
-    if (outlive_presenter_add(store, "fuzz", &presenter, NULL) != OUTLIVE_OK) abort();
+    outlive_presenter presenter = {OUTLIVE_PRESENTER_VERSION, priority, present, NULL};
+    if (outlive_presenter_add(store, "fuzz", &presenter, NULL, NULL) != OUTLIVE_OK) abort();
     char path[4200];
     snprintf(path, sizeof path, "%s/outlive.db", dir);
     snprintf(doorbell, sizeof doorbell, "%s/doorbell", dir);
@@ -274,20 +274,22 @@ static void fuzz_task_record(const struct input *input) {
         "dead = (SELECT count(*) FROM outlive_tasks WHERE state = 2)");
     announce("tasks", TASK_ID);
 
-    outlive_task_info *tasks = NULL;
+    outlive_task_list *tasks = NULL;
     size_t count = 0, pending = 0;
-    outlive_status status = outlive_tasks_list(store, NULL, 10, &tasks, &count);
+    outlive_status status = outlive_task_list_new(store, NULL, 10, &tasks);
+    count = outlive_task_list_count(tasks);
     check(status);
     if (status == OUTLIVE_OK) {
         for (size_t i = 0; i < count; i++) {
-            if (strlen(tasks[i].id) != 36) abort();
-            for (size_t m = 0; m < tasks[i].group_member_count; m++) (void)strlen(tasks[i].group_members[m]);
-            if (tasks[i].handler_name) (void)strlen(tasks[i].handler_name);
+            if (strlen(outlive_task_list_id(tasks, i)) != 36) abort();
+            for (size_t m = 0; m < outlive_task_list_group_member_count(tasks, i); m++) (void)strlen(outlive_task_list_group_member(tasks, i, m));
+            if (outlive_task_list_handler_name(tasks, i)) (void)strlen(outlive_task_list_handler_name(tasks, i));
         }
-        outlive_task_info_free(tasks, count);
+        outlive_task_list_free(tasks);
     }
-    check(outlive_tasks_list(store, TASK_ID, 10, &tasks, &count));
-    if (tasks) outlive_task_info_free(tasks, count);
+    tasks = NULL;  /* freed above; a failing call leaves its output as it was */
+    check(outlive_task_list_new(store, TASK_ID, 10, &tasks));
+    outlive_task_list_free(tasks);
     check(outlive_tasks_count(store, &pending));
     check(outlive_tasks_count_dead(store, &pending));
     if (input->kind & 0x10) check(outlive_task_retry(store, TASK_ID));
@@ -331,7 +333,7 @@ static void fuzz_signal_record(const struct input *input) {
     announce("signal", signal_id);
 
     outlive_signal_consumer_list *consumers = NULL;
-    check(outlive_signal_consumer_list_new(store, NULL, &consumers));
+    check(outlive_signal_consumer_list_new(store, NULL, NULL, 0, &consumers));
     for (size_t i = 0; i < outlive_signal_consumer_list_count(consumers); i++) {
         (void)outlive_signal_consumer_list_id(consumers, i);
         (void)outlive_signal_consumer_list_signal_id(consumers, i);
@@ -352,7 +354,8 @@ static void fuzz_signal_record(const struct input *input) {
     check(outlive_signal_lookup(store, SIGNAL_ID, &version, &count, &terminated));
     dispatch(1);
     if (input->kind & 0x80) {
-        outlive_args *payload = outlive_args_new();
+        outlive_args *payload = NULL;
+        outlive_args_new(&payload);
         outlive_args_set_string(payload, "value", "posted");
         check(outlive_signal_post(store, SIGNAL_ID, payload, false));
         outlive_args_free(payload);
@@ -398,11 +401,11 @@ static void fuzz_message_record(const struct input *input) {
         read_message(message);
         outlive_message_free(message);
     }
-    char *ids = NULL;
+    outlive_message_list *list = NULL;
     size_t count = 0;
-    status = outlive_messages_list(store, NULL, NULL, &ids, &count);
+    status = outlive_message_list_new(store, NULL, NULL, NULL, 0, &list);
     check(status);
-    if (status == OUTLIVE_OK) outlive_free(ids);
+    outlive_message_list_free(list);
     check(outlive_messages_count(store, "fuzz", &count));
     dispatch(1);
     if (input->b & 1) check(outlive_message_respond(store, MESSAGE_ID, "yes"));

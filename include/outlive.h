@@ -7,25 +7,61 @@
  * reference: every function says what it does, who owns what, which thread may
  * call it and every status it returns.
  *
- * Conventions (they hold for every function unless its comment says otherwise):
+ * Conventions (they hold for every function unless its comment says otherwise;
+ * Tests/api/test_conventions.py checks them on this file):
  *
- *  - Every fallible function returns an outlive_status. On failure,
- *    outlive_last_error() tells why, in a message for humans.
- *  - Output parameters are named `out...` and are written only on success; on
- *    failure they are left as they were. There are no partial successes: a
- *    failed call changes nothing, in memory or in the store.
+ *  - Names. Functions are outlive_<noun>_<verb> (outlive_task_retry,
+ *    outlive_handler_call); a plural noun acts on a whole collection
+ *    (outlive_tasks_set_policy, outlive_messages_count). Types are
+ *    outlive_<noun>, macros OUTLIVE_<NOUN>_..., and every enumeration is
+ *    `typedef enum outlive_<name> {...} outlive_<name>;` whose values begin with
+ *    OUTLIVE_ and the first word of <name> (OUTLIVE_TASK_DEAD), outlive_status
+ *    excepted (OUTLIVE_OK, OUTLIVE_E_...). Numbers that are not a choice among
+ *    values (priorities, flags, limits) are #define macros. There are no
+ *    `_with_...` variants: an optional input is a nullable parameter.
+ *  - Status. Every fallible function returns an outlive_status. On failure,
+ *    outlive_last_error() tells why, in a message for humans. Statuses keep
+ *    their numbers: new ones are appended.
+ *  - Output parameters are named `out...`, come last, and are written only on
+ *    success; on failure they are left as they were. There are no partial
+ *    successes: a failed call changes nothing, in memory or in the store. An
+ *    id is written into `char out_..._id[OUTLIVE_ID_SIZE]`; an output the
+ *    caller may not want is nullable (the comment says so), never a second
+ *    function.
+ *  - Constructors (`_new`, `_copy`, `_open`, `_deserialize`) return a status
+ *    and write the new handle into their last parameter `out`; it is freed
+ *    with the `_free` of its type (outlive_store_close for a store). Every
+ *    `_free` accepts NULL.
+ *  - Handles are checked: passing a handle of another kind (a store where a
+ *    handler is expected) is OUTLIVE_E_INVALID_ARGUMENT, never undefined
+ *    behaviour. A freed handle is not a handle: using one is undefined.
  *  - A NULL pointer where none is allowed is OUTLIVE_E_INVALID_ARGUMENT, and so
  *    is a string that is not valid UTF-8. Strings are NUL-terminated UTF-8 and
  *    are copied by the library when it keeps them; the caller keeps ownership
  *    of everything it passes in.
  *  - Memory the library allocates for the caller is freed with outlive_free(),
- *    or with the `_free` function of its type. Every `_free` accepts NULL.
- *  - A `const` handle is not modified by the call.
+ *    or with the `_free` function of its type. A `const` handle is not
+ *    modified by the call.
  *  - Callbacks run only inside outlive_loop_dispatch(), on the thread that
- *    calls it. Every callback receives the `context` it was registered with.
- *    A registration that takes a `release` callback calls it exactly once,
+ *    calls it (the log handler excepted). A callback is registered with its
+ *    `void *context` and a `void (*release)(void *context)` (nullable), in that
+ *    order, just before the outputs. release(context) is called exactly once,
  *    when the library no longer needs the context — and never when the
- *    registration itself fails: then the caller still owns the context.
+ *    registration itself fails: then the caller still owns the context. (A
+ *    function that calls its callback only before it returns, like
+ *    outlive_kv_update, keeps nothing and takes no release.)
+ *  - Public structs begin with `uint32_t version`; set it with the struct's
+ *    OUTLIVE_<STRUCT>_VERSION, or start from OUTLIVE_<STRUCT>_INIT, so that a
+ *    later version can grow the struct. (The handler descriptor, matched by
+ *    its magic number, has its version second.)
+ *  - Listing is one model everywhere: outlive_<noun>_list_new(..., after,
+ *    limit, out) takes a snapshot of the store; outlive_<noun>_list_count
+ *    says how many entries it holds, outlive_<noun>_list_<field>(list, index)
+ *    reads one (NULL, 0 or false when index is out of range or list is NULL;
+ *    strings belong to the list), outlive_<noun>_list_free frees it. To page,
+ *    pass the id (or key) of the last entry of one list as `after` of the next
+ *    (NULL: from the first). `limit` is the most entries a list holds; 0 means
+ *    no limit, in every list. A list is read by one thread at a time.
  *  - Ids are 36-character UUID strings; buffers for them are OUTLIVE_ID_SIZE
  *    (37) bytes.
  *  - Functions are thread-safe unless their comment says otherwise.
@@ -52,7 +88,7 @@ extern "C" {
 /* ── basics ─────────────────────────────────────────────────────────────── */
 
 #define OUTLIVE_VERSION_MAJOR 0
-#define OUTLIVE_VERSION_MINOR 1
+#define OUTLIVE_VERSION_MINOR 2
 #define OUTLIVE_VERSION_PATCH 0
 /* MAJOR * 1000000 + MINOR * 1000 + PATCH, for preprocessor comparisons. */
 #define OUTLIVE_VERSION_NUMBER (OUTLIVE_VERSION_MAJOR * 1000000 + OUTLIVE_VERSION_MINOR * 1000 + OUTLIVE_VERSION_PATCH)
@@ -74,7 +110,8 @@ typedef enum outlive_status {
     OUTLIVE_E_PERMISSION,        /* unsafe file modes, foreign owner, not allowed */
     OUTLIVE_E_STATE,             /* wrong state: finished twice, closed handle, used after fork */
     OUTLIVE_E_VERSION,           /* written by a newer, incompatible format */
-    OUTLIVE_E_NO_MEMORY
+    OUTLIVE_E_NO_MEMORY,
+    OUTLIVE_E_LIMIT              /* a configured limit is reached (a message category is full) */
 } outlive_status;
 
 /* The message of the calling thread's last failing call. Never NULL: "no error"
@@ -111,9 +148,13 @@ typedef enum outlive_log_level {
 } outlive_log_level;
 typedef void (*outlive_log_handler)(outlive_log_level level, const char *message, void *context);
 
-/* Installs (or with NULL removes) the process-wide log handler.
+/* Installs (or with NULL removes) the process-wide log handler. The context is
+ * released (release, when not NULL) once the handler is replaced or removed
+ * and no call of it is under way; on failure, or when handler is NULL, release
+ * is not called.
  * OUTLIVE_E_INVALID_ARGUMENT: level is not an outlive_log_level. Any thread. */
-OUTLIVE_API outlive_status outlive_set_log_handler(outlive_log_handler handler, outlive_log_level level, void *context);
+OUTLIVE_API outlive_status outlive_log_set_handler(outlive_log_handler handler, outlive_log_level level, void *context,
+                                                   void (*release)(void *context));
 
 /* ── values ───────────────────────────────────────────────────────────────── */
 /*
@@ -156,12 +197,13 @@ typedef struct outlive_handler outlive_handler;  /* a serializable callback (see
  * has depth 1. */
 #define OUTLIVE_MAX_NESTING 16
 
-/* The bytes of an ID; *size (size may be NULL) receives their count. The bytes
+/* The bytes of an ID; *out_size (nullable) receives their count. The bytes
  * are followed by a NUL that is not counted, so a text ID can be read as a C
  * string. Valid as long as the object: during a handler call for a parameter,
- * or until the outlive_args it came from changes or is freed. NULL (and *size
- * 0) when object is NULL; never NULL otherwise, also for 0 bytes. Any thread. */
-OUTLIVE_API const void *outlive_object_bytes(const outlive_object *object, size_t *size);
+ * or until the outlive_args it came from changes or is freed. NULL (and
+ * *out_size 0) when object is NULL; never NULL otherwise, also for 0 bytes.
+ * Any thread. */
+OUTLIVE_API const void *outlive_object_bytes(const outlive_object *object, size_t *out_size);
 
 /* The ID's type tag, or NULL when it has none (or object is NULL). Same
  * lifetime as outlive_object_bytes(). */
@@ -172,13 +214,15 @@ OUTLIVE_API const char *outlive_object_type(const outlive_object *object);
  * outlive_object_bytes(). */
 OUTLIVE_API const char *outlive_object_string(const outlive_object *object);
 
-/* A new empty argument set, freed with outlive_args_free(). NULL only when out
- * of memory. An outlive_args may be read from several threads at once, but not
- * changed while another thread uses it. */
-OUTLIVE_API outlive_args *outlive_args_new(void);
+/* A new empty argument set into *out, freed with outlive_args_free().
+ * OUTLIVE_E_INVALID_ARGUMENT: out is NULL. OUTLIVE_E_NO_MEMORY. An
+ * outlive_args may be read from several threads at once, but not changed while
+ * another thread uses it. */
+OUTLIVE_API outlive_status outlive_args_new(outlive_args **out);
 
-/* A copy of args (NULL when args is NULL or out of memory). */
-OUTLIVE_API outlive_args *outlive_args_copy(const outlive_args *args);
+/* A copy of args into *out. OUTLIVE_E_INVALID_ARGUMENT: args or out is NULL.
+ * OUTLIVE_E_NO_MEMORY. */
+OUTLIVE_API outlive_status outlive_args_copy(const outlive_args *args, outlive_args **out);
 
 /* Frees an argument set. Pointers it handed out (objects, strings, handler
  * views, names) become invalid. NULL is ignored. */
@@ -326,36 +370,33 @@ typedef struct outlive_store_options {
 #define OUTLIVE_STORE_OPTIONS_INIT { OUTLIVE_STORE_OPTIONS_VERSION, OUTLIVE_DURABILITY_FULL, 10000 }
 
 /* Opens (creating it if needed) the store in `directory` as a run of
- * `process_name`, delivering its callbacks on `loop`. When loop is NULL the
- * store makes a loop of its own (outlive_store_loop). Runs of processes that
- * died are cleaned up here.
+ * `process_name`, delivering its callbacks on `loop`, with `options` (NULL:
+ * OUTLIVE_STORE_OPTIONS_INIT). When loop is NULL the store makes a loop of its
+ * own (outlive_store_loop). Runs of processes that died are cleaned up here.
+ * *out receives the store; close it with outlive_store_close().
  *
  * directory: created 0700 if missing (its parent must exist).
  * process_name: 1 to 255 bytes, without ':', '/' or control characters.
  * Returns:
  *   OUTLIVE_E_INVALID_ARGUMENT  a NULL pointer, an empty path, a bad process
- *                               name, or a path that exists and is no directory
+ *                               name, or a path that exists and is no directory;
+ *                               an unknown options version or durability, or a
+ *                               negative busy timeout
  *   OUTLIVE_E_PERMISSION        the directory or a file in it is owned by
  *                               another user, is writable by others, is a link,
  *                               or is no regular file (a FIFO: never blocks)
  *   OUTLIVE_E_IO                cannot be created or written (read-only, disk full)
  *   OUTLIVE_E_CORRUPT           the database is damaged or not an Outlive store,
  *                               or holds schema objects Outlive did not make
- * A parent of directory may be a symbolic link. A failing open removes what it
- * created. The database is untrusted input: docs/SECURITY.md.
  *   OUTLIVE_E_VERSION           written by a newer, incompatible Outlive
  *   OUTLIVE_E_BUSY              another process held the database past the timeout
+ * A parent of directory may be a symbolic link. A failing open removes what it
+ * created. The database is untrusted input: docs/SECURITY.md.
  * Any thread. */
 OUTLIVE_API outlive_status outlive_store_open(const char *directory, const char *process_name,
-                                              outlive_loop *loop, outlive_store **out);
-
-/* outlive_store_open() with options (NULL: the defaults). Also
- * OUTLIVE_E_INVALID_ARGUMENT for an unknown options version or durability, or a
- * negative busy timeout. */
-OUTLIVE_API outlive_status outlive_store_open_with_options(const char *directory, const char *process_name,
-                                                           outlive_loop *loop,
-                                                           const outlive_store_options *options,
-                                                           outlive_store **out);
+                                              outlive_loop *loop /* nullable */,
+                                              const outlive_store_options *options /* nullable */,
+                                              outlive_store **out);
 
 /* Ends this run (its this-run signal consumers go, the claims it held are
  * released) and frees the handle. Callbacks registered on it are not called
@@ -392,10 +433,10 @@ OUTLIVE_API outlive_loop *outlive_store_loop(outlive_store *store);
 /* Stores `size` bytes (bytes may be NULL when size is 0) under key. */
 OUTLIVE_API outlive_status outlive_kv_set(outlive_store *store, const char *key, const void *bytes, size_t size);
 
-/* Copies the value of key into a new allocation: *bytes receives it (free it with
- * outlive_free; never NULL, even for an empty value) and *size its length.
- * OUTLIVE_E_NOT_FOUND: no value under key. */
-OUTLIVE_API outlive_status outlive_kv_get(outlive_store *store, const char *key, void **bytes, size_t *size);
+/* Copies the value of key into a new allocation: *out_bytes receives it (free
+ * it with outlive_free; never NULL, even for an empty value) and *out_size its
+ * length. OUTLIVE_E_NOT_FOUND: no value under key. */
+OUTLIVE_API outlive_status outlive_kv_get(outlive_store *store, const char *key, void **out_bytes, size_t *out_size);
 
 /* Removes key. OUTLIVE_E_NOT_FOUND: there was no value under it. */
 OUTLIVE_API outlive_status outlive_kv_delete(outlive_store *store, const char *key);
@@ -403,9 +444,9 @@ OUTLIVE_API outlive_status outlive_kv_delete(outlive_store *store, const char *k
 /* The value under update, valid only during the modifier call. */
 typedef struct outlive_kv_value outlive_kv_value;
 
-/* The current bytes (NULL when the key has no value; *size 0 then), valid until
- * the modifier returns or the value is set. size may be NULL. */
-OUTLIVE_API const void *outlive_kv_value_bytes(const outlive_kv_value *value, size_t *size);
+/* The current bytes (NULL when the key has no value; *out_size 0 then), valid
+ * until the modifier returns or the value is set. out_size may be NULL. */
+OUTLIVE_API const void *outlive_kv_value_bytes(const outlive_kv_value *value, size_t *out_size);
 
 /* Replaces the value to be written with a copy of `size` bytes.
  * OUTLIVE_E_INVALID_ARGUMENT: value is NULL, bytes NULL with a size, too large.
@@ -436,33 +477,39 @@ OUTLIVE_API outlive_status outlive_kv_update(outlive_store *store, const char *k
  * latest value. */
 typedef void (*outlive_kv_observer)(const char *key, const void *bytes, size_t size, void *context);
 
-/* Observes keys starting with key_prefix ("" observes every key). *token
+/* Observes keys starting with key_prefix ("" observes every key). *out_token
  * receives an id for outlive_kv_unobserve. Changes committed after this call,
- * by any process this one included, are delivered. */
+ * by any process this one included, are delivered. The context is released
+ * with release(context) (when release is not NULL) after unobserve or when the
+ * store is closed; not when this call fails. */
 OUTLIVE_API outlive_status outlive_kv_observe(outlive_store *store, const char *key_prefix,
-                                              outlive_kv_observer observer, void *context, uint64_t *token);
-
-/* outlive_kv_observe() whose context is released with release(context) (when
- * release is not NULL) after unobserve or when the store is closed; not when
- * this call fails. */
-OUTLIVE_API outlive_status outlive_kv_observe_with_release(outlive_store *store, const char *key_prefix,
-                                                           outlive_kv_observer observer, void *context,
-                                                           void (*release)(void *context), uint64_t *token);
+                                              outlive_kv_observer observer, void *context,
+                                              void (*release)(void *context), uint64_t *out_token);
 
 /* Stops an observer: it is not called after this returns (when called on the
  * loop's thread) or after the dispatch under way ends. OUTLIVE_E_NOT_FOUND: no
  * observer with that token. */
 OUTLIVE_API outlive_status outlive_kv_unobserve(outlive_store *store, uint64_t token);
 
-/* The first key under key_prefix that sorts (bytewise) after `after` (NULL or
- * "": from the start). *out_key receives a copy to free with outlive_free.
- * OUTLIVE_E_NOT_FOUND: no more keys. Iterates in O(log n) per key; keys
- * changed meanwhile may or may not be seen. A stored key that is not UTF-8
- * text without NUL (a damaged store) is skipped. */
-OUTLIVE_API outlive_status outlive_kv_next_key(outlive_store *store, const char *key_prefix, const char *after,
-                                               char **out_key);
+typedef struct outlive_kv_key_list outlive_kv_key_list;
 
-/* How many keys start with key_prefix ("" counts all). */
+/* Lists the keys under key_prefix ("": every key) in bytewise order, after the
+ * key `after` (NULL: from the first; it need not exist), at most `limit` (0: no
+ * limit), as a snapshot (see Listing at the top). To page, pass the last key of
+ * one list as `after` of the next: each page costs O(log n + limit). A stored
+ * key that is not UTF-8 text without NUL (a damaged store) is skipped.
+ * OUTLIVE_E_INVALID_ARGUMENT: out NULL, key_prefix or after too long or not UTF-8. */
+OUTLIVE_API outlive_status outlive_kv_key_list_new(outlive_store *store, const char *key_prefix,
+                                                   const char *after /* nullable */, size_t limit,
+                                                   outlive_kv_key_list **out);
+/* How many keys the list holds; 0 for NULL. */
+OUTLIVE_API size_t      outlive_kv_key_list_count(const outlive_kv_key_list *list);
+/* Key `index`, owned by the list; NULL out of range. */
+OUTLIVE_API const char *outlive_kv_key_list_key(const outlive_kv_key_list *list, size_t index);
+/* Frees the list. NULL is ignored. */
+OUTLIVE_API void        outlive_kv_key_list_free(outlive_kv_key_list *list);
+
+/* *out_count receives how many keys start with key_prefix ("" counts all). */
 OUTLIVE_API outlive_status outlive_kv_count(outlive_store *store, const char *key_prefix, size_t *out_count);
 
 /* ── handlers ───────────────────────────────────────────────────────────── */
@@ -498,24 +545,24 @@ OUTLIVE_API outlive_status outlive_kv_count(outlive_store *store, const char *ke
  * -Wall -Wextra -pedantic). The function has external linkage (C linkage in
  * C++); its name is the handler's name, so a C-declared handler name is a C
  * identifier. Names containing '.' ("app.greet") can only be registered at
- * run time (outlive_register); they are never looked up as symbols.
+ * run time (outlive_handler_register); they are never looked up as symbols.
  *
  * The descriptor is the exported constant `outlive_handler__NAME`. An
  * executable that declares handlers must export its symbols: link it with
  * -rdynamic (pkg-config --libs outlive adds it). A shared library exports them
  * as it is (the descriptor has default visibility even under
- * -fvisibility=hidden); load it with outlive_load_handlers().
+ * -fvisibility=hidden); load it with outlive_handler_library_load().
  *
  * Resolution of a name, in this order: handlers registered at run time in this
- * process (outlive_register, and the library's built-ins); then the descriptor
+ * process (outlive_handler_register, and the library's built-ins); then the descriptor
  * symbol found with dlsym in the main program (and the libraries it was linked
- * with), then in each library loaded with outlive_load_handlers(), in load
+ * with), then in each library loaded with outlive_handler_library_load(), in load
  * order. A symbol counts only when it carries OUTLIVE_HANDLER_MAGIC, this
  * descriptor version, the very name asked for and a function. Nothing else is
  * ever called: a name that resolves to no descriptor (`system`, `getpid`, any
  * function that is not a declared handler) is OUTLIVE_E_UNRESOLVED.
  *
- * Signature strings (outlive_register; the macros generate them):
+ * Signature strings (outlive_handler_register; the macros generate them):
  *
  *     signature = ws [ param *( ws "," ws param ) ws ]
  *     param     = type [ "<" tag ">" ] [ "?" ] 1*( SP / TAB ) name
@@ -540,7 +587,7 @@ OUTLIVE_API outlive_status outlive_kv_count(outlive_store *store, const char *ke
  * handler, which it may also call). Any thread may call any handler; a
  * handler's function must be safe to run on whichever threads call it.
  *
- * Invalidation: outlive_invalidate() calls the invalidation handler (when there
+ * Invalidation: outlive_handler_invalidate() calls the invalidation handler (when there
  * is one) with the merged arguments, then marks the handler invalidated; from
  * then on calling, binding or invalidating it is OUTLIVE_E_INVALIDATED. If the
  * invalidation handler cannot run (unresolved, missing argument, mismatch), the
@@ -669,11 +716,11 @@ typedef struct outlive_handler_descriptor {
  * it. name: 1 to 200 bytes of letters, digits, '_' and '.'.
  * OUTLIVE_E_INVALID_ARGUMENT: NULL, a bad name, a malformed signature (the
  * message gives the position). Any thread. */
-OUTLIVE_API outlive_status outlive_register(const char *name, const char *signature, void (*function)(void));
+OUTLIVE_API outlive_status outlive_handler_register(const char *name, const char *signature, void (*function)(void));
 
-/* Removes a registration made with outlive_register. OUTLIVE_E_NOT_FOUND: the
+/* Removes a registration made with outlive_handler_register. OUTLIVE_E_NOT_FOUND: the
  * name is not registered. Calls under way finish. Any thread. */
-OUTLIVE_API outlive_status outlive_unregister(const char *name);
+OUTLIVE_API outlive_status outlive_handler_unregister(const char *name);
 
 /* Loads a handler library (dlopen, RTLD_NOW | RTLD_LOCAL): its descriptors
  * become resolvable, after the main program's and those of libraries loaded
@@ -685,28 +732,27 @@ OUTLIVE_API outlive_status outlive_unregister(const char *name);
  * OUTLIVE_E_INVALID_ARGUMENT: NULL or empty path, or no '/' in it. OUTLIVE_E_NOT_FOUND: no such
  * file. OUTLIVE_E_IO: dlopen refused it (the message has dlerror's text).
  * Any thread. */
-OUTLIVE_API outlive_status outlive_load_handlers(const char *library_path);
+OUTLIVE_API outlive_status outlive_handler_library_load(const char *library_path);
 
 /* OUTLIVE_OK when name resolves in this process now (see resolution above);
  * OUTLIVE_E_UNRESOLVED when it does not; OUTLIVE_E_INVALID_ARGUMENT for NULL
  * or a malformed name, or a descriptor with a malformed signature. Any thread. */
-OUTLIVE_API outlive_status outlive_resolve(const char *name);
+OUTLIVE_API outlive_status outlive_handler_resolve(const char *name);
 
-/* A new handler value naming `name`, with a copy of bound (NULL: none) as its
- * bound arguments. The name need not resolve here (it is resolved when called).
- * Free it with outlive_handler_free(). NULL on a NULL or malformed name, more
- * than OUTLIVE_MAX_NESTING nesting, or no memory (outlive_last_error() says
- * which). Any thread. */
-OUTLIVE_API outlive_handler *outlive_handler_new(const char *name, const outlive_args *bound);
+/* A new handler value naming `name` into *out, with the name of an
+ * invalidation handler (NULL: none; called by outlive_handler_invalidate()
+ * with the merged arguments) and a copy of bound (NULL: none) as its bound
+ * arguments. The names need not resolve here (they are resolved when called).
+ * Free it with outlive_handler_free().
+ * OUTLIVE_E_INVALID_ARGUMENT: name or out NULL, a malformed name, more than
+ * OUTLIVE_MAX_NESTING nesting. OUTLIVE_E_NO_MEMORY. Any thread. */
+OUTLIVE_API outlive_status outlive_handler_new(const char *name, const char *invalidation_name /* nullable */,
+                                               const outlive_args *bound /* nullable */, outlive_handler **out);
 
-/* outlive_handler_new() with the name of an invalidation handler, called by
- * outlive_invalidate() with the merged arguments. */
-OUTLIVE_API outlive_handler *outlive_handler_new_with_invalidation(const char *name, const char *invalidation_name,
-                                                                   const outlive_args *bound);
-
-/* An independent copy of the handler value (invalidated state included), to
- * free with outlive_handler_free(). NULL when handler is NULL. */
-OUTLIVE_API outlive_handler *outlive_handler_copy(const outlive_handler *handler);
+/* An independent copy of the handler value (invalidated state included) into
+ * *out, to free with outlive_handler_free().
+ * OUTLIVE_E_INVALID_ARGUMENT: handler or out NULL. OUTLIVE_E_NO_MEMORY. */
+OUTLIVE_API outlive_status outlive_handler_copy(const outlive_handler *handler, outlive_handler **out);
 
 /* Frees a handler made by new, copy or deserialize. Never free a handler a
  * function received as a parameter or got from outlive_args_get_handler().
@@ -729,15 +775,15 @@ OUTLIVE_API outlive_status outlive_handler_bind(outlive_handler *handler, const 
  * OUTLIVE_E_INVALID_ARGUMENT handler is NULL, or its descriptor's signature is malformed
  * Any thread. A call of a resolved handler with primitive arguments allocates
  * no memory. */
-OUTLIVE_API outlive_status outlive_call(const outlive_handler *handler, const outlive_args *call_args);
+OUTLIVE_API outlive_status outlive_handler_call(const outlive_handler *handler, const outlive_args *call_args);
 
 /* Invalidates the handler (see Invalidation above): calls its invalidation
  * handler, if it has one, with the merged arguments (call_args may be NULL),
  * then marks it invalidated. On any failure it stays valid.
- * Statuses of outlive_call() for the invalidation handler, and
+ * Statuses of outlive_handler_call() for the invalidation handler, and
  * OUTLIVE_E_INVALIDATED when it was invalidated already, OUTLIVE_E_BUSY while
  * another thread is invalidating the same outlive_handler. Any thread. */
-OUTLIVE_API outlive_status outlive_invalidate(outlive_handler *handler, const outlive_args *call_args);
+OUTLIVE_API outlive_status outlive_handler_invalidate(outlive_handler *handler, const outlive_args *call_args);
 
 /* Whether the handler was invalidated (false when handler is NULL). */
 OUTLIVE_API bool outlive_handler_is_invalidated(const outlive_handler *handler);
@@ -759,12 +805,12 @@ OUTLIVE_API outlive_status outlive_handler_bound(const outlive_handler *handler,
 OUTLIVE_API const char *outlive_handler_description(const outlive_handler *handler);
 
 /* Serializes the handler value (name, bound arguments, invalidation name and
- * state) in the format of docs/FORMAT.md: *bytes receives a new allocation (free
- * it with outlive_free), *size its length. The bytes hold no pointers or paths
+ * state) in the format of docs/FORMAT.md: *out_bytes receives a new allocation
+ * (free it with outlive_free), *out_size its length. The bytes hold no pointers or paths
  * and can be decoded by any process and machine.
  * OUTLIVE_E_INVALID_ARGUMENT: NULL, or the result would be larger than
  * OUTLIVE_MAX_SERIALIZED_SIZE. OUTLIVE_E_NO_MEMORY. */
-OUTLIVE_API outlive_status outlive_handler_serialize(const outlive_handler *handler, void **bytes, size_t *size);
+OUTLIVE_API outlive_status outlive_handler_serialize(const outlive_handler *handler, void **out_bytes, size_t *out_size);
 
 /* The largest serialized handler accepted. */
 #define OUTLIVE_MAX_SERIALIZED_SIZE (32u * 1024u * 1024u)
@@ -805,15 +851,15 @@ OUTLIVE_API outlive_status outlive_handler_deserialize(const void *bytes, size_t
  *   1 for the first) and `completion` (HANDLER); a handler takes those it
  *   declares. A handler that declares `completion` ends its attempt by calling
  *   it, exactly once, from any thread or any process, with `success` (BOOL) and
- *   optionally `error` (ID, a UTF-8 message): outlive_call(completion, args).
+ *   optionally `error` (ID, a UTF-8 message): outlive_handler_call(completion, args).
  *   A handler that does not declare it succeeds when it returns.
  * - Success deletes the task. Failure keeps it, waiting for an exponential
  *   backoff with jitter (outlive_task_policy), after which it runs again by
  *   itself. No completion within the policy's timeout (default 60 s) is a
- *   failed attempt; a completion after that is ignored (outlive_call returns
+ *   failed attempt; a completion after that is ignored (outlive_handler_call returns
  *   OUTLIVE_E_STATE). After max_attempts (default 20), or past max_age
  *   (default 3 days, counted from creation or the last retry; group starts are
- *   exempt), the task is dead: kept and listed (outlive_tasks_list), run again
+ *   exempt), the task is dead: kept and listed (outlive_task_list_new), run again
  *   only after outlive_task_retry(), never deleted by the library.
  * - Groups: a task may start a group (group_start, an id the application
  *   chooses, e.g. "profile:A") and be a member of groups (group_members). A
@@ -851,23 +897,27 @@ OUTLIVE_API outlive_status outlive_handler_deserialize(const void *bytes, size_t
 OUTLIVE_API outlive_status outlive_task_add(outlive_store *store, const outlive_handler *work,
                                             const char *group_start,
                                             const char *const *group_members, size_t group_member_count,
-                                            char out_id[OUTLIVE_ID_SIZE]);
+                                            char out_id[OUTLIVE_ID_SIZE] /* nullable */);
 
 /* One task of a batch: the arguments of outlive_task_add. */
+#define OUTLIVE_TASK_SPEC_VERSION 1
 typedef struct outlive_task_spec {
+    uint32_t version;                     /* OUTLIVE_TASK_SPEC_VERSION */
     const outlive_handler *work;
     const char *group_start;              /* nullable */
     const char *const *group_members;     /* nullable when group_member_count is 0 */
     size_t group_member_count;
 } outlive_task_spec;
+#define OUTLIVE_TASK_SPEC_INIT { OUTLIVE_TASK_SPEC_VERSION, NULL, NULL, NULL, 0 }
 
 /* Adds `count` tasks (1 to OUTLIVE_TASK_MAX_BATCH) in one transaction, in
  * order: all are stored or none. out_ids (nullable): count * OUTLIVE_ID_SIZE
  * bytes receiving the ids, each NUL-terminated, in the order of `tasks`.
- * Statuses as outlive_task_add; the message names the index of the task at
- * fault. */
+ * Statuses as outlive_task_add, and OUTLIVE_E_INVALID_ARGUMENT for a spec
+ * whose version is not OUTLIVE_TASK_SPEC_VERSION; the message names the index
+ * of the task at fault. */
 OUTLIVE_API outlive_status outlive_tasks_add_batch(outlive_store *store, const outlive_task_spec *tasks,
-                                                   size_t count, char *out_ids);
+                                                   size_t count, char *out_ids /* nullable */);
 
 /* Asks for a run now. It starts on the store's loop at its next dispatch, or,
  * while another process runs, as soon as that run ends. */
@@ -880,12 +930,12 @@ OUTLIVE_API outlive_status outlive_tasks_run_now(outlive_store *store);
 OUTLIVE_API outlive_status outlive_tasks_set_triggers(outlive_store *store, size_t pending_count,
                                                       double delay_seconds);
 
-/* *pending receives the number of tasks not yet done (waiting, due or
+/* *out_count receives the number of tasks not yet done (waiting, due or
  * running), dead tasks excluded. Reads a counter: constant time. */
-OUTLIVE_API outlive_status outlive_tasks_count(outlive_store *store, size_t *pending);
+OUTLIVE_API outlive_status outlive_tasks_count(outlive_store *store, size_t *out_count);
 
-/* *dead receives the number of dead tasks. Constant time. */
-OUTLIVE_API outlive_status outlive_tasks_count_dead(outlive_store *store, size_t *dead);
+/* *out_count receives the number of dead tasks. Constant time. */
+OUTLIVE_API outlive_status outlive_tasks_count_dead(outlive_store *store, size_t *out_count);
 
 #define OUTLIVE_TASK_POLICY_VERSION 1
 typedef struct outlive_task_policy {
@@ -917,32 +967,39 @@ typedef enum outlive_task_state {
     OUTLIVE_TASK_DEAD           /* given up: kept until retried or deleted */
 } outlive_task_state;
 
-/* One task as listed. Strings are owned by the list. */
-typedef struct outlive_task_info {
-    char               id[OUTLIVE_ID_SIZE];
-    const char        *handler_name;
-    outlive_task_state state;
-    uint32_t           attempts;            /* attempts made (started) so far */
-    const char        *last_error;          /* NULL when no attempt failed */
-    double             next_attempt;        /* seconds since the epoch when a pending task waits
-                                               for its backoff; 0 when due now, running or dead */
-    double             created;             /* seconds since the epoch */
-    const char        *group_start;         /* NULL when it starts no group */
-    const char *const *group_members;       /* group_member_count ids */
-    size_t             group_member_count;
-} outlive_task_info;
+typedef struct outlive_task_list outlive_task_list;
 
-/* Lists up to `limit` tasks (at most 100000) in queue order, starting after the
- * task after_id (NULL: from the first), to page through a queue of any length.
- * *out receives an array of *out_count entries (NULL when 0), freed with
- * outlive_task_info_free(*out, *out_count).
- * OUTLIVE_E_INVALID_ARGUMENT: limit too large, after_id not a task id.
- * OUTLIVE_E_NOT_FOUND: no task after_id (it may have completed: restart from NULL). */
-OUTLIVE_API outlive_status outlive_tasks_list(outlive_store *store, const char *after_id, size_t limit,
-                                              outlive_task_info **out, size_t *out_count);
-
-/* Frees a list from outlive_tasks_list. NULL is ignored. */
-OUTLIVE_API void outlive_task_info_free(outlive_task_info *tasks, size_t count);
+/* Lists tasks in queue order as a snapshot (see Listing at the top): those
+ * after the task `after` (NULL: from the first), at most `limit` (0: no limit),
+ * to page through a queue of any length. Each 100,000 tasks are read in one
+ * transaction: a longer list is read in several.
+ * OUTLIVE_E_INVALID_ARGUMENT: out NULL, after not a task id.
+ * OUTLIVE_E_NOT_FOUND: no task `after` (it may have completed: restart from NULL). */
+OUTLIVE_API outlive_status outlive_task_list_new(outlive_store *store, const char *after /* nullable */, size_t limit,
+                                                 outlive_task_list **out);
+/* How many tasks the list holds; 0 for NULL. */
+OUTLIVE_API size_t             outlive_task_list_count(const outlive_task_list *list);
+/* Accessors of task `index` (NULL, 0 out of range; strings owned by the list). */
+OUTLIVE_API const char        *outlive_task_list_id(const outlive_task_list *list, size_t index);
+OUTLIVE_API const char        *outlive_task_list_handler_name(const outlive_task_list *list, size_t index);
+OUTLIVE_API outlive_task_state outlive_task_list_state(const outlive_task_list *list, size_t index);
+/* Attempts made (started) so far. */
+OUTLIVE_API uint32_t           outlive_task_list_attempts(const outlive_task_list *list, size_t index);
+/* NULL when no attempt failed. */
+OUTLIVE_API const char        *outlive_task_list_last_error(const outlive_task_list *list, size_t index);
+/* Seconds since the epoch when a pending task waits for its backoff; 0 when
+ * due now, running or dead. */
+OUTLIVE_API double             outlive_task_list_next_attempt(const outlive_task_list *list, size_t index);
+/* Seconds since the epoch. */
+OUTLIVE_API double             outlive_task_list_created(const outlive_task_list *list, size_t index);
+/* The group it starts; NULL when none. */
+OUTLIVE_API const char        *outlive_task_list_group_start(const outlive_task_list *list, size_t index);
+/* The groups it is a member of: member_index below the count. */
+OUTLIVE_API size_t             outlive_task_list_group_member_count(const outlive_task_list *list, size_t index);
+OUTLIVE_API const char        *outlive_task_list_group_member(const outlive_task_list *list, size_t index,
+                                                              size_t member_index);
+/* Frees the list. NULL is ignored. */
+OUTLIVE_API void               outlive_task_list_free(outlive_task_list *list);
 
 /* Makes a dead task, or one waiting for its backoff, pending and due now, with
  * its attempts reset to 0 and its max age counted from now.
@@ -987,8 +1044,8 @@ OUTLIVE_API outlive_status outlive_task_delete(outlive_store *store, const char 
  * neither an error nor dropped. A call that fails otherwise (a missing
  * argument, a type mismatch, an invalidated handler) counts as delivered.
  *
- * Delivery behaviour: OUTLIVE_DELIVER_ONCE consumers receive one version and
- * are removed; OUTLIVE_DELIVER_UNTIL_TERMINATED consumers receive every version
+ * Delivery behaviour: OUTLIVE_DELIVERY_ONCE consumers receive one version and
+ * are removed; OUTLIVE_DELIVERY_UNTIL_TERMINATED consumers receive every version
  * they see until one posted with terminates_consumers, then are removed. A
  * terminating post ends the signal: posts after it are ignored (OUTLIVE_OK,
  * nothing stored) as long as its record exists; once its last consumer is gone
@@ -1024,8 +1081,8 @@ OUTLIVE_API outlive_status outlive_task_delete(outlive_store *store, const char 
  * All calls may be made from any thread, also from inside a handler.
  */
 typedef enum outlive_delivery {
-    OUTLIVE_DELIVER_ONCE = 1,           /* one version, then removed */
-    OUTLIVE_DELIVER_UNTIL_TERMINATED    /* every version until a terminating post */
+    OUTLIVE_DELIVERY_ONCE = 1,           /* one version, then removed */
+    OUTLIVE_DELIVERY_UNTIL_TERMINATED    /* every version until a terminating post */
 } outlive_delivery;
 
 typedef enum outlive_lifetime {
@@ -1045,7 +1102,8 @@ OUTLIVE_API void outlive_signal_new_id(char out_id[OUTLIVE_ID_SIZE]);
  * (or, per `lifetime`, on another process's) with each version it is due, as
  * described above. The handler is copied (serialized); the caller keeps its
  * own. It need not resolve in this process. If the signal was posted already,
- * the latest version is delivered to the new consumer.
+ * the latest version is delivered to the new consumer. out_consumer_id
+ * (nullable) receives the new consumer's id, for outlive_signal_consumer_remove().
  * scope: NULL, or 1 to OUTLIVE_SIGNAL_MAX_SCOPE_SIZE bytes of UTF-8.
  * Returns:
  *   OUTLIVE_E_INVALID_ARGUMENT  signal_id or handler NULL, signal_id not a UUID,
@@ -1055,15 +1113,8 @@ OUTLIVE_API void outlive_signal_new_id(char out_id[OUTLIVE_ID_SIZE]);
  *   OUTLIVE_E_INVALIDATED       the handler was invalidated */
 OUTLIVE_API outlive_status outlive_signal_consume(outlive_store *store, const char *signal_id,
                                                   const outlive_handler *handler, outlive_delivery delivery,
-                                                  outlive_lifetime lifetime, const char *scope /* nullable */);
-
-/* outlive_signal_consume() that also writes the new consumer's id into
- * out_consumer_id (on success only), for outlive_signal_consumer_remove().
- * OUTLIVE_E_INVALID_ARGUMENT also when out_consumer_id is NULL. */
-OUTLIVE_API outlive_status outlive_signal_consume_with_id(outlive_store *store, const char *signal_id,
-                                                          const outlive_handler *handler, outlive_delivery delivery,
-                                                          outlive_lifetime lifetime, const char *scope /* nullable */,
-                                                          char out_consumer_id[OUTLIVE_ID_SIZE]);
+                                                  outlive_lifetime lifetime, const char *scope /* nullable */,
+                                                  char out_consumer_id[OUTLIVE_ID_SIZE] /* nullable */);
 
 /* Posts the next version of signal_id with a copy of `payload` (NULL: no
  * arguments); with terminates_consumers, consumers are removed once it is
@@ -1088,30 +1139,27 @@ OUTLIVE_API outlive_status outlive_signal_post(outlive_store *store, const char 
 OUTLIVE_API outlive_status outlive_signal_consumer_remove(outlive_store *store, const char *consumer_id);
 
 /* Removes every consumer registered with `scope`, of every process and
- * signal; *removed (when not NULL) receives how many — 0 is not an error.
+ * signal; *out_count (nullable) receives how many — 0 is not an error.
  * Returns: OUTLIVE_E_INVALID_ARGUMENT  scope NULL, empty, too long or not UTF-8 */
 OUTLIVE_API outlive_status outlive_signal_consumers_remove_scope(outlive_store *store, const char *scope,
-                                                                 size_t *removed /* nullable */);
+                                                                 size_t *out_count /* nullable */);
 
-/* Inspection. Each call reads one consistent snapshot; lists are owned by the
- * caller and freed with their _free (NULL is ignored); the strings a list
- * returns belong to it and stay valid until it is freed. Accessors take an
- * index below _count; out of range they return NULL, 0 or false. A list may be
- * read from any thread, by one thread at a time. */
+/* Inspection. Lists follow the one model (Listing, at the top of this file). */
 
 /* The stored signal signal_id: its latest version (0 before the first post),
  * how many consumers it has, and whether a terminating post ended it. Each
- * out-parameter may be NULL and is written only on success.
+ * output may be NULL and is written only on success.
  * Returns: OUTLIVE_E_INVALID_ARGUMENT  signal_id NULL or not a UUID;
  *          OUTLIVE_E_NOT_FOUND         not stored (it has no consumer) */
-OUTLIVE_API outlive_status outlive_signal_lookup(outlive_store *store, const char *signal_id, uint64_t *version,
-                                                 size_t *consumer_count, bool *terminated);
+OUTLIVE_API outlive_status outlive_signal_lookup(outlive_store *store, const char *signal_id,
+                                                 uint64_t *out_version /* nullable */,
+                                                 size_t *out_consumer_count /* nullable */,
+                                                 bool *out_terminated /* nullable */);
 
 typedef struct outlive_signal_list outlive_signal_list;
 
 /* Lists stored signals in id order: those after `after` (NULL: from the
- * first), at most `limit` (0: no limit). To page, pass the last id of one
- * list as `after` of the next.
+ * first; it need not be stored), at most `limit` (0: no limit).
  * Returns: OUTLIVE_E_INVALID_ARGUMENT  out NULL, after not a UUID */
 OUTLIVE_API outlive_status outlive_signal_list_new(outlive_store *store, const char *after /* nullable */,
                                                    size_t limit, outlive_signal_list **out);
@@ -1125,9 +1173,12 @@ OUTLIVE_API void        outlive_signal_list_free(outlive_signal_list *list);
 typedef struct outlive_signal_consumer_list outlive_signal_consumer_list;
 
 /* Lists the consumers of signal_id (NULL: of every signal), in the order they
- * were registered.
- * Returns: OUTLIVE_E_INVALID_ARGUMENT  out NULL, signal_id not a UUID */
+ * were registered: those after the consumer `after` (NULL: from the first), at
+ * most `limit` (0: no limit).
+ * Returns: OUTLIVE_E_INVALID_ARGUMENT  out NULL, signal_id or after not a UUID;
+ *          OUTLIVE_E_NOT_FOUND         no consumer `after` any more (restart from NULL) */
 OUTLIVE_API outlive_status outlive_signal_consumer_list_new(outlive_store *store, const char *signal_id /* nullable */,
+                                                            const char *after /* nullable */, size_t limit,
                                                             outlive_signal_consumer_list **out);
 OUTLIVE_API size_t      outlive_signal_consumer_list_count(const outlive_signal_consumer_list *list);  /* 0 for NULL */
 OUTLIVE_API const char *outlive_signal_consumer_list_id(const outlive_signal_consumer_list *list, size_t index);
@@ -1196,7 +1247,7 @@ OUTLIVE_API void        outlive_signal_consumer_list_free(outlive_signal_consume
  *     record goes without it. A presenter removed before that gets no `end`.
  *
  * Messages of one category are capped (OUTLIVE_MESSAGES_DEFAULT_CATEGORY_LIMIT,
- * outlive_messages_set_category_limit): posting beyond it is OUTLIVE_E_STATE.
+ * outlive_messages_set_category_limit): posting beyond it is OUTLIVE_E_LIMIT.
  *
  * Unless a function says otherwise, each returns OUTLIVE_E_INVALID_ARGUMENT for
  * a NULL store or a NULL, non-UTF-8 or malformed string argument, OUTLIVE_E_STATE
@@ -1207,8 +1258,16 @@ OUTLIVE_API void        outlive_signal_consumer_list_free(outlive_signal_consume
 typedef struct outlive_message outlive_message;            /* read-only view, valid during a callback */
 typedef struct outlive_message_draft outlive_message_draft;
 typedef struct outlive_presentation outlive_presentation;  /* token: finish exactly once, any thread */
-typedef enum { OUTLIVE_CHOICE_REGULAR = 1, OUTLIVE_CHOICE_CANCEL, OUTLIVE_CHOICE_DESTRUCTIVE, OUTLIVE_CHOICE_DEFAULT } outlive_choice_kind;
-typedef enum { OUTLIVE_PRESENTED = 1, OUTLIVE_NOT_PRESENTED } outlive_presentation_result;
+typedef enum outlive_choice_kind {
+    OUTLIVE_CHOICE_REGULAR = 1,
+    OUTLIVE_CHOICE_CANCEL,
+    OUTLIVE_CHOICE_DESTRUCTIVE,
+    OUTLIVE_CHOICE_DEFAULT
+} outlive_choice_kind;
+typedef enum outlive_presentation_result {
+    OUTLIVE_PRESENTATION_PRESENTED = 1,   /* the user saw it: it is offered to nobody else */
+    OUTLIVE_PRESENTATION_NOT_PRESENTED    /* other presenters and processes may have it */
+} outlive_presentation_result;
 
 /* Limits of a draft's fields, in bytes (a choice id fits an auto-resolver's
  * 64-byte buffer with its NUL). Category, scope, thread, choice ids and callback
@@ -1219,17 +1278,21 @@ typedef enum { OUTLIVE_PRESENTED = 1, OUTLIVE_NOT_PRESENTED } outlive_presentati
 #define OUTLIVE_MESSAGE_MAX_SCOPE_SIZE 255
 #define OUTLIVE_MESSAGE_MAX_THREAD_SIZE 255
 #define OUTLIVE_MESSAGE_MAX_CHOICE_ID_SIZE 63
+/* Bytes of a buffer that receives a choice id: the longest and its NUL. */
+#define OUTLIVE_MESSAGE_CHOICE_ID_SIZE (OUTLIVE_MESSAGE_MAX_CHOICE_ID_SIZE + 1)
 #define OUTLIVE_MESSAGE_MAX_CHOICE_LABEL_SIZE 4096
 #define OUTLIVE_MESSAGE_MAX_CHOICES 64
 #define OUTLIVE_MESSAGE_MAX_CALLBACK_ID_SIZE 255
 /* Stored messages of one category that a store handle lets post by default. */
 #define OUTLIVE_MESSAGES_DEFAULT_CATEGORY_LIMIT 10000
 
-/* A new draft of `category` (1..255 bytes) with `title` (may be empty), owned by
- * the caller (outlive_message_draft_free). NULL on bad arguments or no memory;
- * outlive_last_error() says which. Drafts are not thread-safe: use one from one
+/* A new draft of `category` (1..255 bytes) with `title` (may be empty) into
+ * *out, owned by the caller (outlive_message_draft_free).
+ * OUTLIVE_E_INVALID_ARGUMENT: a NULL, bad or too long category or title, out
+ * NULL. OUTLIVE_E_NO_MEMORY. Drafts are not thread-safe: use one from one
  * thread at a time. */
-OUTLIVE_API outlive_message_draft *outlive_message_draft_new(const char *category, const char *title);
+OUTLIVE_API outlive_status outlive_message_draft_new(const char *category, const char *title,
+                                                     outlive_message_draft **out);
 
 /* Frees a draft. NULL is ignored. */
 OUTLIVE_API void outlive_message_draft_free(outlive_message_draft *draft);
@@ -1273,11 +1336,13 @@ OUTLIVE_API outlive_status outlive_message_draft_set_response_handler(outlive_me
  * auto_remove is true (a notice that needs no answer). Default false. */
 OUTLIVE_API outlive_status outlive_message_draft_set_auto_remove(outlive_message_draft *draft, bool auto_remove);
 
-/* Stores the draft as a new message and writes its id into out_id (37 bytes).
- * The draft is not changed and can be posted again.
- * OUTLIVE_E_STATE: the category holds as many messages as the handle's limit
- *   allows (outlive_messages_set_category_limit), or the handle is closed. */
-OUTLIVE_API outlive_status outlive_message_post(outlive_store *store, const outlive_message_draft *draft, char out_id[37]);
+/* Stores the draft as a new message and writes its id into out_id. The draft
+ * is not changed and can be posted again.
+ * OUTLIVE_E_LIMIT: the category holds as many messages as the handle's limit
+ *   allows (outlive_messages_set_category_limit).
+ * OUTLIVE_E_STATE: the handle is closed. */
+OUTLIVE_API outlive_status outlive_message_post(outlive_store *store, const outlive_message_draft *draft,
+                                                char out_id[OUTLIVE_ID_SIZE]);
 
 /* Answers a message with one of its choices, from any process (with or
  * without presenters): it becomes handled and goes to response handlers.
@@ -1298,19 +1363,33 @@ OUTLIVE_API outlive_status outlive_message_mute(outlive_store *store, const char
 OUTLIVE_API outlive_status outlive_message_remove(outlive_store *store, const char *message_id);
 
 /* Removes every message of a scope, as outlive_message_remove does; *out_count
- * (out_count may be NULL) receives how many. No message of the scope is OK, 0. */
-OUTLIVE_API outlive_status outlive_messages_remove_scope(outlive_store *store, const char *scope_id, size_t *out_count);
+ * (nullable) receives how many. No message of the scope is OK, 0. */
+OUTLIVE_API outlive_status outlive_messages_remove_scope(outlive_store *store, const char *scope_id,
+                                                         size_t *out_count /* nullable */);
 
-/* Lists stored messages (removed ones waiting for deletion included) in the
- * order they were posted, of one scope and/or category (NULL: any). *out_ids
- * receives one allocation holding *out_count ids, each OUTLIVE_ID_SIZE bytes
- * (NUL-terminated): id i is at *out_ids + i * OUTLIVE_ID_SIZE. Free it with
- * outlive_free; it is not NULL, even when the count is 0. */
-OUTLIVE_API outlive_status outlive_messages_list(outlive_store *store, const char *scope_id, const char *category,
-                                                 char **out_ids, size_t *out_count);
+typedef struct outlive_message_list outlive_message_list;
+
+/* Lists the ids of stored messages (removed ones waiting for deletion
+ * included) in the order they were posted, of one scope and/or category
+ * (NULL: any), as a snapshot (see Listing at the top): those after the message
+ * `after` (NULL: from the first), at most `limit` (0: no limit). Read each one
+ * with outlive_message_get.
+ * OUTLIVE_E_INVALID_ARGUMENT: out NULL, a bad scope, category or after.
+ * OUTLIVE_E_NOT_FOUND: no message `after` in the list any more (restart from NULL). */
+OUTLIVE_API outlive_status outlive_message_list_new(outlive_store *store, const char *scope_id /* nullable */,
+                                                    const char *category /* nullable */,
+                                                    const char *after /* nullable */, size_t limit,
+                                                    outlive_message_list **out);
+/* How many messages the list holds; 0 for NULL. */
+OUTLIVE_API size_t      outlive_message_list_count(const outlive_message_list *list);
+/* The id of message `index`, owned by the list; NULL out of range. */
+OUTLIVE_API const char *outlive_message_list_id(const outlive_message_list *list, size_t index);
+/* Frees the list. NULL is ignored. */
+OUTLIVE_API void        outlive_message_list_free(outlive_message_list *list);
 
 /* Stored messages of a category (NULL: of all), from a kept count. */
-OUTLIVE_API outlive_status outlive_messages_count(outlive_store *store, const char *category, size_t *out_count);
+OUTLIVE_API outlive_status outlive_messages_count(outlive_store *store, const char *category /* nullable */,
+                                                  size_t *out_count);
 
 /* How many messages of one category posts through this handle allow
  * (default OUTLIVE_MESSAGES_DEFAULT_CATEGORY_LIMIT). OUTLIVE_E_INVALID_ARGUMENT:
@@ -1343,11 +1422,13 @@ OUTLIVE_API const outlive_args *outlive_message_payload(const outlive_message *m
 OUTLIVE_API double      outlive_message_date(const outlive_message *message);
 /* Its number of choices; 0 when message is NULL. */
 OUTLIVE_API size_t      outlive_message_choice_count(const outlive_message *message);
-/* Choice `index` (0-based, in the order added): *out_id and *out_label (owned by
- * the view; either out pointer may be NULL) and *out_kind.
+/* Choice `index` (0-based, in the order added): *out_choice_id and *out_label
+ * (owned by the view) and *out_kind; each output may be NULL.
  * OUTLIVE_E_INVALID_ARGUMENT: message NULL, index out of range. */
-OUTLIVE_API outlive_status outlive_message_choice_at(const outlive_message *message, size_t index, const char **out_id,
-                                                     const char **out_label, outlive_choice_kind *out_kind);
+OUTLIVE_API outlive_status outlive_message_choice_at(const outlive_message *message, size_t index,
+                                                     const char **out_choice_id /* nullable */,
+                                                     const char **out_label /* nullable */,
+                                                     outlive_choice_kind *out_kind /* nullable */);
 /* Whether it was presented (or muted), answered, removed (waiting for its end
  * notification or deletion); whether auto-remove is set; whether it carries a
  * durable response handler. false when message is NULL. */
@@ -1357,33 +1438,37 @@ OUTLIVE_API bool outlive_message_is_removed(const outlive_message *message);
 OUTLIVE_API bool outlive_message_auto_removes(const outlive_message *message);
 OUTLIVE_API bool outlive_message_has_response_handler(const outlive_message *message);
 
-enum { OUTLIVE_PRIORITY_WONT_PRESENT = 0, OUTLIVE_PRIORITY_LOW = 100,
-       OUTLIVE_PRIORITY_DEFAULT = 200, OUTLIVE_PRIORITY_HIGH = 300 };       /* highest wins; tie: first added */
+/* Presenter priorities: the highest wins; tie: the first added. */
+#define OUTLIVE_PRIORITY_WONT_PRESENT 0
+#define OUTLIVE_PRIORITY_LOW 100
+#define OUTLIVE_PRIORITY_DEFAULT 200
+#define OUTLIVE_PRIORITY_HIGH 300
 
 /* A presenter's callbacks, run on the store's loop. priority: 0 (or less)
  * declines the message. present: shows it and finishes `presentation` exactly
  * once, now or later, from any thread. end: nullable; called before a message
  * it presented with requires_end_notification is deleted (to withdraw a
  * notification, close a dialog). The views are valid during the call only. */
+#define OUTLIVE_PRESENTER_VERSION 1
 typedef struct outlive_presenter {
+    uint32_t version;  /* OUTLIVE_PRESENTER_VERSION */
     int32_t (*priority)(const outlive_message *message, void *context);
     void    (*present)(const outlive_message *message, outlive_presentation *presentation, void *context);
     void    (*end)(const outlive_message *message, void *context);          /* nullable */
 } outlive_presenter;
+#define OUTLIVE_PRESENTER_INIT { OUTLIVE_PRESENTER_VERSION, NULL, NULL, NULL }
 
 /* Registers a presenter on this store handle under presenter_id (1..255 bytes;
  * unique per handle). The callbacks are copied. Messages waiting for a
- * presenter, posted before too, are offered to it.
- * OUTLIVE_E_INVALID_ARGUMENT: callbacks, priority or present NULL, bad id.
+ * presenter, posted before too, are offered to it. release(context) is called
+ * (when not NULL) once the presenter is removed and no call of it is under
+ * way, or the store is closed; not when this call fails.
+ * OUTLIVE_E_INVALID_ARGUMENT: callbacks, priority or present NULL, an unknown
+ *   callbacks->version, bad id.
  * OUTLIVE_E_STATE: a presenter with that id is registered on this handle. */
 OUTLIVE_API outlive_status outlive_presenter_add(outlive_store *store, const char *presenter_id,
-                                                 const outlive_presenter *callbacks, void *context);
-/* outlive_presenter_add() with release(context) called (when not NULL) once the
- * presenter is removed and no call of it is under way, or the store is closed.
- * On failure release is not called. */
-OUTLIVE_API outlive_status outlive_presenter_add_with_release(outlive_store *store, const char *presenter_id,
-                                                              const outlive_presenter *callbacks, void *context,
-                                                              void (*release)(void *context));
+                                                 const outlive_presenter *callbacks, void *context,
+                                                 void (*release)(void *context));
 /* Unregisters a presenter: it is not asked again. A presentation it has under
  * way can still be finished and is recorded; it gets no end notification after
  * this. OUTLIVE_E_NOT_FOUND: no presenter with that id on this handle. */
@@ -1392,8 +1477,8 @@ OUTLIVE_API outlive_status outlive_presenter_remove(outlive_store *store, const 
  * are still waiting for a presenter. OUTLIVE_E_NOT_FOUND: not registered. */
 OUTLIVE_API outlive_status outlive_presenter_reoffer(outlive_store *store, const char *presenter_id);
 
-/* Ends a presentation, exactly once, from any thread: OUTLIVE_PRESENTED (the
- * user saw it: it is offered to nobody else) or OUTLIVE_NOT_PRESENTED (other
+/* Ends a presentation, exactly once, from any thread: OUTLIVE_PRESENTATION_PRESENTED (the
+ * user saw it: it is offered to nobody else) or OUTLIVE_PRESENTATION_NOT_PRESENTED (other
  * presenters and processes may have it); requires_end_notification asks for
  * `end` before the message is deleted (ignored when not presented); choice_id,
  * when not NULL, is the user's answer. The outcome is recorded on the loop and
@@ -1413,29 +1498,30 @@ OUTLIVE_API outlive_status outlive_presentation_finish(outlive_presentation *pre
  * choice); returns true when it took care of it (the message is removed). */
 typedef bool (*outlive_response_handler)(const outlive_message *message, void *context);
 /* Registers a response handler under id (unique per handle among response
- * handlers). Answered messages waiting for one are offered to it.
+ * handlers). Answered messages waiting for one are offered to it. Its context
+ * is released as a presenter's is.
  * OUTLIVE_E_INVALID_ARGUMENT: handler NULL, bad id. OUTLIVE_E_STATE: id taken. */
-OUTLIVE_API outlive_status outlive_response_handler_add(outlive_store *store, const char *id, outlive_response_handler handler, void *context);
-/* outlive_response_handler_add() with a release callback, as for presenters. */
-OUTLIVE_API outlive_status outlive_response_handler_add_with_release(outlive_store *store, const char *id,
-                                                                     outlive_response_handler handler, void *context,
-                                                                     void (*release)(void *context));
+OUTLIVE_API outlive_status outlive_response_handler_add(outlive_store *store, const char *id,
+                                                        outlive_response_handler handler, void *context,
+                                                        void (*release)(void *context));
 /* OUTLIVE_E_NOT_FOUND: no response handler with that id on this handle. */
 OUTLIVE_API outlive_status outlive_response_handler_remove(outlive_store *store, const char *id);
 
 /* Called on the loop for each message not yet answered, whenever it changes and
  * when the resolver is added, before presenters see it. Returns false to leave
- * it; true with a choice id written into choice_out (NUL-terminated, at most 63
- * bytes) to answer it with that choice, or true with an empty choice_out to
- * resolve it without an answer (it is removed). An answer with a choice the
- * message does not offer is ignored (and logged). */
-typedef bool (*outlive_auto_resolver)(const outlive_message *message, char choice_out[64], void *context);
-/* Registers an auto-resolver under id. OUTLIVE_E_INVALID_ARGUMENT: resolver NULL,
- * bad id. OUTLIVE_E_STATE: id taken. */
-OUTLIVE_API outlive_status outlive_auto_resolver_add(outlive_store *store, const char *id, outlive_auto_resolver resolver, void *context);
-OUTLIVE_API outlive_status outlive_auto_resolver_add_with_release(outlive_store *store, const char *id,
-                                                                  outlive_auto_resolver resolver, void *context,
-                                                                  void (*release)(void *context));
+ * it; true with a choice id written into out_choice_id (NUL-terminated, at most
+ * OUTLIVE_MESSAGE_MAX_CHOICE_ID_SIZE bytes) to answer it with that choice, or
+ * true with an empty out_choice_id to resolve it without an answer (it is
+ * removed). An answer with a choice the message does not offer is ignored (and
+ * logged). */
+typedef bool (*outlive_auto_resolver)(const outlive_message *message,
+                                      char out_choice_id[OUTLIVE_MESSAGE_CHOICE_ID_SIZE], void *context);
+/* Registers an auto-resolver under id. Its context is released as a
+ * presenter's is. OUTLIVE_E_INVALID_ARGUMENT: resolver NULL, bad id.
+ * OUTLIVE_E_STATE: id taken. */
+OUTLIVE_API outlive_status outlive_auto_resolver_add(outlive_store *store, const char *id,
+                                                     outlive_auto_resolver resolver, void *context,
+                                                     void (*release)(void *context));
 /* OUTLIVE_E_NOT_FOUND: no auto-resolver with that id on this handle. */
 OUTLIVE_API outlive_status outlive_auto_resolver_remove(outlive_store *store, const char *id);
 
@@ -1473,7 +1559,7 @@ typedef void (*outlive_interaction_fn)(outlive_interaction *interaction, void *c
 OUTLIVE_API outlive_status outlive_interactions_new(outlive_loop *loop, outlive_interactions **out);
 
 /* Frees the queue. Waiting interactions are dropped without running: the
- * release callback of each (outlive_interactions_add_with_release) is called
+ * release callback of each (outlive_interactions_add) is called
  * here, on this thread, in the order they were added. The running interaction,
  * if any, is not interrupted: its token can still be finished (its context is
  * released then), but nothing starts after it, and no stall is reported.
@@ -1483,19 +1569,14 @@ OUTLIVE_API void outlive_interactions_free(outlive_interactions *queue);
 
 /* Queues an interaction: run(token, context) is called on the loop's thread
  * when every interaction added before it has finished and the queue is not
- * suspended. Any thread; never calls run inside this call.
+ * suspended. Any thread; never calls run inside this call. release(context)
+ * (when not NULL) is called exactly once: after the interaction was finished
+ * and its run callback has returned (on whichever of those two threads comes
+ * last), or by outlive_interactions_free() when it never started; not when
+ * this call fails.
  * OUTLIVE_E_INVALID_ARGUMENT: queue or run is NULL. */
 OUTLIVE_API outlive_status outlive_interactions_add(outlive_interactions *queue, outlive_interaction_fn run,
-                                                    void *context);
-
-/* outlive_interactions_add() with a release callback for context (NULL: none).
- * release(context) is called exactly once: after the interaction was finished
- * and its run callback has returned (on whichever of those two threads comes
- * last), or by outlive_interactions_free() when it never started. It is not
- * called when this function fails. */
-OUTLIVE_API outlive_status outlive_interactions_add_with_release(outlive_interactions *queue,
-                                                                 outlive_interaction_fn run, void *context,
-                                                                 void (*release)(void *context));
+                                                    void *context, void (*release)(void *context));
 
 /* Nothing starts until outlive_interactions_resume() (call it when the view
  * will disappear). The running interaction goes on. Suspending twice is the same
@@ -1543,9 +1624,9 @@ OUTLIVE_API outlive_status outlive_interactions_set_stall_report(outlive_interac
  * Presenting. A queue handle that is not suspended is a presenter. On its
  * store's loop (inside outlive_loop_dispatch) it claims the queue when no live
  * presenter of any process holds it, and calls the first stored interaction's
- * handler (outlive_call) with its bound arguments and these call-time ones:
+ * handler (outlive_handler_call) with its bound arguments and these call-time ones:
  *     interaction_id  ID       the interaction's id (36 characters)
- *     finish          HANDLER  call it (outlive_call, NULL call_args) to finish it
+ *     finish          HANDLER  call it (outlive_handler_call, NULL call_args) to finish it
  * The handler declares those it needs, e.g.
  *     OUTLIVE_HANDLER(show_notice, OUTLIVE_ID(text), OUTLIVE_ID(interaction_id),
  *                     OUTLIVE_HANDLER_ARG(finish)) { ...; keep outlive_handler_copy(finish) }
@@ -1573,7 +1654,7 @@ OUTLIVE_API outlive_status outlive_interactions_set_stall_report(outlive_interac
  * Waiting. When the first interaction's handler does not resolve in this
  * process, or cannot be called (a missing or mistyped argument, an instance
  * resolver that found nothing, stored bytes that do not decode), it is neither
- * skipped nor dropped: the queue waits, the log (outlive_set_log_handler) says
+ * skipped nor dropped: the queue waits, the log (outlive_log_set_handler) says
  * why (a warning, once per interaction until the next resume), and the claim is released so that a process that can present it does.
  * This handle tries again when the queue changes (an add, finish or removal in
  * any process) and on outlive_durable_interactions_resume(), which is the call
@@ -1630,7 +1711,7 @@ OUTLIVE_API void outlive_durable_interactions_free(outlive_durable_interactions 
  * OUTLIVE_E_INVALIDATED: the handler was invalidated. */
 OUTLIVE_API outlive_status outlive_durable_interactions_add(outlive_durable_interactions *queue,
                                                             const outlive_handler *interaction,
-                                                            char out_id[OUTLIVE_ID_SIZE]);
+                                                            char out_id[OUTLIVE_ID_SIZE] /* nullable */);
 
 /* Nothing starts in this handle until outlive_durable_interactions_resume()
  * (the view will disappear). The interaction it presents goes on; with nothing
@@ -1649,19 +1730,28 @@ OUTLIVE_API outlive_status outlive_durable_interactions_resume(outlive_durable_i
  * OUTLIVE_E_INVALID_ARGUMENT: queue or out_count is NULL. */
 OUTLIVE_API outlive_status outlive_durable_interactions_count(outlive_durable_interactions *queue, size_t *out_count);
 
-/* Called once per stored interaction, first first: its id, its handler's name
- * (both valid during the call) and how many times it was presented so far (more
- * than 1: a presenter died or freed its handle before finishing it). */
-typedef void (*outlive_durable_interaction_visitor)(const char *interaction_id, const char *handler_name,
-                                                    uint32_t presentations, void *context);
+typedef struct outlive_durable_interaction_list outlive_durable_interaction_list;
 
-/* Calls visit for each interaction the queue holds, on the calling thread,
- * before returning; the list is read in one transaction first, so visit may
- * call the library (remove an interaction, for example).
- * OUTLIVE_E_INVALID_ARGUMENT: queue or visit is NULL. */
-OUTLIVE_API outlive_status outlive_durable_interactions_list(outlive_durable_interactions *queue,
-                                                             outlive_durable_interaction_visitor visit,
-                                                             void *context);
+/* Lists the interactions the queue holds, first first, as a snapshot (see
+ * Listing at the top): those after the interaction `after` (NULL: from the
+ * first), at most `limit` (0: no limit).
+ * OUTLIVE_E_INVALID_ARGUMENT: queue or out is NULL, after not a UUID.
+ * OUTLIVE_E_NOT_FOUND: the queue holds no interaction `after` any more. */
+OUTLIVE_API outlive_status outlive_durable_interaction_list_new(outlive_durable_interactions *queue,
+                                                                const char *after /* nullable */, size_t limit,
+                                                                outlive_durable_interaction_list **out);
+/* How many interactions the list holds; 0 for NULL. */
+OUTLIVE_API size_t      outlive_durable_interaction_list_count(const outlive_durable_interaction_list *list);
+/* The id and handler name of interaction `index`, owned by the list; NULL out of range. */
+OUTLIVE_API const char *outlive_durable_interaction_list_id(const outlive_durable_interaction_list *list, size_t index);
+OUTLIVE_API const char *outlive_durable_interaction_list_handler_name(const outlive_durable_interaction_list *list,
+                                                                      size_t index);
+/* How many times it was presented so far (more than 1: a presenter died or
+ * freed its handle before finishing it); 0 out of range. */
+OUTLIVE_API uint32_t    outlive_durable_interaction_list_presentations(const outlive_durable_interaction_list *list,
+                                                                       size_t index);
+/* Frees the list. NULL is ignored. */
+OUTLIVE_API void        outlive_durable_interaction_list_free(outlive_durable_interaction_list *list);
 
 /* Removes one stored interaction without presenting it. A presentation of it
  * under way (in any process) goes on; its finish then returns OUTLIVE_OK and
@@ -1747,16 +1837,12 @@ OUTLIVE_API outlive_status outlive_operations_new(outlive_loop *loop, size_t max
 OUTLIVE_API void outlive_operations_free(outlive_operations *queue);
 
 /* Creates an operation (state NEW) that will call run(operation, context).
- * *out receives your reference (see Ownership above).
+ * *out receives your reference (see Ownership above). release(context) (when
+ * not NULL) is called once the last reference to the operation is gone, on the
+ * thread that dropped it; not when this call fails.
  * OUTLIVE_E_INVALID_ARGUMENT: run or out is NULL. Any thread. */
-OUTLIVE_API outlive_status outlive_operation_new(outlive_operation_fn run, void *context, outlive_operation **out);
-
-/* outlive_operation_new() with release(context) (when not NULL) called once the
- * last reference to the operation is gone, on the thread that dropped it. Not
- * called when this function fails. */
-OUTLIVE_API outlive_status outlive_operation_new_with_release(outlive_operation_fn run, void *context,
-                                                              void (*release)(void *context),
-                                                              outlive_operation **out);
+OUTLIVE_API outlive_status outlive_operation_new(outlive_operation_fn run, void *context,
+                                                 void (*release)(void *context), outlive_operation **out);
 
 /* Adds a reference; returns operation (NULL for NULL). Any thread. */
 OUTLIVE_API outlive_operation *outlive_operation_retain(outlive_operation *operation);

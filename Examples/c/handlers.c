@@ -19,7 +19,7 @@ OUTLIVE_HANDLER(greet, OUTLIVE_ID(name), OUTLIVE_BOOL(loud)) {
     printf(loud ? "HELLO, %s!\n" : "hello, %s\n", outlive_object_string(name));
 }
 
-/* An invalidation handler: outlive_invalidate() calls it with the merged
+/* An invalidation handler: outlive_handler_invalidate() calls it with the merged
  * arguments, then marks the handler invalidated. */
 OUTLIVE_HANDLER(greeting_cancelled, OUTLIVE_ID(name)) {
     printf("greeting for %s cancelled\n", outlive_object_string(name));
@@ -38,22 +38,25 @@ static void report(const char *what, outlive_status status) {
 int main(int argc, char **argv) {
     if (argc != 2) { fprintf(stderr, "usage: %s STORE_DIR\n", argv[0]); return 2; }
     outlive_store *store;
-    if (outlive_store_open(argv[1], "handlers-example", NULL, &store) != OUTLIVE_OK) {
+    if (outlive_store_open(argv[1], "handlers-example", NULL, NULL, &store) != OUTLIVE_OK) {
         fprintf(stderr, "open: %s\n", outlive_last_error());
         return 1;
     }
 
     /* A handler value: the name and the bound argument name = "dana". */
-    outlive_args *bound = outlive_args_new();
+    outlive_args *bound = NULL;
+    outlive_args_new(&bound);
     outlive_args_set_string(bound, "name", "dana");
-    outlive_handler *hello = outlive_handler_new_with_invalidation("greet", "greeting_cancelled", bound);
+    outlive_handler *hello = NULL;
+    outlive_handler_new("greet", "greeting_cancelled", bound, &hello);
     outlive_args_free(bound);
     printf("handler: %s\n", outlive_handler_description(hello));
 
     /* Calling merges the bound arguments with call-time ones (call-time wins). */
-    outlive_args *call = outlive_args_new();
+    outlive_args *call = NULL;
+    outlive_args_new(&call);
     outlive_args_set_bool(call, "loud", false);
-    outlive_call(hello, call);
+    outlive_handler_call(hello, call);
 
     /* Serialized, the handler is bytes that name it — no address, no path —
      * which can be kept anywhere: here in the store's key-value table, where
@@ -72,31 +75,35 @@ int main(int argc, char **argv) {
     }
     outlive_free(bytes);
     outlive_args_set_bool(call, "loud", true);
-    outlive_call(again, call);
+    outlive_handler_call(again, call);
 
     /* Errors are statuses: nothing is called when arguments do not match. */
-    report("call without loud", outlive_call(again, NULL));
-    outlive_args *wrong = outlive_args_new();
+    report("call without loud", outlive_handler_call(again, NULL));
+    outlive_args *wrong = NULL;
+    outlive_args_new(&wrong);
     outlive_args_set_int(wrong, "loud", 1);
-    report("call with loud as INT", outlive_call(again, wrong));
+    report("call with loud as INT", outlive_handler_call(again, wrong));
     outlive_args_free(wrong);
-    outlive_handler *system_call = outlive_handler_new("system", NULL);
-    report("call of \"system\"", outlive_call(system_call, NULL));
+    outlive_handler *system_call = NULL;
+    outlive_handler_new("system", NULL, NULL, &system_call);
+    report("call of \"system\"", outlive_handler_call(system_call, NULL));
     outlive_handler_free(system_call);
 
     /* Run-time registration. */
-    outlive_register("example.add", "INTEGER a, INTEGER b", (void (*)(void))add);
-    outlive_args *numbers = outlive_args_new();
+    outlive_handler_register("example.add", "INTEGER a, INTEGER b", (void (*)(void))add);
+    outlive_args *numbers = NULL;
+    outlive_args_new(&numbers);
     outlive_args_set_integer(numbers, "a", 40);
-    outlive_handler *sum = outlive_handler_new("example.add", numbers);
+    outlive_handler *sum = NULL;
+    outlive_handler_new("example.add", NULL, numbers, &sum);
     outlive_args_set_integer(numbers, "b", 2);
-    outlive_call(sum, numbers);
+    outlive_handler_call(sum, numbers);
     outlive_args_free(numbers);
     outlive_handler_free(sum);
 
     /* Invalidation runs greeting_cancelled once; afterwards every call fails. */
-    report("invalidate", outlive_invalidate(again, NULL));
-    report("call after invalidate", outlive_call(again, call));
+    report("invalidate", outlive_handler_invalidate(again, NULL));
+    report("call after invalidate", outlive_handler_call(again, call));
     printf("invalidated: %s\n", outlive_handler_is_invalidated(again) ? "yes" : "no");
 
     outlive_args_free(call);

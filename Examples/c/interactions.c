@@ -35,8 +35,8 @@ static void in_process(void) {
     outlive_loop_new(&loop);
     outlive_interactions_new(loop, &queue);
 
-    outlive_interactions_add(queue, ask_permission, "allow notifications?");
-    outlive_interactions_add(queue, show_notice, "what's new in 2.0");
+    outlive_interactions_add(queue, ask_permission, "allow notifications?", NULL);
+    outlive_interactions_add(queue, show_notice, "what's new in 2.0", NULL);
     for (int round = 0; round < 3; round++) outlive_loop_dispatch(loop, 50);
     printf("unfinished: %zu (the notice waits for the permission prompt)\n", outlive_interactions_unfinished(queue));
 
@@ -64,13 +64,15 @@ static void in_process(void) {
 OUTLIVE_HANDLER(onboarding_step, OUTLIVE_ID(title), OUTLIVE_ID(interaction_id), OUTLIVE_HANDLER_ARG(finish)) {
     (void)interaction_id;
     printf("durable interaction: %s\n", outlive_object_string(title));
-    outlive_call(finish, NULL);
+    outlive_handler_call(finish, NULL);
 }
 
 static void add_step(outlive_durable_interactions *queue, const char *title) {
-    outlive_args *bound = outlive_args_new();
+    outlive_args *bound = NULL;
+    outlive_args_new(&bound);
     outlive_args_set_string(bound, "title", title);
-    outlive_handler *step = outlive_handler_new("onboarding_step", bound);
+    outlive_handler *step = NULL;
+    outlive_handler_new("onboarding_step", NULL, bound, &step);
     outlive_args_free(bound);
     outlive_durable_interactions_add(queue, step, NULL);
     outlive_handler_free(step);
@@ -81,7 +83,7 @@ static int durable(const char *directory) {
      * present), then end the run before anything was shown. */
     outlive_store *store;
     outlive_durable_interactions *queue;
-    if (outlive_store_open(directory, "app", NULL, &store) != OUTLIVE_OK) return 1;
+    if (outlive_store_open(directory, "app", NULL, NULL, &store) != OUTLIVE_OK) return 1;
     outlive_durable_interactions_open(store, "onboarding", OUTLIVE_DURABLE_INTERACTIONS_SUSPENDED, &queue);
     add_step(queue, "welcome");
     add_step(queue, "sign in");
@@ -92,7 +94,7 @@ static int durable(const char *directory) {
     outlive_store_close(store);
 
     /* Next run (a restart, or another process): it presents them in order. */
-    if (outlive_store_open(directory, "app", NULL, &store) != OUTLIVE_OK) return 1;
+    if (outlive_store_open(directory, "app", NULL, NULL, &store) != OUTLIVE_OK) return 1;
     outlive_durable_interactions_open(store, "onboarding", 0, &queue);
     count = 2;
     for (int round = 0; round < 100 && count > 0; round++) {

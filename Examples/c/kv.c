@@ -40,11 +40,11 @@ static int fail(const char *what) {
 int main(int argc, char **argv) {
     if (argc != 2) { fprintf(stderr, "usage: %s STORE_DIR\n", argv[0]); return 2; }
     outlive_store *store;
-    if (outlive_store_open(argv[1], "kv-example", NULL, &store) != OUTLIVE_OK) return fail("open");
+    if (outlive_store_open(argv[1], "kv-example", NULL, NULL, &store) != OUTLIVE_OK) return fail("open");
 
     int calls = 0;
     uint64_t token;
-    if (outlive_kv_observe(store, "settings/", settings_changed, &calls, &token) != OUTLIVE_OK) return fail("observe");
+    if (outlive_kv_observe(store, "settings/", settings_changed, &calls, NULL, &token) != OUTLIVE_OK) return fail("observe");
 
     /* Each call is one transaction, durable when it returns OUTLIVE_OK. */
     outlive_kv_set(store, "settings/theme", "dark", 4);
@@ -62,14 +62,12 @@ int main(int argc, char **argv) {
     printf("visits after 3 updates: %.*s\n", (int)size, (const char *)bytes);
     outlive_free(bytes);
 
-    /* Keys in bytewise order, one indexed lookup each. */
-    char *key = NULL, *after = NULL;
-    while (outlive_kv_next_key(store, "settings/", after, &key) == OUTLIVE_OK) {
-        printf("key: %s\n", key);
-        outlive_free(after);
-        after = key;
-    }
-    outlive_free(after);
+    /* Keys in bytewise order, as every list: a snapshot read by index (limit 0: all of them;
+     * to page, pass the last key of one list as `after` of the next). */
+    outlive_kv_key_list *keys = NULL;
+    if (outlive_kv_key_list_new(store, "settings/", NULL, 0, &keys) != OUTLIVE_OK) return fail("list keys");
+    for (size_t i = 0; i < outlive_kv_key_list_count(keys); i++) printf("key: %s\n", outlive_kv_key_list_key(keys, i));
+    outlive_kv_key_list_free(keys);
 
     /* A missing key is a status, never a crash; the message says which key. */
     outlive_status status = outlive_kv_get(store, "settings/missing", &bytes, &size);

@@ -37,7 +37,7 @@ static void dialog_present(const outlive_message *message, outlive_presentation 
         printf("  [%s] %s\n", id, label);
     }
     /* The user picks "keep-both"; we want to hear when the message goes. */
-    outlive_presentation_finish(presentation, OUTLIVE_PRESENTED, true, "keep-both");
+    outlive_presentation_finish(presentation, OUTLIVE_PRESENTATION_PRESENTED, true, "keep-both");
 }
 
 static void dialog_end(const outlive_message *message, void *context) {
@@ -49,20 +49,23 @@ static void dialog_end(const outlive_message *message, void *context) {
 int main(int argc, char **argv) {
     if (argc != 2) { fprintf(stderr, "usage: %s STORE_DIR\n", argv[0]); return 2; }
     outlive_store *store;
-    if (outlive_store_open(argv[1], "messages-example", NULL, &store) != OUTLIVE_OK) {
+    if (outlive_store_open(argv[1], "messages-example", NULL, NULL, &store) != OUTLIVE_OK) {
         fprintf(stderr, "open: %s\n", outlive_last_error());
         return 1;
     }
 
     /* A draft: category, title, text, scope, choices, payload, response handler. */
-    outlive_message_draft *draft = outlive_message_draft_new("sync-issue", "Conflict in notes.txt");
+    outlive_message_draft *draft = NULL;
+    outlive_message_draft_new("sync-issue", "Conflict in notes.txt", &draft);
     outlive_message_draft_set_text(draft, "notes.txt changed here and on the server.");
     outlive_message_draft_set_scope(draft, "account-1");
     outlive_message_draft_add_choice(draft, "keep-both", "Keep both", OUTLIVE_CHOICE_DEFAULT);
     outlive_message_draft_add_choice(draft, "use-server", "Use the server's", OUTLIVE_CHOICE_DESTRUCTIVE);
-    outlive_args *bound = outlive_args_new();
+    outlive_args *bound = NULL;
+    outlive_args_new(&bound);
     outlive_args_set_string(bound, "path", "notes.txt");
-    outlive_handler *answered = outlive_handler_new("on_conflict_answered", bound);
+    outlive_handler *answered = NULL;
+    outlive_handler_new("on_conflict_answered", NULL, bound, &answered);
     outlive_args_free(bound);
     outlive_message_draft_set_response_handler(draft, answered);
     outlive_handler_free(answered);
@@ -80,8 +83,8 @@ int main(int argc, char **argv) {
     /* The presenter can be added before or after the post: waiting messages
      * are offered to it. Callbacks run inside outlive_loop_dispatch(). */
     int ended = 0;
-    outlive_presenter dialog = {dialog_priority, dialog_present, dialog_end};
-    outlive_presenter_add(store, "dialog", &dialog, &ended);
+    outlive_presenter dialog = {OUTLIVE_PRESENTER_VERSION, dialog_priority, dialog_present, dialog_end};
+    outlive_presenter_add(store, "dialog", &dialog, &ended, NULL);
     count = 1;
     for (int round = 0; round < 100 && (!ended || count > 0); round++) {
         outlive_loop_dispatch(outlive_store_loop(store), 100);

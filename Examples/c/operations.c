@@ -33,7 +33,7 @@ static void all_done(void *context) {
 
 static outlive_operation *make(const char *name) {
     outlive_operation *operation;
-    outlive_operation_new(start, (void *)name, &operation);
+    outlive_operation_new(start, (void *)name, NULL, &operation);
     outlive_operation_set_completion(operation, completed, (void *)name, NULL);
     return operation;
 }

@@ -21,7 +21,8 @@ OUTLIVE_HANDLER(on_progress, OUTLIVE_ID(progress), OUTLIVE_UINTEGER(version), OU
 }
 
 static void post(outlive_store *store, const char *signal_id, const char *progress, bool terminates) {
-    outlive_args *payload = outlive_args_new();
+    outlive_args *payload = NULL;
+    outlive_args_new(&payload);
     outlive_args_set_string(payload, "progress", progress);
     if (outlive_signal_post(store, signal_id, payload, terminates) != OUTLIVE_OK)
         fprintf(stderr, "post: %s\n", outlive_last_error());
@@ -37,7 +38,7 @@ static void dispatch_until(outlive_store *store, int wanted) {
 int main(int argc, char **argv) {
     if (argc != 2) { fprintf(stderr, "usage: %s STORE_DIR\n", argv[0]); return 2; }
     outlive_store *store;
-    if (outlive_store_open(argv[1], "signals-example", NULL, &store) != OUTLIVE_OK) {
+    if (outlive_store_open(argv[1], "signals-example", NULL, NULL, &store) != OUTLIVE_OK) {
         fprintf(stderr, "open: %s\n", outlive_last_error());
         return 1;
     }
@@ -45,16 +46,18 @@ int main(int argc, char **argv) {
     /* The caller of an action makes the id and registers the consumer ... */
     char signal_id[OUTLIVE_ID_SIZE];
     outlive_signal_new_id(signal_id);
-    outlive_args *bound = outlive_args_new();
+    outlive_args *bound = NULL;
+    outlive_args_new(&bound);
     outlive_args_set_string(bound, "job", "sync");
-    outlive_handler *consumer = outlive_handler_new("on_progress", bound);
+    outlive_handler *consumer = NULL;
+    outlive_handler_new("on_progress", NULL, bound, &consumer);
     outlive_args_free(bound);
     /* until_terminated: every version it sees until a terminating post.
      * this_run: only this store handle delivers it; it goes when the run ends.
      * (process: the next run of this process name gets it if this one dies;
      *  any_process: whichever process resolves on_progress first.) */
-    if (outlive_signal_consume(store, signal_id, consumer, OUTLIVE_DELIVER_UNTIL_TERMINATED,
-                               OUTLIVE_LIFETIME_THIS_RUN, NULL) != OUTLIVE_OK) {
+    if (outlive_signal_consume(store, signal_id, consumer, OUTLIVE_DELIVERY_UNTIL_TERMINATED,
+                               OUTLIVE_LIFETIME_THIS_RUN, NULL, NULL) != OUTLIVE_OK) {
         fprintf(stderr, "consume: %s\n", outlive_last_error());
         return 1;
     }

@@ -23,10 +23,11 @@ OUTLIVE_HANDLER(identify, OUTLIVE_ID(profile), OUTLIVE_INTEGER(attempt), OUTLIVE
     bool ok = attempt > 1;
     printf("identify %s (attempt %" PRId64 "): %s\n", outlive_object_string(profile), attempt,
            ok ? "ok" : "server unavailable");
-    outlive_args *result = outlive_args_new();
+    outlive_args *result = NULL;
+    outlive_args_new(&result);
     outlive_args_set_bool(result, "success", ok);
     if (!ok) outlive_args_set_string(result, "error", "server unavailable");
-    outlive_call(completion, result);
+    outlive_handler_call(completion, result);
     outlive_args_free(result);
 }
 
@@ -38,17 +39,20 @@ OUTLIVE_HANDLER(track, OUTLIVE_ID(profile), OUTLIVE_ID(event)) {
 
 /* Always fails: dead after max_attempts. */
 OUTLIVE_HANDLER(doomed, OUTLIVE_HANDLER_ARG(completion)) {
-    outlive_args *result = outlive_args_new();
+    outlive_args *result = NULL;
+    outlive_args_new(&result);
     outlive_args_set_bool(result, "success", false);
     outlive_args_set_string(result, "error", "gone for good");
-    outlive_call(completion, result);
+    outlive_handler_call(completion, result);
     outlive_args_free(result);
 }
 
 static outlive_handler *make(const char *name, const char *key, const char *value) {
-    outlive_args *bound = outlive_args_new();
+    outlive_args *bound = NULL;
+    outlive_args_new(&bound);
     if (key) outlive_args_set_string(bound, key, value);
-    outlive_handler *handler = outlive_handler_new(name, bound);
+    outlive_handler *handler = NULL;
+    outlive_handler_new(name, NULL, bound, &handler);
     outlive_args_free(bound);
     return handler;
 }
@@ -63,7 +67,7 @@ static void add(outlive_store *store, outlive_handler *work, const char *group_s
 int main(int argc, char **argv) {
     if (argc != 2) { fprintf(stderr, "usage: %s STORE_DIR\n", argv[0]); return 2; }
     outlive_store *store;
-    if (outlive_store_open(argv[1], "tasks-example", NULL, &store) != OUTLIVE_OK) {
+    if (outlive_store_open(argv[1], "tasks-example", NULL, NULL, &store) != OUTLIVE_OK) {
         fprintf(stderr, "open: %s\n", outlive_last_error());
         return 1;
     }
@@ -75,10 +79,12 @@ int main(int argc, char **argv) {
     outlive_tasks_set_policy(store, &policy);
 
     add(store, make("identify", "profile", "A"), "profile:A", NULL);
-    outlive_args *bound = outlive_args_new();
+    outlive_args *bound = NULL;
+    outlive_args_new(&bound);
     outlive_args_set_string(bound, "profile", "A");
     outlive_args_set_string(bound, "event", "opened the app");
-    outlive_handler *tracking = outlive_handler_new("track", bound);
+    outlive_handler *tracking = NULL;
+    outlive_handler_new("track", NULL, bound, &tracking);
     outlive_args_free(bound);
     add(store, tracking, NULL, "profile:A");
     add(store, make("upload", "file", "notes.txt"), NULL, NULL);
@@ -99,16 +105,15 @@ int main(int argc, char **argv) {
     printf("tasks pending: %zu, dead: %zu\n", pending, dead);
 
     /* A dead task is kept and listed with its last error, until retried or deleted. */
-    outlive_task_info *tasks;
-    size_t count;
-    if (outlive_tasks_list(store, NULL, 100, &tasks, &count) == OUTLIVE_OK) {
-        for (size_t i = 0; i < count; i++) {
-            printf("listed: %s %s after %" PRIu32 " attempts: %s\n", tasks[i].handler_name,
-                   tasks[i].state == OUTLIVE_TASK_DEAD ? "dead" : "not dead", tasks[i].attempts,
-                   tasks[i].last_error ? tasks[i].last_error : "-");
-            outlive_task_delete(store, tasks[i].id);
+    outlive_task_list *tasks = NULL;
+    if (outlive_task_list_new(store, NULL, 100, &tasks) == OUTLIVE_OK) {
+        for (size_t i = 0; i < outlive_task_list_count(tasks); i++) {
+            printf("listed: %s %s after %" PRIu32 " attempts: %s\n", outlive_task_list_handler_name(tasks, i),
+                   outlive_task_list_state(tasks, i) == OUTLIVE_TASK_DEAD ? "dead" : "not dead", outlive_task_list_attempts(tasks, i),
+                   outlive_task_list_last_error(tasks, i) ? outlive_task_list_last_error(tasks, i) : "-");
+            outlive_task_delete(store, outlive_task_list_id(tasks, i));
         }
-        outlive_task_info_free(tasks, count);
+        outlive_task_list_free(tasks);
     }
     outlive_store_close(store);
     return 0;

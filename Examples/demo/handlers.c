@@ -20,20 +20,22 @@ OUTLIVE_HANDLER(demo_upload, OUTLIVE_ID(store), OUTLIVE_ID(file), OUTLIVE_ID(sig
     printf("  [worker] uploading %s (file %" PRId64 " of %" PRId64 ", attempt %" PRId64 ")\n", text(file), number, total, attempt);
     fflush(stdout);
     outlive_store *handle = NULL;
-    outlive_status status = outlive_store_open(text(store), "demo-uploader", NULL, &handle);
+    outlive_status status = outlive_store_open(text(store), "demo-uploader", NULL, NULL, &handle);
     if (status == OUTLIVE_OK) {
         char result[128];
         snprintf(result, sizeof result, "%" PRId64 " of %" PRId64 " files uploaded, the last one %s", number, total, text(file));
-        outlive_args *payload = outlive_args_new();
+        outlive_args *payload = NULL;
+        outlive_args_new(&payload);
         outlive_args_set_string(payload, "result", result);
         status = outlive_signal_post(handle, text(signal_id), payload, number == total);
         outlive_args_free(payload);
         outlive_store_close(handle);
     }
-    outlive_args *outcome = outlive_args_new();
+    outlive_args *outcome = NULL;
+    outlive_args_new(&outcome);
     outlive_args_set_bool(outcome, "success", status == OUTLIVE_OK);
     if (status != OUTLIVE_OK) outlive_args_set_string(outcome, "error", outlive_last_error());
-    outlive_call(completion, outcome);
+    outlive_handler_call(completion, outcome);
     outlive_args_free(outcome);
 }
 

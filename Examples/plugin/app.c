@@ -21,18 +21,22 @@ static int fail(const char *what) {
 }
 
 static outlive_handler *notify_handler(void) {
-    outlive_args *bound = outlive_args_new();
+    outlive_args *bound = NULL;
+    outlive_args_new(&bound);
     outlive_args_set_string(bound, "text", "backup finished");
-    outlive_handler *handler = outlive_handler_new("app_notify", bound);
+    outlive_handler *handler = NULL;
+    outlive_handler_new("app_notify", NULL, bound, &handler);
     outlive_args_free(bound);
     return handler;
 }
 
 static outlive_handler *resize_handler(void) {
-    outlive_args *bound = outlive_args_new();
+    outlive_args *bound = NULL;
+    outlive_args_new(&bound);
     outlive_args_set_string(bound, "image", "cat.jpg");
     outlive_args_set_int(bound, "width", 640);
-    outlive_handler *handler = outlive_handler_new("plugin_resize", bound);
+    outlive_handler *handler = NULL;
+    outlive_handler_new("plugin_resize", NULL, bound, &handler);
     outlive_args_free(bound);
     return handler;
 }
@@ -51,9 +55,10 @@ static int store_and_call(outlive_store *store, const char *key, outlive_handler
     status = outlive_handler_deserialize(bytes, size, &stored);
     outlive_free(bytes);
     if (status != OUTLIVE_OK) return fail("deserialize");
-    outlive_args *call = outlive_args_new();
+    outlive_args *call = NULL;
+    outlive_args_new(&call);
     outlive_args_set_string(call, "task_id", "direct call");
-    status = outlive_call(stored, call);
+    status = outlive_handler_call(stored, call);
     outlive_args_free(call);
     outlive_handler_free(stored);
     if (status != OUTLIVE_OK) return fail(key);
@@ -65,13 +70,13 @@ int main(int argc, char **argv) {
 
     /* Before loading, plugin_resize resolves nowhere in this process. */
     printf("before loading: plugin_resize -> %s, app_notify -> %s\n",
-           outlive_status_name(outlive_resolve("plugin_resize")), outlive_status_name(outlive_resolve("app_notify")));
+           outlive_status_name(outlive_handler_resolve("plugin_resize")), outlive_status_name(outlive_handler_resolve("app_notify")));
     /* By path only (it must contain a '/'): code never comes from a search path. */
-    if (outlive_load_handlers(argv[2]) != OUTLIVE_OK) return fail("load_handlers");
-    printf("after loading: plugin_resize -> %s\n", outlive_status_name(outlive_resolve("plugin_resize")));
+    if (outlive_handler_library_load(argv[2]) != OUTLIVE_OK) return fail("load_handlers");
+    printf("after loading: plugin_resize -> %s\n", outlive_status_name(outlive_handler_resolve("plugin_resize")));
 
     outlive_store *store;
-    if (outlive_store_open(argv[1], "plugin-app", NULL, &store) != OUTLIVE_OK) return fail("open");
+    if (outlive_store_open(argv[1], "plugin-app", NULL, NULL, &store) != OUTLIVE_OK) return fail("open");
     outlive_handler *notify = notify_handler(), *resize = resize_handler();
 
     /* 1. Stored as records, read back, called. */

@@ -1,5 +1,5 @@
 /* A handler library: built as a shared object and loaded by explicit path
- * (outlive_load_handlers). Its OUTLIVE_HANDLER declarations export descriptors
+ * (outlive_handler_library_load). Its OUTLIVE_HANDLER declarations export descriptors
  * with default visibility, so it needs no special flags:
  *
  *   cc -std=c99 -Wall -Wextra -Werror -Iinclude -fPIC -shared -o libplugin.so Examples/plugin/plugin.c

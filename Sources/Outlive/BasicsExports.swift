@@ -29,6 +29,7 @@ public func outlive_status_name(_ status: outlive_status) -> UnsafePointer<CChar
     case OUTLIVE_E_STATE: name = "OUTLIVE_E_STATE"
     case OUTLIVE_E_VERSION: name = "OUTLIVE_E_VERSION"
     case OUTLIVE_E_NO_MEMORY: name = "OUTLIVE_E_NO_MEMORY"
+    case OUTLIVE_E_LIMIT: name = "OUTLIVE_E_LIMIT"
     default: name = "OUTLIVE_E_UNKNOWN"
     }
     return staticCString(name)
@@ -50,7 +51,8 @@ public func outlive_free(_ pointer: UnsafeMutableRawPointer?) {
 }
 
 @c @implementation
-public func outlive_set_log_handler(_ handler: outlive_log_handler?, _ level: outlive_log_level, _ context: UnsafeMutableRawPointer?) -> outlive_status {
+public func outlive_log_set_handler(_ handler: outlive_log_handler?, _ level: outlive_log_level, _ context: UnsafeMutableRawPointer?,
+                                    _ release: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?) -> outlive_status {
     guarded {
         guard let threshold = LogLevel(rawValue: Int32(level.rawValue)) else {
             throw OutliveError.invalidArgument("level \(level.rawValue) is not an outlive_log_level")
@@ -59,7 +61,7 @@ public func outlive_set_log_handler(_ handler: outlive_log_handler?, _ level: ou
             Log.install(nil, level: threshold)
             return
         }
-        let caller = CallerContext(context, release: nil)
+        let caller = CallerContext(context, release: release)
         Log.install({ level, message in
             message.withCString { handler(outlive_log_level(rawValue: UInt32(level.rawValue)), $0, caller.pointer) }
         }, level: threshold)

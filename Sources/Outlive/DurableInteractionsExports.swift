@@ -59,18 +59,42 @@ public func outlive_durable_interactions_count(_ queue: OpaquePointer?, _ outCou
 }
 
 @c @implementation
-public func outlive_durable_interactions_list(_ queue: OpaquePointer?, _ visit: outlive_durable_interaction_visitor?,
-                                              _ context: UnsafeMutableRawPointer?) -> outlive_status {
+public func outlive_durable_interaction_list_new(_ queue: OpaquePointer?, _ after: UnsafePointer<CChar>?, _ limit: Int,
+                                                 _ out: UnsafeMutablePointer<OpaquePointer?>?) -> outlive_status {
     guarded {
         let queue = try borrow(queue, DurableInteractionQueue.self, "queue")
-        let visit = try required(visit, "visit")
-        for entry in try queue.entries() {
-            let presentations = UInt32(clamping: entry.presentations)
-            entry.id.withCString { id in
-                entry.handlerName.withCString { name in visit(id, name, presentations, context) }
-            }
-        }
+        let start = try optionalString(after, "after", maxBytes: 64)
+        let out = try required(out, "out")
+        let entries = try page(try queue.entries(), after: start, limit: limit, id: { $0.id }, what: "interaction")
+        out.pointee = retain(SnapshotList(entries))
     }
+}
+
+private typealias Listed = DurableInteractionQueue.Entry
+
+@c @implementation
+public func outlive_durable_interaction_list_count(_ list: OpaquePointer?) -> Int {
+    snapshot(list, of: Listed.self)?.entries.count ?? 0
+}
+
+@c @implementation
+public func outlive_durable_interaction_list_id(_ list: OpaquePointer?, _ index: Int) -> UnsafePointer<CChar>? {
+    snapshot(list, of: Listed.self)?.text(index, "id") { $0.id }
+}
+
+@c @implementation
+public func outlive_durable_interaction_list_handler_name(_ list: OpaquePointer?, _ index: Int) -> UnsafePointer<CChar>? {
+    snapshot(list, of: Listed.self)?.text(index, "handler_name") { $0.handlerName }
+}
+
+@c @implementation
+public func outlive_durable_interaction_list_presentations(_ list: OpaquePointer?, _ index: Int) -> UInt32 {
+    UInt32(clamping: snapshot(list, of: Listed.self)?.entry(index)?.presentations ?? 0)
+}
+
+@c @implementation
+public func outlive_durable_interaction_list_free(_ list: OpaquePointer?) {
+    release(list, SnapshotList<Listed>.self)
 }
 
 @c @implementation

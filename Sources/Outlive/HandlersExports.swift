@@ -15,18 +15,16 @@ private func handlerName(_ name: UnsafePointer<CChar>?, _ parameter: String) thr
     return text
 }
 
-/// A new handle, or NULL with the last error set.
-private func makeHandler(_ body: () throws -> Handler) -> OpaquePointer? {
-    do {
-        return retain(HandlerBox(try body()))
-    } catch {
-        _ = fail(error)
-        return nil
+/// Writes a new handler handle into out.
+private func makeHandler(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ body: () throws -> Handler) -> outlive_status {
+    guarded {
+        let out = try required(out, "out")
+        out.pointee = retain(HandlerBox(try body()))
     }
 }
 
 @c @implementation
-public func outlive_register(_ name: UnsafePointer<CChar>?, _ signature: UnsafePointer<CChar>?,
+public func outlive_handler_register(_ name: UnsafePointer<CChar>?, _ signature: UnsafePointer<CChar>?,
                              _ function: (@convention(c) () -> Void)?) -> outlive_status {
     guarded {
         let handler = try handlerName(name, "name")
@@ -37,21 +35,21 @@ public func outlive_register(_ name: UnsafePointer<CChar>?, _ signature: UnsafeP
 }
 
 @c @implementation
-public func outlive_unregister(_ name: UnsafePointer<CChar>?) -> outlive_status {
+public func outlive_handler_unregister(_ name: UnsafePointer<CChar>?) -> outlive_status {
     guarded {
         try HandlerRegistry.shared.unregister(name: try handlerName(name, "name"))
     }
 }
 
 @c @implementation
-public func outlive_load_handlers(_ path: UnsafePointer<CChar>?) -> outlive_status {
+public func outlive_handler_library_load(_ path: UnsafePointer<CChar>?) -> outlive_status {
     guarded {
         try HandlerRegistry.shared.loadLibrary(path: try string(path, "library_path", maxBytes: 4096))
     }
 }
 
 @c @implementation
-public func outlive_resolve(_ name: UnsafePointer<CChar>?) -> outlive_status {
+public func outlive_handler_resolve(_ name: UnsafePointer<CChar>?) -> outlive_status {
     guarded {
         ensureBuiltins()
         _ = try HandlerRegistry.shared.resolve(try handlerName(name, "name"))
@@ -59,25 +57,19 @@ public func outlive_resolve(_ name: UnsafePointer<CChar>?) -> outlive_status {
 }
 
 @c @implementation
-public func outlive_handler_new(_ name: UnsafePointer<CChar>?, _ bound: OpaquePointer?) -> OpaquePointer? {
-    makeHandler {
-        try Handler(name: try handlerName(name, "name"), bound: optionalArguments(bound))
+public func outlive_handler_new(_ name: UnsafePointer<CChar>?, _ invalidationName: UnsafePointer<CChar>?,
+                                _ bound: OpaquePointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> outlive_status {
+    makeHandler(out) {
+        let name = try handlerName(name, "name")
+        let arguments = bound == nil ? Arguments() : try argumentsBox(bound, "bound").arguments
+        guard invalidationName != nil else { return try Handler(name: name, bound: arguments) }
+        return try Handler(name: name, invalidationName: try handlerName(invalidationName, "invalidation_name"), bound: arguments)
     }
 }
 
 @c @implementation
-public func outlive_handler_new_with_invalidation(_ name: UnsafePointer<CChar>?, _ invalidationName: UnsafePointer<CChar>?,
-                                                  _ bound: OpaquePointer?) -> OpaquePointer? {
-    makeHandler {
-        try Handler(name: try handlerName(name, "name"),
-                    invalidationName: try handlerName(invalidationName, "invalidation_name"),
-                    bound: optionalArguments(bound))
-    }
-}
-
-@c @implementation
-public func outlive_handler_copy(_ handler: OpaquePointer?) -> OpaquePointer? {
-    makeHandler { try handlerBox(handler).handler }
+public func outlive_handler_copy(_ handler: OpaquePointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> outlive_status {
+    makeHandler(out) { try handlerBox(handler).handler }
 }
 
 @c @implementation
@@ -94,18 +86,18 @@ public func outlive_handler_bind(_ handler: OpaquePointer?, _ more: OpaquePointe
 }
 
 @c @implementation
-public func outlive_call(_ handler: OpaquePointer?, _ callArgs: OpaquePointer?) -> outlive_status {
+public func outlive_handler_call(_ handler: OpaquePointer?, _ callArgs: OpaquePointer?) -> outlive_status {
     guarded {
         ensureBuiltins()
-        try handlerBox(handler).call(with: optionalArguments(callArgs))
+        try handlerBox(handler).call(with: try optionalArguments(callArgs))
     }
 }
 
 @c @implementation
-public func outlive_invalidate(_ handler: OpaquePointer?, _ callArgs: OpaquePointer?) -> outlive_status {
+public func outlive_handler_invalidate(_ handler: OpaquePointer?, _ callArgs: OpaquePointer?) -> outlive_status {
     guarded {
         ensureBuiltins()
-        try handlerBox(handler).invalidate(with: optionalArguments(callArgs))
+        try handlerBox(handler).invalidate(with: try optionalArguments(callArgs))
     }
 }
 
@@ -143,8 +135,8 @@ public func outlive_handler_serialize(_ handler: OpaquePointer?, _ bytesOut: Uns
                                       _ size: UnsafeMutablePointer<Int>?) -> outlive_status {
     guarded {
         let box = try handlerBox(handler)
-        let bytesOut = try required(bytesOut, "bytes")
-        let size = try required(size, "size")
+        let bytesOut = try required(bytesOut, "out_bytes")
+        let size = try required(size, "out_size")
         let encoded = try box.handler.serializedChecked()
         bytesOut.pointee = try mallocCopy(encoded)
         size.pointee = encoded.count

@@ -26,12 +26,6 @@ public func outlive_interactions_free(_ queue: OpaquePointer?) {
 
 @c @implementation
 public func outlive_interactions_add(_ queue: OpaquePointer?, _ run: outlive_interaction_fn?,
-                                     _ context: UnsafeMutableRawPointer?) -> outlive_status {
-    outlive_interactions_add_with_release(queue, run, context, nil)
-}
-
-@c @implementation
-public func outlive_interactions_add_with_release(_ queue: OpaquePointer?, _ run: outlive_interaction_fn?,
                                                   _ context: UnsafeMutableRawPointer?,
                                                   _ releaseContext: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?) -> outlive_status {
     guarded {

@@ -24,8 +24,8 @@ public func outlive_kv_get(_ store: OpaquePointer?, _ key: UnsafePointer<CChar>?
     guarded {
         let kv = try kvStore(store)
         let name = try kvKey(key)
-        let value = try required(value, "bytes")
-        let size = try required(size, "size")
+        let value = try required(value, "out_bytes")
+        let size = try required(size, "out_size")
         let found = try kv.get(name)
         value.pointee = try mallocCopy(found)
         size.pointee = found.count
@@ -114,20 +114,14 @@ public func outlive_kv_update(_ store: OpaquePointer?, _ key: UnsafePointer<CCha
 
 @c @implementation
 public func outlive_kv_observe(_ store: OpaquePointer?, _ key_prefix: UnsafePointer<CChar>?, _ observer: outlive_kv_observer?,
-                               _ context: UnsafeMutableRawPointer?, _ token: UnsafeMutablePointer<UInt64>?) -> outlive_status {
-    outlive_kv_observe_with_release(store, key_prefix, observer, context, nil, token)
-}
-
-@c @implementation
-public func outlive_kv_observe_with_release(_ store: OpaquePointer?, _ key_prefix: UnsafePointer<CChar>?, _ observer: outlive_kv_observer?,
-                                            _ context: UnsafeMutableRawPointer?,
-                                            _ releaseContext: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?,
-                                            _ token: UnsafeMutablePointer<UInt64>?) -> outlive_status {
+                               _ context: UnsafeMutableRawPointer?,
+                               _ releaseContext: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?,
+                               _ token: UnsafeMutablePointer<UInt64>?) -> outlive_status {
     guarded {
         let kv = try kvStore(store)
         let prefix = try string(key_prefix, "key_prefix", maxBytes: KeyValueStore.maxKeySize)
         let observer = try required(observer, "observer")
-        let token = try required(token, "token")
+        let token = try required(token, "out_token")
         let caller = CallerContext(context, release: releaseContext)
         var registered = false
         defer { if !registered { caller.disarm() } }
@@ -154,18 +148,30 @@ public func outlive_kv_unobserve(_ store: OpaquePointer?, _ token: UInt64) -> ou
 }
 
 @c @implementation
-public func outlive_kv_next_key(_ store: OpaquePointer?, _ key_prefix: UnsafePointer<CChar>?, _ after: UnsafePointer<CChar>?,
-                                _ out_key: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> outlive_status {
+public func outlive_kv_key_list_new(_ store: OpaquePointer?, _ key_prefix: UnsafePointer<CChar>?, _ after: UnsafePointer<CChar>?,
+                                    _ limit: Int, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> outlive_status {
     guarded {
         let kv = try kvStore(store)
         let prefix = try string(key_prefix, "key_prefix", maxBytes: KeyValueStore.maxKeySize)
         let start = try optionalString(after, "after", maxBytes: KeyValueStore.maxKeySize)
-        let out = try required(out_key, "out_key")
-        guard let key = try kv.keys(prefix: prefix, after: start, limit: 1).first else {
-            throw OutliveError.notFound("no key under \"\(prefix)\" after \"\(start ?? "")\"")
-        }
-        out.pointee = try mallocString(key)
+        let out = try required(out, "out")
+        out.pointee = retain(SnapshotList(try kv.keys(prefix: prefix, after: start, limit: listLimit(limit))))
     }
+}
+
+@c @implementation
+public func outlive_kv_key_list_count(_ list: OpaquePointer?) -> Int {
+    snapshot(list, of: String.self)?.entries.count ?? 0
+}
+
+@c @implementation
+public func outlive_kv_key_list_key(_ list: OpaquePointer?, _ index: Int) -> UnsafePointer<CChar>? {
+    snapshot(list, of: String.self)?.text(index, "key") { $0 }
+}
+
+@c @implementation
+public func outlive_kv_key_list_free(_ list: OpaquePointer?) {
+    release(list, SnapshotList<String>.self)
 }
 
 @c @implementation

@@ -101,14 +101,13 @@ private func choiceKind(_ kind: outlive_choice_kind) throws -> ChoiceKind {
 // MARK: - Drafts
 
 @c @implementation
-public func outlive_message_draft_new(_ category: UnsafePointer<CChar>?, _ title: UnsafePointer<CChar>?) -> OpaquePointer? {
-    do {
+public func outlive_message_draft_new(_ category: UnsafePointer<CChar>?, _ title: UnsafePointer<CChar>?,
+                                      _ out: UnsafeMutablePointer<OpaquePointer?>?) -> outlive_status {
+    guarded {
         let category = try string(category, "category", maxBytes: MessageDraft.maxCategoryLength + 1)
         let title = try string(title, "title", maxBytes: MessageDraft.maxTitleLength + 1)
-        return retain(DraftHandle(try MessageDraft(category: category, title: title)))
-    } catch {
-        _ = fail(error)
-        return nil
+        let out = try required(out, "out")
+        out.pointee = retain(DraftHandle(try MessageDraft(category: category, title: title)))
     }
 }
 
@@ -156,7 +155,7 @@ public func outlive_message_draft_add_choice(_ draft: OpaquePointer?, _ choice_i
 public func outlive_message_draft_set_payload(_ draft: OpaquePointer?, _ payload: OpaquePointer?) -> outlive_status {
     guarded {
         let handle = try borrow(draft, DraftHandle.self, "draft")
-        handle.draft.setPayload(borrowIfPresent(payload, ArgumentsBox.self)?.arguments)
+        handle.draft.setPayload(try borrowNullable(payload, ArgumentsBox.self, "payload")?.arguments)
     }
 }
 
@@ -164,7 +163,7 @@ public func outlive_message_draft_set_payload(_ draft: OpaquePointer?, _ payload
 public func outlive_message_draft_set_response_handler(_ draft: OpaquePointer?, _ handler: OpaquePointer?) -> outlive_status {
     guarded {
         let handle = try borrow(draft, DraftHandle.self, "draft")
-        try handle.draft.setResponseHandler(borrowIfPresent(handler, HandlerBox.self)?.handler)
+        try handle.draft.setResponseHandler(try borrowNullable(handler, HandlerBox.self, "handler")?.handler)
     }
 }
 
@@ -219,24 +218,40 @@ public func outlive_messages_remove_scope(_ store: OpaquePointer?, _ scope_id: U
 }
 
 @c @implementation
-public func outlive_messages_list(_ store: OpaquePointer?, _ scope_id: UnsafePointer<CChar>?, _ category: UnsafePointer<CChar>?,
-                                  _ out_ids: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?,
-                                  _ out_count: UnsafeMutablePointer<Int>?) -> outlive_status {
+public func outlive_message_list_new(_ store: OpaquePointer?, _ scope_id: UnsafePointer<CChar>?, _ category: UnsafePointer<CChar>?,
+                                     _ after: UnsafePointer<CChar>?, _ limit: Int,
+                                     _ out: UnsafeMutablePointer<OpaquePointer?>?) -> outlive_status {
     guarded {
         let queue = try messages(store)
         let scope = try optionalString(scope_id, "scope_id", maxBytes: MessageDraft.maxScopeLength + 1)
         let category = try optionalString(category, "category", maxBytes: MessageDraft.maxCategoryLength + 1)
-        let outIDs = try required(out_ids, "out_ids")
-        let outCount = try required(out_count, "out_count")
-        let ids = try queue.list(scope: scope, category: category)
-        var packed = [UInt8](repeating: 0, count: ids.count * Int(OUTLIVE_ID_SIZE))
-        for (index, id) in ids.enumerated() {
-            for (offset, byte) in id.utf8.prefix(36).enumerated() { packed[index * Int(OUTLIVE_ID_SIZE) + offset] = byte }
-        }
-        let block = try mallocCopy(packed)
-        outIDs.pointee = block.assumingMemoryBound(to: CChar.self)
-        outCount.pointee = ids.count
+        let start = try optionalString(after, "after", maxBytes: 64)
+        let out = try required(out, "out")
+        let ids = try page(try queue.list(scope: scope, category: category), after: start, limit: limit, id: { $0 },
+                           what: "message")
+        out.pointee = retain(SnapshotList(ids.map(ListedMessage.init)))
     }
+}
+
+/// An entry of a message list: its own type, so that a kv key list (of
+/// Strings) is a handle of another kind.
+struct ListedMessage {
+    let id: String
+}
+
+@c @implementation
+public func outlive_message_list_count(_ list: OpaquePointer?) -> Int {
+    snapshot(list, of: ListedMessage.self)?.entries.count ?? 0
+}
+
+@c @implementation
+public func outlive_message_list_id(_ list: OpaquePointer?, _ index: Int) -> UnsafePointer<CChar>? {
+    snapshot(list, of: ListedMessage.self)?.text(index, "id") { $0.id }
+}
+
+@c @implementation
+public func outlive_message_list_free(_ list: OpaquePointer?) {
+    release(list, SnapshotList<ListedMessage>.self)
 }
 
 @c @implementation
@@ -369,18 +384,15 @@ public func outlive_message_has_response_handler(_ message: OpaquePointer?) -> B
 
 @c @implementation
 public func outlive_presenter_add(_ store: OpaquePointer?, _ presenter_id: UnsafePointer<CChar>?,
-                                  _ callbacks: UnsafePointer<outlive_presenter>?, _ context: UnsafeMutableRawPointer?) -> outlive_status {
-    outlive_presenter_add_with_release(store, presenter_id, callbacks, context, nil)
-}
-
-@c @implementation
-public func outlive_presenter_add_with_release(_ store: OpaquePointer?, _ presenter_id: UnsafePointer<CChar>?,
                                                _ callbacks: UnsafePointer<outlive_presenter>?, _ context: UnsafeMutableRawPointer?,
                                                _ releaseContext: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?) -> outlive_status {
     guarded {
         let queue = try messages(store)
         let id = try string(presenter_id, "presenter_id", maxBytes: MessageQueue.maxCallbackIDLength + 1)
         let given = try required(callbacks, "callbacks").pointee
+        guard given.version == OUTLIVE_PRESENTER_VERSION else {
+            throw OutliveError.invalidArgument("callbacks->version is \(given.version); this library knows version \(OUTLIVE_PRESENTER_VERSION)")
+        }
         let priority = try required(given.priority, "callbacks->priority")
         let present = try required(given.present, "callbacks->present")
         let end = given.end
@@ -423,8 +435,8 @@ public func outlive_presentation_finish(_ presentation: OpaquePointer?, _ result
         let token = try required(presentation, "presentation")
         let presented: Bool
         switch result {
-        case OUTLIVE_PRESENTED: presented = true
-        case OUTLIVE_NOT_PRESENTED: presented = false
+        case OUTLIVE_PRESENTATION_PRESENTED: presented = true
+        case OUTLIVE_PRESENTATION_NOT_PRESENTED: presented = false
         default: throw OutliveError.invalidArgument("result \(result.rawValue) is not an outlive_presentation_result")
         }
         let choice = try optionalString(choice_id, "choice_id", maxBytes: MessageDraft.maxChoiceIDLength + 1)
@@ -441,12 +453,6 @@ public func outlive_presentation_finish(_ presentation: OpaquePointer?, _ result
 
 @c @implementation
 public func outlive_response_handler_add(_ store: OpaquePointer?, _ id: UnsafePointer<CChar>?, _ handler: outlive_response_handler?,
-                                         _ context: UnsafeMutableRawPointer?) -> outlive_status {
-    outlive_response_handler_add_with_release(store, id, handler, context, nil)
-}
-
-@c @implementation
-public func outlive_response_handler_add_with_release(_ store: OpaquePointer?, _ id: UnsafePointer<CChar>?, _ handler: outlive_response_handler?,
                                                       _ context: UnsafeMutableRawPointer?,
                                                       _ releaseContext: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?) -> outlive_status {
     guarded {
@@ -473,12 +479,6 @@ public func outlive_response_handler_remove(_ store: OpaquePointer?, _ id: Unsaf
 
 @c @implementation
 public func outlive_auto_resolver_add(_ store: OpaquePointer?, _ id: UnsafePointer<CChar>?, _ resolver: outlive_auto_resolver?,
-                                      _ context: UnsafeMutableRawPointer?) -> outlive_status {
-    outlive_auto_resolver_add_with_release(store, id, resolver, context, nil)
-}
-
-@c @implementation
-public func outlive_auto_resolver_add_with_release(_ store: OpaquePointer?, _ id: UnsafePointer<CChar>?, _ resolver: outlive_auto_resolver?,
                                                    _ context: UnsafeMutableRawPointer?,
                                                    _ releaseContext: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?) -> outlive_status {
     guarded {
@@ -488,13 +488,13 @@ public func outlive_auto_resolver_add_with_release(_ store: OpaquePointer?, _ id
         let caller = CallerContext(context, release: releaseContext)
         do {
             try queue.addAutoResolver(id: name) { message in
-                var buffer = [CChar](repeating: 0, count: 64)
+                var buffer = [CChar](repeating: 0, count: Int(OUTLIVE_MESSAGE_CHOICE_ID_SIZE))
                 let resolved = MessageView.lend(message) { view in
                     buffer.withUnsafeMutableBufferPointer { resolver(view, $0.baseAddress, caller.pointer) }
                 }
                 guard resolved else { return .unresolved }
-                buffer[63] = 0
-                let length = buffer.firstIndex(of: 0) ?? 63
+                buffer[buffer.count - 1] = 0
+                let length = buffer.firstIndex(of: 0) ?? buffer.count - 1
                 guard length > 0 else { return .resolved }
                 let bytes = buffer[0..<length].map { UInt8(bitPattern: $0) }
                 guard let choice = String(validating: bytes, as: UTF8.self) else { return .unresolved }

@@ -27,12 +27,6 @@ public func outlive_operations_free(_ queue: OpaquePointer?) {
 
 @c @implementation
 public func outlive_operation_new(_ run: outlive_operation_fn?, _ context: UnsafeMutableRawPointer?,
-                                  _ out: UnsafeMutablePointer<OpaquePointer?>?) -> outlive_status {
-    outlive_operation_new_with_release(run, context, nil, out)
-}
-
-@c @implementation
-public func outlive_operation_new_with_release(_ run: outlive_operation_fn?, _ context: UnsafeMutableRawPointer?,
                                                _ releaseContext: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?,
                                                _ out: UnsafeMutablePointer<OpaquePointer?>?) -> outlive_status {
     guarded {

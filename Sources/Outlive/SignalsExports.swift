@@ -33,20 +33,11 @@ public func outlive_signal_new_id(_ out_id: UnsafeMutablePointer<CChar>?) {
 @c @implementation
 public func outlive_signal_consume(_ store: OpaquePointer?, _ signal_id: UnsafePointer<CChar>?, _ handler: OpaquePointer?,
                                    _ delivery: outlive_delivery, _ lifetime: outlive_lifetime,
-                                   _ scope: UnsafePointer<CChar>?) -> outlive_status {
+                                   _ scope: UnsafePointer<CChar>?,
+                                   _ out_consumer_id: UnsafeMutablePointer<CChar>?) -> outlive_status {
     guarded {
-        _ = try consume(store, signal_id, handler, delivery, lifetime, scope)
-    }
-}
-
-@c @implementation
-public func outlive_signal_consume_with_id(_ store: OpaquePointer?, _ signal_id: UnsafePointer<CChar>?, _ handler: OpaquePointer?,
-                                           _ delivery: outlive_delivery, _ lifetime: outlive_lifetime,
-                                           _ scope: UnsafePointer<CChar>?,
-                                           _ out_consumer_id: UnsafeMutablePointer<CChar>?) -> outlive_status {
-    guarded {
-        let out = try required(out_consumer_id, "out_consumer_id")
-        writeID(try consume(store, signal_id, handler, delivery, lifetime, scope), out)
+        let id = try consume(store, signal_id, handler, delivery, lifetime, scope)
+        if let out_consumer_id { writeID(id, out_consumer_id) }
     }
 }
 
@@ -68,7 +59,7 @@ public func outlive_signal_post(_ store: OpaquePointer?, _ signal_id: UnsafePoin
     guarded {
         let signals = try signals(store)
         let id = try signalID(signal_id)
-        let arguments = borrowIfPresent(payload, ArgumentsBox.self)?.arguments ?? Arguments()
+        let arguments = try optionalArguments(payload, "payload")
         try signals.post(signalID: id, payload: arguments, terminates: terminates_consumers)
     }
 }
@@ -83,23 +74,23 @@ public func outlive_signal_consumer_remove(_ store: OpaquePointer?, _ consumer_i
 
 @c @implementation
 public func outlive_signal_consumers_remove_scope(_ store: OpaquePointer?, _ scope: UnsafePointer<CChar>?,
-                                                  _ removed: UnsafeMutablePointer<Int>?) -> outlive_status {
+                                                  _ out_count: UnsafeMutablePointer<Int>?) -> outlive_status {
     guarded {
         let signals = try signals(store)
         let count = try signals.removeConsumers(scope: try string(scope, "scope", maxBytes: Signals.maxScopeSize))
-        removed?.pointee = count
+        out_count?.pointee = count
     }
 }
 
 @c @implementation
-public func outlive_signal_lookup(_ store: OpaquePointer?, _ signal_id: UnsafePointer<CChar>?, _ version: UnsafeMutablePointer<UInt64>?,
-                                  _ consumer_count: UnsafeMutablePointer<Int>?, _ terminated: UnsafeMutablePointer<Bool>?) -> outlive_status {
+public func outlive_signal_lookup(_ store: OpaquePointer?, _ signal_id: UnsafePointer<CChar>?, _ out_version: UnsafeMutablePointer<UInt64>?,
+                                  _ out_consumer_count: UnsafeMutablePointer<Int>?, _ out_terminated: UnsafeMutablePointer<Bool>?) -> outlive_status {
     guarded {
         let signals = try signals(store)
         let found = try signals.signal(try signalID(signal_id))
-        version?.pointee = found.version
-        consumer_count?.pointee = found.consumerCount
-        terminated?.pointee = found.terminated
+        out_version?.pointee = found.version
+        out_consumer_count?.pointee = found.consumerCount
+        out_terminated?.pointee = found.terminated
     }
 }
 
@@ -163,7 +154,7 @@ public func outlive_signal_list_new(_ store: OpaquePointer?, _ after: UnsafePoin
         let start = try optionalString(after, "after", maxBytes: 64)
         let out = try required(out, "out")
         // size_t past Int.max arrives negative: as good as no limit.
-        let found = try signals.signals(after: start, limit: limit <= 0 ? Int.max : limit)
+        let found = try signals.signals(after: start, limit: listLimit(limit))
         out.pointee = retain(SignalList(found))
     }
 }
@@ -206,12 +197,16 @@ public func outlive_signal_list_free(_ list: OpaquePointer?) {
 
 @c @implementation
 public func outlive_signal_consumer_list_new(_ store: OpaquePointer?, _ signal_id: UnsafePointer<CChar>?,
+                                             _ after: UnsafePointer<CChar>?, _ limit: Int,
                                              _ out: UnsafeMutablePointer<OpaquePointer?>?) -> outlive_status {
     guarded {
         let signals = try signals(store)
         let id = try optionalString(signal_id, "signal_id", maxBytes: 64)
+        let start = try optionalString(after, "after", maxBytes: 64)
         let out = try required(out, "out")
-        out.pointee = retain(SignalConsumerList(try signals.consumers(of: id)))
+        let consumers = try page(try signals.consumers(of: id), after: start, limit: limit, id: { $0.consumerID },
+                                 what: "consumer")
+        out.pointee = retain(SignalConsumerList(consumers))
     }
 }
 

@@ -20,6 +20,7 @@ extension outlive_status {
         case .state: self = OUTLIVE_E_STATE
         case .version: self = OUTLIVE_E_VERSION
         case .noMemory: self = OUTLIVE_E_NO_MEMORY
+        case .limit: self = OUTLIVE_E_LIMIT
         }
     }
 }

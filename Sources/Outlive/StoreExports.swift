@@ -3,14 +3,8 @@ import OutliveCore
 
 @c @implementation
 public func outlive_store_open(_ directory: UnsafePointer<CChar>?, _ process_name: UnsafePointer<CChar>?,
-                               _ loop: OpaquePointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> outlive_status {
-    outlive_store_open_with_options(directory, process_name, loop, nil, out)
-}
-
-@c @implementation
-public func outlive_store_open_with_options(_ directory: UnsafePointer<CChar>?, _ process_name: UnsafePointer<CChar>?,
-                                            _ loop: OpaquePointer?, _ options: UnsafePointer<outlive_store_options>?,
-                                            _ out: UnsafeMutablePointer<OpaquePointer?>?) -> outlive_status {
+                               _ loop: OpaquePointer?, _ options: UnsafePointer<outlive_store_options>?,
+                               _ out: UnsafeMutablePointer<OpaquePointer?>?) -> outlive_status {
     guarded {
         let path = try string(directory, "directory", maxBytes: 4_096)
         let name = try string(process_name, "process_name", maxBytes: 4_096)
@@ -28,7 +22,7 @@ public func outlive_store_open_with_options(_ directory: UnsafePointer<CChar>?, 
             settings.durability = durability
             settings.busyTimeoutMilliseconds = given.busy_timeout_ms
         }
-        let core = try OutliveStore(path: path, processName: name, loop: borrowIfPresent(loop, Loop.self), options: settings)
+        let core = try OutliveStore(path: path, processName: name, loop: loop == nil ? nil : try borrow(loop, Loop.self, "loop"), options: settings)
         out.pointee = retain(StoreHandle(core))
     }
 }

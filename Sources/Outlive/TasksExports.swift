@@ -51,6 +51,9 @@ public func outlive_tasks_add_batch(_ store: OpaquePointer?, _ tasks: UnsafePoin
         batch.reserveCapacity(count)
         for index in 0..<count {
             let spec = specs[index]
+            guard spec.version == OUTLIVE_TASK_SPEC_VERSION else {
+                throw OutliveError.invalidArgument("tasks[\(index)].version is \(spec.version); this library knows version \(OUTLIVE_TASK_SPEC_VERSION)")
+            }
             batch.append(try newTask(spec.work, spec.group_start, spec.group_members, spec.group_member_count, "tasks[\(index)]."))
         }
         let ids = try queue.add(batch: batch)
@@ -77,19 +80,19 @@ public func outlive_tasks_set_triggers(_ store: OpaquePointer?, _ pending_count:
 }
 
 @c @implementation
-public func outlive_tasks_count(_ store: OpaquePointer?, _ pending: UnsafeMutablePointer<Int>?) -> outlive_status {
+public func outlive_tasks_count(_ store: OpaquePointer?, _ out_count: UnsafeMutablePointer<Int>?) -> outlive_status {
     guarded {
         let queue = try taskQueue(store)
-        let out = try required(pending, "pending")
+        let out = try required(out_count, "out_count")
         out.pointee = try queue.pendingCount()
     }
 }
 
 @c @implementation
-public func outlive_tasks_count_dead(_ store: OpaquePointer?, _ dead: UnsafeMutablePointer<Int>?) -> outlive_status {
+public func outlive_tasks_count_dead(_ store: OpaquePointer?, _ out_count: UnsafeMutablePointer<Int>?) -> outlive_status {
     guarded {
         let queue = try taskQueue(store)
-        let out = try required(dead, "dead")
+        let out = try required(out_count, "out_count")
         out.pointee = try queue.deadCount()
     }
 }
@@ -117,83 +120,94 @@ public func outlive_tasks_set_concurrency(_ store: OpaquePointer?, _ max_in_flig
     guarded { try taskQueue(store).setConcurrency(max_in_flight) }
 }
 
-private func cCopy(_ text: String) throws -> UnsafePointer<CChar> {
-    UnsafePointer(try mallocString(text))
-}
-
 @c @implementation
-public func outlive_tasks_list(_ store: OpaquePointer?, _ after_id: UnsafePointer<CChar>?, _ limit: Int,
-                               _ out: UnsafeMutablePointer<UnsafeMutablePointer<outlive_task_info>?>?,
-                               _ out_count: UnsafeMutablePointer<Int>?) -> outlive_status {
+public func outlive_task_list_new(_ store: OpaquePointer?, _ after: UnsafePointer<CChar>?, _ limit: Int,
+                                  _ out: UnsafeMutablePointer<OpaquePointer?>?) -> outlive_status {
     guarded {
         let queue = try taskQueue(store)
-        let after = try optionalString(after_id, "after_id", maxBytes: 64)
+        var cursor = try optionalString(after, "after", maxBytes: 64)
         let out = try required(out, "out")
-        let outCount = try required(out_count, "out_count")
-        guard limit <= TaskQueue.maxListLimit else {
-            throw OutliveError.invalidArgument("limit is \(limit); at most \(TaskQueue.maxListLimit) tasks are listed at once")
+        // The core reads at most maxListLimit tasks per call; a larger list is read in pages.
+        let wanted = listLimit(limit)
+        var tasks: [TaskInfo] = []
+        while tasks.count < wanted {
+            let chunk = try queue.list(after: cursor, limit: min(wanted - tasks.count, TaskQueue.maxListLimit))
+            tasks += chunk
+            guard chunk.count == TaskQueue.maxListLimit, let last = chunk.last else { break }
+            cursor = last.id
         }
-        let tasks = try queue.list(after: after, limit: limit)
-        guard !tasks.isEmpty else {
-            out.pointee = nil
-            outCount.pointee = 0
-            return
-        }
-        guard let raw = calloc(tasks.count, MemoryLayout<outlive_task_info>.stride) else {
-            throw OutliveError(.noMemory, "out of memory for \(tasks.count) task entries")
-        }
-        let list = raw.bindMemory(to: outlive_task_info.self, capacity: tasks.count)
-        var filled = 0
-        do {
-            for task in tasks {
-                var info = outlive_task_info()
-                withUnsafeMutableBytes(of: &info.id) { buffer in
-                    for (index, byte) in task.id.utf8.prefix(36).enumerated() { buffer[index] = byte }
-                }
-                info.handler_name = try cCopy(task.handlerName)
-                list[filled] = info
-                filled += 1
-                list[filled - 1].state = outlive_task_state(rawValue: UInt32(task.state.rawValue))
-                list[filled - 1].attempts = UInt32(clamping: task.attempts)
-                list[filled - 1].last_error = try task.lastError.map(cCopy)
-                list[filled - 1].next_attempt = task.nextAttempt ?? 0
-                list[filled - 1].created = task.created
-                list[filled - 1].group_start = try task.groupStart.map(cCopy)
-                if !task.groupMembers.isEmpty {
-                    guard let block = calloc(task.groupMembers.count, MemoryLayout<UnsafePointer<CChar>?>.stride) else {
-                        throw OutliveError(.noMemory, "out of memory for a task's group members")
-                    }
-                    let members = block.bindMemory(to: UnsafePointer<CChar>?.self, capacity: task.groupMembers.count)
-                    list[filled - 1].group_members = UnsafePointer(members)
-                    for (index, member) in task.groupMembers.enumerated() {
-                        members[index] = try cCopy(member)
-                        list[filled - 1].group_member_count = index + 1
-                    }
-                }
-            }
-        } catch {
-            outlive_task_info_free(list, filled)
-            throw error
-        }
-        out.pointee = list
-        outCount.pointee = tasks.count
+        out.pointee = retain(SnapshotList(tasks))
+    }
+}
+
+private func task(_ list: OpaquePointer?, _ index: Int) -> TaskInfo? {
+    snapshot(list, of: TaskInfo.self)?.entry(index)
+}
+
+private func taskText(_ list: OpaquePointer?, _ index: Int, _ field: String, _ value: (TaskInfo) -> String?) -> UnsafePointer<CChar>? {
+    snapshot(list, of: TaskInfo.self)?.text(index, field, value)
+}
+
+@c @implementation
+public func outlive_task_list_count(_ list: OpaquePointer?) -> Int {
+    snapshot(list, of: TaskInfo.self)?.entries.count ?? 0
+}
+
+@c @implementation
+public func outlive_task_list_id(_ list: OpaquePointer?, _ index: Int) -> UnsafePointer<CChar>? {
+    taskText(list, index, "id") { $0.id }
+}
+
+@c @implementation
+public func outlive_task_list_handler_name(_ list: OpaquePointer?, _ index: Int) -> UnsafePointer<CChar>? {
+    taskText(list, index, "handler_name") { $0.handlerName }
+}
+
+@c @implementation
+public func outlive_task_list_state(_ list: OpaquePointer?, _ index: Int) -> outlive_task_state {
+    outlive_task_state(rawValue: UInt32(task(list, index)?.state.rawValue ?? 0))
+}
+
+@c @implementation
+public func outlive_task_list_attempts(_ list: OpaquePointer?, _ index: Int) -> UInt32 {
+    UInt32(clamping: task(list, index)?.attempts ?? 0)
+}
+
+@c @implementation
+public func outlive_task_list_last_error(_ list: OpaquePointer?, _ index: Int) -> UnsafePointer<CChar>? {
+    taskText(list, index, "last_error") { $0.lastError }
+}
+
+@c @implementation
+public func outlive_task_list_next_attempt(_ list: OpaquePointer?, _ index: Int) -> Double {
+    task(list, index)?.nextAttempt ?? 0
+}
+
+@c @implementation
+public func outlive_task_list_created(_ list: OpaquePointer?, _ index: Int) -> Double {
+    task(list, index)?.created ?? 0
+}
+
+@c @implementation
+public func outlive_task_list_group_start(_ list: OpaquePointer?, _ index: Int) -> UnsafePointer<CChar>? {
+    taskText(list, index, "group_start") { $0.groupStart }
+}
+
+@c @implementation
+public func outlive_task_list_group_member_count(_ list: OpaquePointer?, _ index: Int) -> Int {
+    task(list, index)?.groupMembers.count ?? 0
+}
+
+@c @implementation
+public func outlive_task_list_group_member(_ list: OpaquePointer?, _ index: Int, _ member: Int) -> UnsafePointer<CChar>? {
+    taskText(list, index, "group_members/\(member)") { task in
+        member >= 0 && member < task.groupMembers.count ? task.groupMembers[member] : nil
     }
 }
 
 @c @implementation
-public func outlive_task_info_free(_ tasks: UnsafeMutablePointer<outlive_task_info>?, _ count: Int) {
-    guard let tasks else { return }
-    for index in 0..<max(0, count) {
-        let info = tasks[index]
-        free(UnsafeMutableRawPointer(mutating: info.handler_name))
-        free(UnsafeMutableRawPointer(mutating: info.last_error))
-        free(UnsafeMutableRawPointer(mutating: info.group_start))
-        if let members = info.group_members {
-            for member in 0..<info.group_member_count { free(UnsafeMutableRawPointer(mutating: members[member])) }
-            free(UnsafeMutableRawPointer(mutating: members))
-        }
-    }
-    free(tasks)
+public func outlive_task_list_free(_ list: OpaquePointer?) {
+    release(list, SnapshotList<TaskInfo>.self)
 }
 
 @c @implementation

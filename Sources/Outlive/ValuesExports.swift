@@ -13,8 +13,8 @@ func argumentsBox(_ args: OpaquePointer?, _ name: String = "args") throws -> Arg
 }
 
 /// The arguments of a nullable `const outlive_args *`.
-func optionalArguments(_ args: OpaquePointer?) -> Arguments {
-    borrowIfPresent(args, ArgumentsBox.self)?.arguments ?? Arguments()
+func optionalArguments(_ args: OpaquePointer?, _ name: String = "call_args") throws -> Arguments {
+    try borrowNullable(args, ArgumentsBox.self, name)?.arguments ?? Arguments()
 }
 
 private func argumentName(_ name: UnsafePointer<CChar>?) throws -> String {
@@ -74,17 +74,20 @@ public func outlive_object_string(_ object: OpaquePointer?) -> UnsafePointer<CCh
 }
 
 @c @implementation
-public func outlive_args_new() -> OpaquePointer? {
-    retain(ArgumentsBox())
+public func outlive_args_new(_ out: UnsafeMutablePointer<OpaquePointer?>?) -> outlive_status {
+    guarded {
+        let out = try required(out, "out")
+        out.pointee = retain(ArgumentsBox())
+    }
 }
 
 @c @implementation
-public func outlive_args_copy(_ args: OpaquePointer?) -> OpaquePointer? {
-    guard let box = borrowIfPresent(args, ArgumentsBox.self) else {
-        _ = fail(.invalidArgument, "args is NULL")
-        return nil
+public func outlive_args_copy(_ args: OpaquePointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> outlive_status {
+    guarded {
+        let box = try argumentsBox(args)
+        let out = try required(out, "out")
+        out.pointee = retain(ArgumentsBox(box.arguments))
     }
-    return retain(ArgumentsBox(box.arguments))
 }
 
 @c @implementation

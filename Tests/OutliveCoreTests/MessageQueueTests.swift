@@ -163,7 +163,7 @@ final class MessageQueueTests: XCTestCase {
         defer { store.close() }
         try store.messages.setCategoryLimit(1)
         _ = try store.messages.post(try draft())
-        XCTAssertThrowsError(try store.messages.post(try draft())) { XCTAssertEqual(($0 as? OutliveError)?.code, .state) }
+        XCTAssertThrowsError(try store.messages.post(try draft())) { XCTAssertEqual(($0 as? OutliveError)?.code, .limit) }
         _ = try store.messages.post(try draft("other"))
         var duplicate = try draft(choices: ["a"])
         XCTAssertThrowsError(try duplicate.addChoice(Choice(id: "a", label: "again", kind: .cancel)))

@@ -186,9 +186,10 @@ static int verify_kv(outlive_store *store, struct model *model, char *why, size_
 }
 
 static int verify_tasks(outlive_store *store, struct model *model, char *why, size_t why_size) {
-    outlive_task_info *infos = NULL;
+    outlive_task_list *infos = NULL;
     size_t count = 0;
-    outlive_status status = outlive_tasks_list(store, NULL, 100000, &infos, &count);
+    outlive_status status = outlive_task_list_new(store, NULL, 100000, &infos);
+    count = outlive_task_list_count(infos);
     if (status != OUTLIVE_OK) {
         snprintf(why, why_size, "tasks_list: %s: %s", outlive_status_name(status), outlive_last_error());
         return 0;
@@ -196,13 +197,13 @@ static int verify_tasks(outlive_store *store, struct model *model, char *why, si
     char (*ids)[OUTLIVE_ID_SIZE] = malloc((count ? count : 1) * sizeof *ids);
     int ok = 1;
     for (size_t i = 0; i < count; i++) {
-        memcpy(ids[i], infos[i].id, OUTLIVE_ID_SIZE);
-        if (infos[i].state == OUTLIVE_TASK_RUNNING && ok) {
-            snprintf(why, why_size, "task %s is still running after its runner died", infos[i].id);
+        memcpy(ids[i], outlive_task_list_id(infos, i), OUTLIVE_ID_SIZE);
+        if (outlive_task_list_state(infos, i) == OUTLIVE_TASK_RUNNING && ok) {
+            snprintf(why, why_size, "task %s is still running after its runner died", outlive_task_list_id(infos, i));
             ok = 0;
         }
     }
-    outlive_task_info_free(infos, count);
+    outlive_task_list_free(infos);
     qsort(ids, count, sizeof *ids, compare_ids);
     size_t known = 0;
     for (size_t i = 0; ok && i < model->task_count; i++) {
@@ -256,7 +257,7 @@ static int verify_signals(outlive_store *store, struct model *model, char *why, 
     }
     model->posts = version;
     outlive_signal_consumer_list *list = NULL;
-    if (outlive_signal_consumer_list_new(store, SIGNAL_ID, &list) != OUTLIVE_OK) {
+    if (outlive_signal_consumer_list_new(store, SIGNAL_ID, NULL, 0, &list) != OUTLIVE_OK) {
         snprintf(why, why_size, "consumer list: %s", outlive_last_error());
         return 0;
     }
@@ -295,13 +296,16 @@ static int verify_signals(outlive_store *store, struct model *model, char *why, 
 }
 
 static int verify_messages(outlive_store *store, struct model *model, char *why, size_t why_size) {
-    char *ids = NULL;
-    size_t count = 0;
-    outlive_status status = outlive_messages_list(store, NULL, NULL, &ids, &count);
+    outlive_message_list *list = NULL;
+    outlive_status status = outlive_message_list_new(store, NULL, NULL, NULL, 0, &list);
     if (status != OUTLIVE_OK) {
-        snprintf(why, why_size, "messages_list: %s: %s", outlive_status_name(status), outlive_last_error());
+        snprintf(why, why_size, "message_list_new: %s: %s", outlive_status_name(status), outlive_last_error());
         return 0;
     }
+    size_t count = outlive_message_list_count(list);
+    char *ids = malloc((count ? count : 1) * OUTLIVE_ID_SIZE);
+    for (size_t i = 0; i < count; i++) memcpy(ids + i * OUTLIVE_ID_SIZE, outlive_message_list_id(list, i), OUTLIVE_ID_SIZE);
+    outlive_message_list_free(list);
     qsort(ids, count, OUTLIVE_ID_SIZE, compare_ids);
     int ok = 1;
     size_t known = 0;
@@ -326,7 +330,7 @@ static int verify_messages(outlive_store *store, struct model *model, char *why,
         }
     }
     model->answered.count = 0;
-    outlive_free(ids);
+    free(ids);
     return ok;
 }
 
@@ -395,7 +399,7 @@ static int verify_database(const char *dir, char *why, size_t why_size) {
 
 static int verify(const char *dir, struct model *model, char *why, size_t why_size) {
     outlive_store *store = NULL;
-    if (outlive_store_open(dir, "checker", NULL, &store) != OUTLIVE_OK) {
+    if (outlive_store_open(dir, "checker", NULL, NULL, &store) != OUTLIVE_OK) {
         snprintf(why, why_size, "reopen: %s", outlive_last_error());
         return 0;
     }

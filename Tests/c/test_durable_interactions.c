@@ -167,9 +167,11 @@ static const char *tail(const char *text) {
 /* ── helpers in this process ────────────────────────────────────────────── */
 
 static outlive_handler *show(int64_t n) {
-    outlive_args *args = outlive_args_new();
+    outlive_args *args = NULL;
+    outlive_args_new(&args);
     outlive_args_set_integer(args, "n", n);
-    outlive_handler *handler = outlive_handler_new("durable_show", args);
+    outlive_handler *handler = NULL;
+    outlive_handler_new("durable_show", NULL, args, &handler);
     outlive_args_free(args);
     return handler;
 }
@@ -180,7 +182,7 @@ static outlive_status add_shows(const char *dir, const char *queue_name, int fir
                                 char ids[][OUTLIVE_ID_SIZE]) {
     outlive_store *store = NULL;
     outlive_durable_interactions *queue = NULL;
-    outlive_status status = outlive_store_open(dir, "adder", NULL, &store);
+    outlive_status status = outlive_store_open(dir, "adder", NULL, NULL, &store);
     if (status != OUTLIVE_OK) return status;
     status = outlive_durable_interactions_open(store, queue_name, OUTLIVE_DURABLE_INTERACTIONS_SUSPENDED, &queue);
     for (int n = first; status == OUTLIVE_OK && n <= last; n++) {
@@ -202,23 +204,27 @@ struct listing {
     uint32_t presentations[16];
 };
 
-static void collect(const char *id, const char *name, uint32_t presentations, void *context) {
-    struct listing *list = context;
-    if (list->count >= 16) return;
-    snprintf(list->ids[list->count], OUTLIVE_ID_SIZE, "%s", id);
-    snprintf(list->names[list->count], 64, "%s", name);
-    list->presentations[list->count] = presentations;
-    list->count++;
+/* Copies a durable interaction list into a listing (at most 16 entries). */
+static void collect(const outlive_durable_interaction_list *entries, struct listing *list) {
+    for (size_t i = 0; i < outlive_durable_interaction_list_count(entries) && list->count < 16; i++) {
+        snprintf(list->ids[list->count], OUTLIVE_ID_SIZE, "%s", outlive_durable_interaction_list_id(entries, i));
+        snprintf(list->names[list->count], 64, "%s", outlive_durable_interaction_list_handler_name(entries, i));
+        list->presentations[list->count] = outlive_durable_interaction_list_presentations(entries, i);
+        list->count++;
+    }
 }
 
 static outlive_status list_queue(const char *dir, const char *queue_name, struct listing *list) {
     outlive_store *store = NULL;
     outlive_durable_interactions *queue = NULL;
     memset(list, 0, sizeof *list);
-    outlive_status status = outlive_store_open(dir, "inspector", NULL, &store);
+    outlive_status status = outlive_store_open(dir, "inspector", NULL, NULL, &store);
     if (status != OUTLIVE_OK) return status;
     status = outlive_durable_interactions_open(store, queue_name, OUTLIVE_DURABLE_INTERACTIONS_SUSPENDED, &queue);
-    if (status == OUTLIVE_OK) status = outlive_durable_interactions_list(queue, collect, list);
+    outlive_durable_interaction_list *entries = NULL;
+    if (status == OUTLIVE_OK) status = outlive_durable_interaction_list_new(queue, NULL, 0, &entries);
+    if (status == OUTLIVE_OK) collect(entries, list);
+    outlive_durable_interaction_list_free(entries);
     outlive_durable_interactions_free(queue);
     outlive_store_close(store);
     return status;
@@ -238,7 +244,7 @@ static void test_interactions_added_by_a_killed_process_are_shown_in_order_by_a_
          * it waits. Then it is killed before anything was shown. */
         outlive_store *store = NULL;
         outlive_durable_interactions *queue = NULL;
-        if (outlive_store_open(dir, "adder", NULL, &store) != OUTLIVE_OK) _exit(1);
+        if (outlive_store_open(dir, "adder", NULL, NULL, &store) != OUTLIVE_OK) _exit(1);
         if (outlive_durable_interactions_open(store, "notices", 0, &queue) != OUTLIVE_OK) _exit(1);
         for (int n = 1; n <= 5; n++) {
             outlive_handler *handler = show(n);
@@ -460,7 +466,7 @@ static int late_calls;
 static void durable_late(const outlive_object *interaction_id, const outlive_handler *finish) {
     (void)interaction_id;
     late_calls++;
-    outlive_call(finish, NULL);
+    outlive_handler_call(finish, NULL);
 }
 
 static void test_an_unresolved_interaction_waits_says_why_and_is_presented_once_it_resolves(void) {
@@ -469,23 +475,24 @@ static void test_an_unresolved_interaction_waits_says_why_and_is_presented_once_
     outlive_store *store = NULL;
     outlive_durable_interactions *queue = NULL;
     logged[0] = '\0';
-    CHECK_OK(outlive_set_log_handler(keep_log, OUTLIVE_LOG_WARNING, NULL));
+    CHECK_OK(outlive_log_set_handler(keep_log, OUTLIVE_LOG_WARNING, NULL, NULL));
     CHECK_OK(outlive_loop_new(&loop));
-    CHECK_OK(outlive_store_open(dir, "app", loop, &store));
+    CHECK_OK(outlive_store_open(dir, "app", loop, NULL, &store));
     CHECK_OK(outlive_durable_interactions_open(store, "q", 0, &queue));
-    outlive_handler *late = outlive_handler_new("durable_late", NULL);
+    outlive_handler *late = NULL;
+    outlive_handler_new("durable_late", NULL, NULL, &late);
     CHECK_OK(outlive_durable_interactions_add(queue, late, NULL));
     outlive_handler_free(late);
     long long deadline = now_ms() + DEADLINE_MS;
     while (!strstr(logged, "durable_late") && now_ms() < deadline) outlive_loop_dispatch(loop, 100);
-    outlive_set_log_handler(NULL, OUTLIVE_LOG_WARNING, NULL);
+    outlive_log_set_handler(NULL, OUTLIVE_LOG_WARNING, NULL, NULL);
     CHECK_MSG(strstr(logged, "waits") && strstr(logged, "no handler named durable_late"), "log:\n%s", tail(logged));
     size_t count = 0;
     CHECK_OK(outlive_durable_interactions_count(queue, &count));
     CHECK(count == 1);
     CHECK(late_calls == 0);
 
-    CHECK_OK(outlive_register("durable_late", "ID interaction_id, HANDLER finish", (void (*)(void))durable_late));
+    CHECK_OK(outlive_handler_register("durable_late", "ID interaction_id, HANDLER finish", (void (*)(void))durable_late));
     CHECK_OK(outlive_durable_interactions_resume(queue));
     deadline = now_ms() + DEADLINE_MS;
     while (count > 0 && now_ms() < deadline) {
@@ -494,22 +501,18 @@ static void test_an_unresolved_interaction_waits_says_why_and_is_presented_once_
     }
     CHECK(count == 0);
     CHECK(late_calls == 1);
-    outlive_unregister("durable_late");
+    outlive_handler_unregister("durable_late");
     outlive_durable_interactions_free(queue);
     outlive_store_close(store);
     outlive_loop_free(loop);
     harness_remove_tree(dir);
 }
 
-static void ignore_entry(const char *id, const char *name, uint32_t presentations, void *context) {
-    (void)id; (void)name; (void)presentations; (void)context;
-}
-
 static void test_bad_input_gets_precise_statuses_and_changes_nothing(void) {
     const char *dir = harness_temp_dir();
     outlive_store *store = NULL;
     outlive_durable_interactions *queue = NULL, *untouched = (outlive_durable_interactions *)&untouched;
-    CHECK_OK(outlive_store_open(dir, "app", NULL, &store));
+    CHECK_OK(outlive_store_open(dir, "app", NULL, NULL, &store));
 
     CHECK_STATUS(outlive_durable_interactions_open(NULL, "q", 0, &queue), OUTLIVE_E_INVALID_ARGUMENT);
     CHECK_STATUS(outlive_durable_interactions_open(store, NULL, 0, &queue), OUTLIVE_E_INVALID_ARGUMENT);
@@ -536,7 +539,7 @@ static void test_bad_input_gets_precise_statuses_and_changes_nothing(void) {
     CHECK(strstr(outlive_last_error(), "interaction"));
     CHECK(strcmp(id, "unchanged") == 0);
     outlive_handler *invalidated = show(2);
-    CHECK_OK(outlive_invalidate(invalidated, NULL));
+    CHECK_OK(outlive_handler_invalidate(invalidated, NULL));
     CHECK_STATUS(outlive_durable_interactions_add(queue, invalidated, id), OUTLIVE_E_INVALIDATED);
     outlive_handler_free(invalidated);
     size_t count = 99;
@@ -547,8 +550,17 @@ static void test_bad_input_gets_precise_statuses_and_changes_nothing(void) {
     CHECK(strlen(id) == 36);
     CHECK_STATUS(outlive_durable_interactions_count(queue, NULL), OUTLIVE_E_INVALID_ARGUMENT);
     CHECK_STATUS(outlive_durable_interactions_count(NULL, &count), OUTLIVE_E_INVALID_ARGUMENT);
-    CHECK_STATUS(outlive_durable_interactions_list(queue, NULL, NULL), OUTLIVE_E_INVALID_ARGUMENT);
-    CHECK_STATUS(outlive_durable_interactions_list(NULL, ignore_entry, NULL), OUTLIVE_E_INVALID_ARGUMENT);
+    outlive_durable_interaction_list *entries = NULL;
+    CHECK_STATUS(outlive_durable_interaction_list_new(queue, NULL, 0, NULL), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_durable_interaction_list_new(NULL, NULL, 0, &entries), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_durable_interaction_list_new(queue, "00000000-0000-4000-8000-000000000000", 0, &entries),
+                 OUTLIVE_E_NOT_FOUND);
+    CHECK(entries == NULL);
+    /* Paging: after the first, at most one. */
+    CHECK_OK(outlive_durable_interaction_list_new(queue, NULL, 1, &entries));
+    CHECK(outlive_durable_interaction_list_count(entries) == 1 && !strcmp(outlive_durable_interaction_list_id(entries, 0), id));
+    CHECK(outlive_durable_interaction_list_id(entries, 1) == NULL && outlive_durable_interaction_list_presentations(entries, 1) == 0);
+    outlive_durable_interaction_list_free(entries);
     CHECK_STATUS(outlive_durable_interactions_remove(queue, NULL), OUTLIVE_E_INVALID_ARGUMENT);
     CHECK_STATUS(outlive_durable_interactions_remove(NULL, id), OUTLIVE_E_INVALID_ARGUMENT);
     CHECK_STATUS(outlive_durable_interactions_remove(queue, "not-an-id"), OUTLIVE_E_INVALID_ARGUMENT);
@@ -566,13 +578,15 @@ static void test_bad_input_gets_precise_statuses_and_changes_nothing(void) {
     CHECK(count == 1);
 
     /* A finish handler that names no presentation of this process. */
-    outlive_args *forged_args = outlive_args_new();
+    outlive_args *forged_args = NULL;
+    outlive_args_new(&forged_args);
     outlive_args_set_uinteger(forged_args, "token", 424242);
     outlive_args_set_string(forged_args, "interaction_id", id);
     outlive_args_set_string(forged_args, "run_id", outlive_store_run_id(store));
-    outlive_handler *forged = outlive_handler_new(OUTLIVE_DURABLE_INTERACTION_FINISH, forged_args);
+    outlive_handler *forged = NULL;
+    outlive_handler_new(OUTLIVE_DURABLE_INTERACTION_FINISH, NULL, forged_args, &forged);
     outlive_args_free(forged_args);
-    CHECK_STATUS(outlive_call(forged, NULL), OUTLIVE_E_STATE);
+    CHECK_STATUS(outlive_handler_call(forged, NULL), OUTLIVE_E_STATE);
     outlive_handler_free(forged);
     CHECK_OK(outlive_durable_interactions_count(queue, &count));
     CHECK(count == 1);
@@ -586,7 +600,7 @@ static void test_bad_input_gets_precise_statuses_and_changes_nothing(void) {
     CHECK_STATUS(outlive_durable_interactions_count(queue, &count), OUTLIVE_E_STATE);
     CHECK_STATUS(outlive_durable_interactions_suspend(queue), OUTLIVE_E_STATE);
     CHECK_STATUS(outlive_durable_interactions_resume(queue), OUTLIVE_E_STATE);
-    CHECK_STATUS(outlive_durable_interactions_list(queue, ignore_entry, NULL), OUTLIVE_E_STATE);
+    CHECK_STATUS(outlive_durable_interaction_list_new(queue, NULL, 0, &entries), OUTLIVE_E_STATE);
     outlive_durable_interactions_free(queue);
     outlive_durable_interactions_free(NULL);
     outlive_handler_free(handler);

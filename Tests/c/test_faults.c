@@ -27,7 +27,7 @@ static int execute(const char *dir, const char *sql);
 
 static outlive_store *open_store(const char *dir, const char *name) {
     outlive_store *store = NULL;
-    if (outlive_store_open(dir, name, NULL, &store) != OUTLIVE_OK) return NULL;
+    if (outlive_store_open(dir, name, NULL, NULL, &store) != OUTLIVE_OK) return NULL;
     return store;
 }
 
@@ -112,7 +112,8 @@ static void disk_full_child(void *arg) {
     if (!store) { child_say("open: %s", outlive_last_error()); return; }
     outlive_tasks_set_triggers(store, 0, 1e6);
     if (outlive_kv_set(store, "before", "kept", 4) != OUTLIVE_OK) { child_say("set before: %s", outlive_last_error()); return; }
-    outlive_handler *work = outlive_handler_new("faults_work", NULL);
+    outlive_handler *work = NULL;
+    outlive_handler_new("faults_work", NULL, NULL, &work);
     char id[OUTLIVE_ID_SIZE];
     if (outlive_task_add(store, work, NULL, NULL, 0, id) != OUTLIVE_OK) { child_say("task add: %s", outlive_last_error()); return; }
     /* The file system is now full: no file may grow past 64 KiB beyond its size. */
@@ -127,9 +128,11 @@ static void disk_full_child(void *arg) {
     outlive_status set = outlive_kv_set(store, "big", big, big_size);
     char set_error[256];
     snprintf(set_error, sizeof set_error, "%s", outlive_last_error());
-    outlive_args *bound = outlive_args_new();
+    outlive_args *bound = NULL;
+    outlive_args_new(&bound);
     outlive_args_set_id(bound, "blob", NULL, big, big_size);
-    outlive_handler *big_work = outlive_handler_new("faults_work", bound);
+    outlive_handler *big_work = NULL;
+    outlive_handler_new("faults_work", NULL, bound, &big_work);
     outlive_args_free(bound);
     char big_id[OUTLIVE_ID_SIZE];
     outlive_status add = outlive_task_add(store, big_work, NULL, NULL, 0, big_id);
@@ -159,11 +162,12 @@ static void test_disk_full_fails_with_io_and_keeps_acknowledged_data(void) {
     outlive_store *store = open_store(path, "checker");
     CHECK(store != NULL);
     int before = kv_is(store, "before", "kept"), after = kv_is(store, "after", "written"), big = kv_is(store, "big", NULL);
-    outlive_task_info *tasks = NULL;
+    outlive_task_list *tasks = NULL;
     size_t count = 0;
-    outlive_status listed = outlive_tasks_list(store, NULL, 100, &tasks, &count);
-    int found = listed == OUTLIVE_OK && count == 1 && !strcmp(tasks[0].id, task_id);
-    outlive_task_info_free(tasks, count);
+    outlive_status listed = outlive_task_list_new(store, NULL, 100, &tasks);
+    count = outlive_task_list_count(tasks);
+    int found = listed == OUTLIVE_OK && count == 1 && !strcmp(outlive_task_list_id(tasks, 0), task_id);
+    outlive_task_list_free(tasks);
     outlive_store_close(store);
     CHECK_MSG(before && after && big, "after reopening: before %d, after %d, big absent %d", before, after, big);
     CHECK_MSG(found, "the acknowledged task %s is not the one task stored (%zu)", task_id, count);
@@ -200,7 +204,7 @@ static void read_only_child(void *arg) {
         if (setgid(65534) != 0 || setuid(65534) != 0) { child_say("cannot drop to uid 65534"); return; }
     }
     outlive_store *store = NULL;
-    outlive_status open = outlive_store_open(dir, "app", NULL, &store);
+    outlive_status open = outlive_store_open(dir, "app", NULL, NULL, &store);
     if (open == OUTLIVE_OK) {
         int kept = kv_is(store, "kept", "yes");
         outlive_status set = outlive_kv_set(store, "new", "no", 2);
@@ -318,7 +322,7 @@ static void test_notifications_arrive_after_the_doorbell_is_deleted_or_replaced(
     CHECK(store != NULL);
     uint64_t token = 0;
     observed_count = 0;
-    CHECK_OK(outlive_kv_observe(store, "", observe, NULL, &token));
+    CHECK_OK(outlive_kv_observe(store, "", observe, NULL, NULL, &token));
     struct writer writer = {0};
     int started = writer_start(&writer, path);
     int seen_first = started && seen_after_set(store, &writer, "first");
@@ -365,9 +369,10 @@ static long long scalar(const char *dir, const char *sql) {
 }
 
 static outlive_status consume_this_run(outlive_store *store) {
-    outlive_handler *handler = outlive_handler_new("faults_noop", NULL);
-    outlive_status status = outlive_signal_consume(store, SIGNAL_ID, handler, OUTLIVE_DELIVER_UNTIL_TERMINATED,
-                                                   OUTLIVE_LIFETIME_THIS_RUN, NULL);
+    outlive_handler *handler = NULL;
+    outlive_handler_new("faults_noop", NULL, NULL, &handler);
+    outlive_status status = outlive_signal_consume(store, SIGNAL_ID, handler, OUTLIVE_DELIVERY_UNTIL_TERMINATED,
+                                                   OUTLIVE_LIFETIME_THIS_RUN, NULL, NULL);
     outlive_handler_free(handler);
     return status;
 }
@@ -381,7 +386,7 @@ static size_t consumers(outlive_store *store) {
 /* Opens `first`, deletes its lock file, opens `second`: the state the two
  * lock-file tests start from. */
 static outlive_store *open_and_delete_lock(const char *path, outlive_store **second) {
-    outlive_register("faults_noop", "", faults_noop);
+    outlive_handler_register("faults_noop", "", faults_noop);
     outlive_store *first = open_store(path, "app");
     if (!first) return NULL;
     char lock[4300];
@@ -471,7 +476,7 @@ static void test_task_runner_of_a_run_ended_by_a_deleted_lock_file_stops_once_an
     const char *dir = harness_temp_dir();
     char path[4096];
     snprintf(path, sizeof path, "%s", dir);
-    outlive_register("faults_ended_run_task", "", faults_ended_run_task);
+    outlive_handler_register("faults_ended_run_task", "", faults_ended_run_task);
     outlive_store *second = NULL;
     outlive_store *first = open_and_delete_lock(path, &second);
     CHECK(first != NULL && second != NULL);
@@ -479,8 +484,9 @@ static void test_task_runner_of_a_run_ended_by_a_deleted_lock_file_stops_once_an
     outlive_tasks_set_triggers(second, 0, 1e6);
     ended_run_task_calls = 0;
     runner_stop_lines = 0;
-    outlive_set_log_handler(count_runner_stops, OUTLIVE_LOG_ERROR, NULL);
-    outlive_handler *work = outlive_handler_new("faults_ended_run_task", NULL);
+    outlive_log_set_handler(count_runner_stops, OUTLIVE_LOG_ERROR, NULL, NULL);
+    outlive_handler *work = NULL;
+    outlive_handler_new("faults_ended_run_task", NULL, NULL, &work);
     outlive_status added = outlive_task_add(first, work, NULL, NULL, 0, NULL);
     outlive_handler_free(work);
     CHECK_OK(outlive_tasks_run_now(first));
@@ -488,7 +494,7 @@ static void test_task_runner_of_a_run_ended_by_a_deleted_lock_file_stops_once_an
     double until = harness_now() + 2.5;
     while (harness_now() < until) outlive_loop_dispatch(outlive_store_loop(first), 100);
     int stops = runner_stop_lines, calls_in_ended_run = ended_run_task_calls;
-    outlive_set_log_handler(NULL, OUTLIVE_LOG_ERROR, NULL);
+    outlive_log_set_handler(NULL, OUTLIVE_LOG_ERROR, NULL, NULL);
     CHECK_OK(outlive_tasks_run_now(second));
     double deadline = harness_now() + 10;
     while (!ended_run_task_calls && harness_now() < deadline) outlive_loop_dispatch(outlive_store_loop(second), 100);
@@ -518,9 +524,9 @@ static void make_store(const char *dir) {
 /* Opens and reads every key: any status but a crash; reports open's status. */
 static void open_damaged_child(void *arg) {
     const char *dir = arg;
-    outlive_set_log_handler(quiet, OUTLIVE_LOG_DEBUG, NULL);
+    outlive_log_set_handler(quiet, OUTLIVE_LOG_DEBUG, NULL, NULL);
     outlive_store *store = NULL;
-    outlive_status open = outlive_store_open(dir, "app", NULL, &store);
+    outlive_status open = outlive_store_open(dir, "app", NULL, NULL, &store);
     if (open != OUTLIVE_OK) { child_say("ok %s", outlive_status_name(open)); return; }
     outlive_status worst = OUTLIVE_OK;
     for (int i = 0; i < 200; i++) {
@@ -638,12 +644,13 @@ struct damaged_task { const char *dir; int kind; };
 
 static void damaged_task_child(void *arg) {
     const struct damaged_task *damage = arg;
-    outlive_set_log_handler(quiet, OUTLIVE_LOG_DEBUG, NULL);
-    outlive_register("faults_task", "", faults_task);
+    outlive_log_set_handler(quiet, OUTLIVE_LOG_DEBUG, NULL, NULL);
+    outlive_handler_register("faults_task", "", faults_task);
     outlive_store *store = open_store(damage->dir, "app");
     if (!store) { child_say("open: %s", outlive_last_error()); return; }
     outlive_tasks_set_triggers(store, 0, 1e6);
-    outlive_handler *work = outlive_handler_new("faults_task", NULL);
+    outlive_handler *work = NULL;
+    outlive_handler_new("faults_task", NULL, NULL, &work);
     char damaged[OUTLIVE_ID_SIZE], good[OUTLIVE_ID_SIZE];
     outlive_task_add(store, work, NULL, NULL, 0, damaged);
     outlive_task_add(store, work, NULL, NULL, 0, good);
@@ -653,7 +660,8 @@ static void damaged_task_child(void *arg) {
         snprintf(sql, sizeof sql, "UPDATE outlive_tasks SET handler_name = CAST(X'0AFF' AS TEXT) WHERE id = '%s'", damaged);
     } else {
         /* The row's handler_name resolves; its serialized handler names one that does not. */
-        outlive_handler *other = outlive_handler_new("faults_missing", NULL);
+        outlive_handler *other = NULL;
+        outlive_handler_new("faults_missing", NULL, NULL, &other);
         unsigned char *bytes = NULL;
         size_t size = 0;
         outlive_handler_serialize(other, (void **)&bytes, &size);
@@ -738,7 +746,7 @@ static void test_store_from_a_newer_format_is_refused_with_version_and_left_inta
         if (i == 2) snprintf(back, sizeof back, "UPDATE outlive_schema SET version = %lld WHERE component = 'store'", store_version);
         CHECK_MSG(execute(path, cases[i].newer), "cannot apply: %s", cases[i].newer);
         store = NULL;
-        outlive_status status = outlive_store_open(path, "app", NULL, &store);
+        outlive_status status = outlive_store_open(path, "app", NULL, NULL, &store);
         if (status == OUTLIVE_OK) outlive_store_close(store);
         CHECK_MSG(status == OUTLIVE_E_VERSION, "after \"%s\" open returned %s: %s", cases[i].newer,
                   outlive_status_name(status), outlive_last_error());

@@ -28,7 +28,7 @@ OUTLIVE_HANDLER(local_tagged, OUTLIVE_ID_OF(xmpp.account, account), OUTLIVE_OPT_
 
 OUTLIVE_HANDLER(local_needs_handler, OUTLIVE_HANDLER_ARG(done)) {
     calls++;
-    outlive_call(done, NULL);
+    outlive_handler_call(done, NULL);
 }
 
 OUTLIVE_HANDLER(local_zero) { calls++; }
@@ -56,9 +56,10 @@ const struct short_descriptor outlive_handler__short_object = {
     OUTLIVE_HANDLER_MAGIC, OUTLIVE_HANDLER_DESCRIPTOR_VERSION, 0, "short_object", "INTEGER a", (void (*)(void))fake_target };
 
 static outlive_status call_named(const char *name, outlive_args *args) {
-    outlive_handler *handler = outlive_handler_new(name, NULL);
+    outlive_handler *handler = NULL;
+    outlive_handler_new(name, NULL, NULL, &handler);
     if (!handler) return OUTLIVE_E_INVALID_ARGUMENT;
-    outlive_status status = outlive_call(handler, args);
+    outlive_status status = outlive_handler_call(handler, args);
     outlive_handler_free(handler);
     return status;
 }
@@ -79,19 +80,22 @@ static void test_descriptor_layout_is_the_documented_one(void) {
 }
 
 static void test_main_program_handler_is_called_with_merged_arguments(void) {
-    outlive_args *bound = outlive_args_new();
+    outlive_args *bound = NULL;
+    outlive_args_new(&bound);
     outlive_args_set_integer(bound, "a", 40);
     outlive_args_set_integer(bound, "b", 1);
-    outlive_handler *handler = outlive_handler_new("local_sum", bound);
-    outlive_args *call = outlive_args_new();
+    outlive_handler *handler = NULL;
+    outlive_handler_new("local_sum", NULL, bound, &handler);
+    outlive_args *call = NULL;
+    outlive_args_new(&call);
     outlive_args_set_integer(call, "b", 2);
     outlive_args_set_string(call, "note", "hi");
     calls = 0;
-    CHECK_OK(outlive_call(handler, call));
+    CHECK_OK(outlive_handler_call(handler, call));
     CHECK(calls == 1 && last_integer == 42 && last_text && strcmp(last_text, "hi") == 0);
-    CHECK_OK(outlive_call(handler, NULL));
+    CHECK_OK(outlive_handler_call(handler, NULL));
     CHECK(calls == 2 && last_integer == 41 && last_text == NULL);
-    CHECK_OK(outlive_resolve("local_sum"));
+    CHECK_OK(outlive_handler_resolve("local_sum"));
     calls = 0;
     CHECK_OK(call_named("local_zero", NULL));
     CHECK(calls == 1);
@@ -105,16 +109,17 @@ static void test_names_that_are_no_descriptor_are_unresolved_and_nothing_runs(vo
     snprintf(marker, sizeof marker, "%s/system-ran", harness_temp_dir());
     char command[4200];
     snprintf(command, sizeof command, "touch %s", marker);
-    outlive_args *args = outlive_args_new();
+    outlive_args *args = NULL;
+    outlive_args_new(&args);
     outlive_args_set_string(args, "command", command);
     outlive_args_set_integer(args, "a", 1);
     const char *names[] = { "system", "getpid", "fake_function", "fake_target", "bad_magic", "wrong_name",
-                            "future_version", "null_function", "tiny", "short_object", "main", "outlive_call", "harness_run",
+                            "future_version", "null_function", "tiny", "short_object", "main", "outlive_handler_call", "harness_run",
                             "outlive_handler__local_sum", "local.sum", "no_such_handler" };
     not_a_handler_calls = 0;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         CHECK_MSG(call_named(names[i], args) == OUTLIVE_E_UNRESOLVED, "%s: %s", names[i], outlive_last_error());
-        CHECK_STATUS(outlive_resolve(names[i]), OUTLIVE_E_UNRESOLVED);
+        CHECK_STATUS(outlive_handler_resolve(names[i]), OUTLIVE_E_UNRESOLVED);
     }
     CHECK(not_a_handler_calls == 0);
     CHECK(access(marker, F_OK) != 0);
@@ -123,17 +128,19 @@ static void test_names_that_are_no_descriptor_are_unresolved_and_nothing_runs(vo
     CHECK(strstr(outlive_last_error(), "at byte 0") != NULL);
     CHECK(not_a_handler_calls == 0);
     /* Malformed names never become handlers at all. */
-    CHECK(outlive_handler_new("a b", NULL) == NULL);
-    CHECK(outlive_handler_new("", NULL) == NULL);
-    CHECK(outlive_handler_new("../lib", NULL) == NULL);
-    CHECK(outlive_handler_new(NULL, NULL) == NULL);
-    CHECK(outlive_handler_new("\xff", NULL) == NULL);
-    CHECK_STATUS(outlive_resolve("a/b"), OUTLIVE_E_INVALID_ARGUMENT);
+    outlive_handler *h = NULL;
+    CHECK(outlive_handler_new("a b", NULL, NULL, &h) == OUTLIVE_E_INVALID_ARGUMENT && h == NULL);
+    CHECK(outlive_handler_new("", NULL, NULL, &h) == OUTLIVE_E_INVALID_ARGUMENT && h == NULL);
+    CHECK(outlive_handler_new("../lib", NULL, NULL, &h) == OUTLIVE_E_INVALID_ARGUMENT && h == NULL);
+    CHECK(outlive_handler_new(NULL, NULL, NULL, &h) == OUTLIVE_E_INVALID_ARGUMENT && h == NULL);
+    CHECK(outlive_handler_new("\xff", NULL, NULL, &h) == OUTLIVE_E_INVALID_ARGUMENT && h == NULL);
+    CHECK_STATUS(outlive_handler_resolve("a/b"), OUTLIVE_E_INVALID_ARGUMENT);
     outlive_args_free(args);
 }
 
 static void test_missing_and_mistyped_arguments_call_nothing(void) {
-    outlive_args *args = outlive_args_new();
+    outlive_args *args = NULL;
+    outlive_args_new(&args);
     calls = 0;
     outlive_args_set_integer(args, "a", 1);
     CHECK_STATUS(call_named("local_sum", args), OUTLIVE_E_MISSING_ARGUMENT);
@@ -147,7 +154,8 @@ static void test_missing_and_mistyped_arguments_call_nothing(void) {
     CHECK_OK(call_named("local_sum", args));
     CHECK(calls == 1);
     calls = 0;
-    outlive_args *tagged = outlive_args_new();
+    outlive_args *tagged = NULL;
+    outlive_args_new(&tagged);
     CHECK_STATUS(call_named("local_tagged", tagged), OUTLIVE_E_MISSING_ARGUMENT);
     outlive_args_set_string(tagged, "account", "dana");
     CHECK_STATUS(call_named("local_tagged", tagged), OUTLIVE_E_TYPE_MISMATCH);
@@ -160,11 +168,13 @@ static void test_missing_and_mistyped_arguments_call_nothing(void) {
     CHECK_OK(call_named("local_tagged", tagged));
     CHECK(calls == 1);
     calls = 0;
-    outlive_args *needs = outlive_args_new();
+    outlive_args *needs = NULL;
+    outlive_args_new(&needs);
     CHECK_STATUS(call_named("local_needs_handler", needs), OUTLIVE_E_MISSING_ARGUMENT);
     outlive_args_set_bool(needs, "done", true);
     CHECK_STATUS(call_named("local_needs_handler", needs), OUTLIVE_E_TYPE_MISMATCH);
-    outlive_handler *zero = outlive_handler_new("local_zero", NULL);
+    outlive_handler *zero = NULL;
+    outlive_handler_new("local_zero", NULL, NULL, &zero);
     outlive_args_set_handler(needs, "done", zero);
     CHECK_OK(call_named("local_needs_handler", needs));
     CHECK(calls == 2);
@@ -184,9 +194,10 @@ static int replaced_calls;
 static void replaced_function(void) { replaced_calls++; }
 
 static void test_registered_function_is_called_with_its_signature(void) {
-    CHECK_OK(outlive_register("app.compute", "  DOUBLE x,INT y ,\tBOOL z, UINTEGER w, ID<a.b-c_d>? o, HANDLER? h  ",
+    CHECK_OK(outlive_handler_register("app.compute", "  DOUBLE x,INT y ,\tBOOL z, UINTEGER w, ID<a.b-c_d>? o, HANDLER? h  ",
                               (void (*)(void))registered_function));
-    outlive_args *args = outlive_args_new();
+    outlive_args *args = NULL;
+    outlive_args_new(&args);
     outlive_args_set_double(args, "x", 0.5);
     outlive_args_set_int(args, "y", 2);
     outlive_args_set_bool(args, "z", true);
@@ -197,18 +208,18 @@ static void test_registered_function_is_called_with_its_signature(void) {
     CHECK_OK(call_named("app.compute", args));
     CHECK(registered_sum == 1013.5);
     /* A second registration replaces the first. */
-    CHECK_OK(outlive_register("app.compute", "", replaced_function));
+    CHECK_OK(outlive_handler_register("app.compute", "", replaced_function));
     CHECK_OK(call_named("app.compute", args));
     CHECK(replaced_calls == 1 && registered_sum == 1013.5);
-    CHECK_OK(outlive_unregister("app.compute"));
+    CHECK_OK(outlive_handler_unregister("app.compute"));
     CHECK_STATUS(call_named("app.compute", args), OUTLIVE_E_UNRESOLVED);
-    CHECK_STATUS(outlive_unregister("app.compute"), OUTLIVE_E_NOT_FOUND);
+    CHECK_STATUS(outlive_handler_unregister("app.compute"), OUTLIVE_E_NOT_FOUND);
     /* Registrations come before descriptors. */
-    CHECK_OK(outlive_register("local_zero", "", replaced_function));
+    CHECK_OK(outlive_handler_register("local_zero", "", replaced_function));
     calls = 0;
     CHECK_OK(call_named("local_zero", NULL));
     CHECK(calls == 0 && replaced_calls == 2);
-    CHECK_OK(outlive_unregister("local_zero"));
+    CHECK_OK(outlive_handler_unregister("local_zero"));
     CHECK_OK(call_named("local_zero", NULL));
     CHECK(calls == 1);
     outlive_args_free(args);
@@ -238,34 +249,35 @@ static void test_malformed_signatures_are_refused_with_their_position(void) {
         { "HANDLER?? h", "at byte 8" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        outlive_status status = outlive_register("sig.test", cases[i].signature, replaced_function);
+        outlive_status status = outlive_handler_register("sig.test", cases[i].signature, replaced_function);
         CHECK_MSG(status == OUTLIVE_E_INVALID_ARGUMENT, "\"%s\" gave %s", cases[i].signature, outlive_status_name(status));
         CHECK_MSG(strstr(outlive_last_error(), cases[i].position) != NULL, "\"%s\": %s (expected %s)",
                   cases[i].signature, outlive_last_error(), cases[i].position);
     }
-    CHECK_STATUS(outlive_resolve("sig.test"), OUTLIVE_E_UNRESOLVED);
-    CHECK_STATUS(outlive_register("sig.test", NULL, replaced_function), OUTLIVE_E_INVALID_ARGUMENT);
-    CHECK_STATUS(outlive_register("sig.test", "", NULL), OUTLIVE_E_INVALID_ARGUMENT);
-    CHECK_STATUS(outlive_register(NULL, "", replaced_function), OUTLIVE_E_INVALID_ARGUMENT);
-    CHECK_STATUS(outlive_register("bad name", "", replaced_function), OUTLIVE_E_INVALID_ARGUMENT);
-    CHECK_STATUS(outlive_register("sig.test", "ID \xff", replaced_function), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_handler_resolve("sig.test"), OUTLIVE_E_UNRESOLVED);
+    CHECK_STATUS(outlive_handler_register("sig.test", NULL, replaced_function), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_handler_register("sig.test", "", NULL), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_handler_register(NULL, "", replaced_function), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_handler_register("bad name", "", replaced_function), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_handler_register("sig.test", "ID \xff", replaced_function), OUTLIVE_E_INVALID_ARGUMENT);
     /* 64 parameters are allowed, 65 are not. */
     char many[2048] = "";
     for (int i = 0; i < 65; i++) {
         char part[32];
         snprintf(part, sizeof part, "%sINT p%d", i ? ", " : "", i);
         strcat(many, part);
-        if (i == 63) CHECK_OK(outlive_register("sig.test", many, replaced_function));
+        if (i == 63) CHECK_OK(outlive_handler_register("sig.test", many, replaced_function));
     }
-    CHECK_STATUS(outlive_register("sig.test", many, replaced_function), OUTLIVE_E_INVALID_ARGUMENT);
-    CHECK_OK(outlive_register("sig.test", "   ", replaced_function));
-    CHECK_OK(outlive_unregister("sig.test"));
+    CHECK_STATUS(outlive_handler_register("sig.test", many, replaced_function), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_OK(outlive_handler_register("sig.test", "   ", replaced_function));
+    CHECK_OK(outlive_handler_unregister("sig.test"));
 }
 
 /* ── values ── */
 
 static void test_args_setters_getters_and_iteration(void) {
-    outlive_args *args = outlive_args_new();
+    outlive_args *args = NULL;
+    outlive_args_new(&args);
     CHECK(outlive_args_count(args) == 0);
     CHECK_OK(outlive_args_set_string(args, "s", "text"));
     CHECK_OK(outlive_args_set_id(args, "raw", "my.tag", "a\0b", 3));
@@ -274,7 +286,8 @@ static void test_args_setters_getters_and_iteration(void) {
     CHECK_OK(outlive_args_set_double(args, "d", 1e300));
     CHECK_OK(outlive_args_set_integer(args, "n", INT64_MIN));
     CHECK_OK(outlive_args_set_uinteger(args, "u", UINT64_MAX));
-    outlive_handler *handler = outlive_handler_new("local_zero", NULL);
+    outlive_handler *handler = NULL;
+    outlive_handler_new("local_zero", NULL, NULL, &handler);
     CHECK_OK(outlive_args_set_handler(args, "h", handler));
     CHECK(outlive_args_count(args) == 8);
     const char *expected_names[] = { "s", "raw", "flag", "i", "d", "n", "u", "h" };
@@ -312,7 +325,7 @@ static void test_args_setters_getters_and_iteration(void) {
     CHECK_OK(outlive_args_get_handler(args, "h", &view));
     CHECK(strcmp(outlive_handler_name(view), "local_zero") == 0);
     calls = 0;
-    CHECK_OK(outlive_call(view, NULL));
+    CHECK_OK(outlive_handler_call(view, NULL));
     CHECK(calls == 1);
     /* Wrong type, absent, NULLs: precise statuses, out untouched. */
     i64 = 7;
@@ -339,7 +352,8 @@ static void test_args_setters_getters_and_iteration(void) {
     CHECK_OK(outlive_args_remove(args, "s"));
     CHECK_STATUS(outlive_args_remove(args, "s"), OUTLIVE_E_NOT_FOUND);
     CHECK(outlive_args_count(args) == 7 && strcmp(outlive_args_name_at(args, 0), "raw") == 0);
-    outlive_args *copy = outlive_args_copy(args);
+    outlive_args *copy = NULL;
+    outlive_args_copy(args, &copy);
     CHECK_OK(outlive_args_remove(args, "raw"));
     CHECK(outlive_args_count(copy) == 7);
     outlive_args_free(copy);
@@ -349,19 +363,23 @@ static void test_args_setters_getters_and_iteration(void) {
 }
 
 static void test_handler_values_copy_bind_describe(void) {
-    outlive_args *bound = outlive_args_new();
+    outlive_args *bound = NULL;
+    outlive_args_new(&bound);
     outlive_args_set_integer(bound, "a", 1);
-    outlive_handler *handler = outlive_handler_new_with_invalidation("local_sum", "local_zero", bound);
+    outlive_handler *handler = NULL;
+    outlive_handler_new("local_sum", "local_zero", bound, &handler);
     outlive_args_set_integer(bound, "a", 100); /* the handler kept a copy */
-    outlive_handler *copy = outlive_handler_copy(handler);
-    outlive_args *more = outlive_args_new();
+    outlive_handler *copy = NULL;
+    outlive_handler_copy(handler, &copy);
+    outlive_args *more = NULL;
+    outlive_args_new(&more);
     outlive_args_set_integer(more, "b", 2);
     outlive_args_set_string(more, "note", "n");
     CHECK_OK(outlive_handler_bind(handler, more));
     calls = 0;
-    CHECK_OK(outlive_call(handler, NULL));
+    CHECK_OK(outlive_handler_call(handler, NULL));
     CHECK(last_integer == 3);
-    CHECK_STATUS(outlive_call(copy, NULL), OUTLIVE_E_MISSING_ARGUMENT);
+    CHECK_STATUS(outlive_handler_call(copy, NULL), OUTLIVE_E_MISSING_ARGUMENT);
     CHECK(calls == 1);
     CHECK(strcmp(outlive_handler_description(handler),
                  "local_sum(a: INTEGER 1, b: INTEGER 2, note: ID \"n\") invalidation: local_zero") == 0);
@@ -371,22 +389,29 @@ static void test_handler_values_copy_bind_describe(void) {
     CHECK(outlive_args_count(got) == 3);
     outlive_args_free(got);
     /* Invalidation runs the invalidation handler, then nothing else works. */
-    CHECK_OK(outlive_invalidate(handler, NULL));
+    CHECK_OK(outlive_handler_invalidate(handler, NULL));
     CHECK(calls == 2 && outlive_handler_is_invalidated(handler) && !outlive_handler_is_invalidated(copy));
-    CHECK_STATUS(outlive_call(handler, NULL), OUTLIVE_E_INVALIDATED);
+    CHECK_STATUS(outlive_handler_call(handler, NULL), OUTLIVE_E_INVALIDATED);
     CHECK_STATUS(outlive_handler_bind(handler, more), OUTLIVE_E_INVALIDATED);
-    CHECK_STATUS(outlive_invalidate(handler, NULL), OUTLIVE_E_INVALIDATED);
+    CHECK_STATUS(outlive_handler_invalidate(handler, NULL), OUTLIVE_E_INVALIDATED);
     CHECK(calls == 2);
-    outlive_handler *invalidated_copy = outlive_handler_copy(handler);
+    outlive_handler *invalidated_copy = NULL;
+    outlive_handler_copy(handler, &invalidated_copy);
     CHECK(outlive_handler_is_invalidated(invalidated_copy));
     CHECK(strstr(outlive_handler_description(handler), "[invalidated]") != NULL);
     /* NULLs. */
-    CHECK_STATUS(outlive_call(NULL, NULL), OUTLIVE_E_INVALID_ARGUMENT);
-    CHECK_STATUS(outlive_invalidate(NULL, NULL), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_handler_call(NULL, NULL), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_handler_invalidate(NULL, NULL), OUTLIVE_E_INVALID_ARGUMENT);
     CHECK_STATUS(outlive_handler_bind(copy, NULL), OUTLIVE_E_INVALID_ARGUMENT);
-    CHECK(outlive_handler_copy(NULL) == NULL && !outlive_handler_is_invalidated(NULL));
+    outlive_handler *none = NULL;
+    CHECK(outlive_handler_copy(NULL, &none) == OUTLIVE_E_INVALID_ARGUMENT && none == NULL);
+    CHECK(!outlive_handler_is_invalidated(NULL));
     CHECK(outlive_handler_description(NULL) == NULL && outlive_handler_name(NULL) == NULL);
-    CHECK(outlive_handler_new_with_invalidation("local_sum", NULL, NULL) == NULL);
+    /* A NULL invalidation name is a handler without one. */
+    outlive_handler *plain = NULL;
+    CHECK(outlive_handler_new("local_sum", NULL, NULL, &plain) == OUTLIVE_OK);
+    CHECK(plain && outlive_handler_invalidation_name(plain) == NULL);
+    outlive_handler_free(plain);
     outlive_handler_free(NULL);
     outlive_handler_free(invalidated_copy);
     outlive_handler_free(copy);
@@ -396,13 +421,16 @@ static void test_handler_values_copy_bind_describe(void) {
 }
 
 static void test_nesting_past_the_limit_is_refused(void) {
-    outlive_handler *handler = outlive_handler_new("local_zero", NULL);
+    outlive_handler *handler = NULL;
+    outlive_handler_new("local_zero", NULL, NULL, &handler);
     for (int depth = 2; depth <= OUTLIVE_MAX_NESTING + 1; depth++) {
-        outlive_args *args = outlive_args_new();
+        outlive_args *args = NULL;
+        outlive_args_new(&args);
         outlive_status status = outlive_args_set_handler(args, "inner", handler);
         if (depth <= OUTLIVE_MAX_NESTING) {
             CHECK_OK(status);
-            outlive_handler *outer = outlive_handler_new("local_zero", args);
+            outlive_handler *outer = NULL;
+            outlive_handler_new("local_zero", NULL, args, &outer);
             CHECK(outer);
             outlive_handler_free(handler);
             handler = outer;
@@ -424,10 +452,12 @@ static void test_nesting_past_the_limit_is_refused(void) {
 /* ── serialization ── */
 
 static void test_serialization_round_trips_and_refuses_corrupt_input(void) {
-    outlive_args *bound = outlive_args_new();
+    outlive_args *bound = NULL;
+    outlive_args_new(&bound);
     outlive_args_set_string(bound, "note", "x");
     outlive_args_set_integer(bound, "a", -1);
-    outlive_handler *handler = outlive_handler_new_with_invalidation("local_sum", "local_zero", bound);
+    outlive_handler *handler = NULL;
+    outlive_handler_new("local_sum", "local_zero", bound, &handler);
     void *bytes = NULL;
     size_t size = 0;
     CHECK_OK(outlive_handler_serialize(handler, &bytes, &size));
@@ -473,18 +503,18 @@ static void test_serialization_round_trips_and_refuses_corrupt_input(void) {
 }
 
 static void test_handler_library_loading_errors(void) {
-    CHECK_STATUS(outlive_load_handlers(NULL), OUTLIVE_E_INVALID_ARGUMENT);
-    CHECK_STATUS(outlive_load_handlers(""), OUTLIVE_E_INVALID_ARGUMENT);
-    CHECK_STATUS(outlive_load_handlers("/nonexistent/libnothing.so"), OUTLIVE_E_NOT_FOUND);
-    CHECK_STATUS(outlive_load_handlers("/etc/hostname"), OUTLIVE_E_IO);
+    CHECK_STATUS(outlive_handler_library_load(NULL), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_handler_library_load(""), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_handler_library_load("/nonexistent/libnothing.so"), OUTLIVE_E_NOT_FOUND);
+    CHECK_STATUS(outlive_handler_library_load("/etc/hostname"), OUTLIVE_E_IO);
     char path[4096];
     snprintf(path, sizeof path, "%s/libhandlers_fixture.so", harness_bin_dir());
-    CHECK_STATUS(outlive_resolve("fixture_ping"), OUTLIVE_E_UNRESOLVED);
-    CHECK_OK(outlive_load_handlers(path));
-    CHECK_OK(outlive_load_handlers(path));
-    CHECK_OK(outlive_resolve("fixture_ping"));
+    CHECK_STATUS(outlive_handler_resolve("fixture_ping"), OUTLIVE_E_UNRESOLVED);
+    CHECK_OK(outlive_handler_library_load(path));
+    CHECK_OK(outlive_handler_library_load(path));
+    CHECK_OK(outlive_handler_resolve("fixture_ping"));
     /* Exported by the library, but not a descriptor. */
-    CHECK_STATUS(outlive_resolve("fixture_not_a_handler"), OUTLIVE_E_UNRESOLVED);
+    CHECK_STATUS(outlive_handler_resolve("fixture_not_a_handler"), OUTLIVE_E_UNRESOLVED);
 }
 
 /* ── threads ── */
@@ -493,25 +523,28 @@ static int64_t thread_total;
 static void add_to_total(int64_t n) { __atomic_add_fetch(&thread_total, n, __ATOMIC_RELAXED); }
 
 static void *call_many(void *handler) {
-    outlive_args *args = outlive_args_new();
+    outlive_args *args = NULL;
+    outlive_args_new(&args);
     outlive_args_set_integer(args, "n", 1);
     for (int i = 0; i < 20000; i++) {
-        if (outlive_call(handler, args) != OUTLIVE_OK) break;
+        if (outlive_handler_call(handler, args) != OUTLIVE_OK) break;
     }
     outlive_args_free(args);
     return NULL;
 }
 
 static void test_any_thread_may_call_the_same_handler(void) {
-    CHECK_OK(outlive_register("threads.add", "INTEGER n", (void (*)(void))add_to_total));
-    outlive_handler *handler = outlive_handler_new("threads.add", NULL);
+    CHECK_OK(outlive_handler_register("threads.add", "INTEGER n", (void (*)(void))add_to_total));
+    outlive_handler *handler = NULL;
+    outlive_handler_new("threads.add", NULL, NULL, &handler);
     pthread_t threads[4];
     thread_total = 0;
     for (int i = 0; i < 4; i++) pthread_create(&threads[i], NULL, call_many, handler);
     /* Meanwhile: register again (same function) and bind, from this thread. */
     for (int i = 0; i < 100; i++) {
-        outlive_register("threads.add", "INTEGER n", (void (*)(void))add_to_total);
-        outlive_args *more = outlive_args_new();
+        outlive_handler_register("threads.add", "INTEGER n", (void (*)(void))add_to_total);
+        outlive_args *more = NULL;
+        outlive_args_new(&more);
         outlive_args_set_integer(more, "unused", i);
         outlive_handler_bind(handler, more);
         outlive_args_free(more);

@@ -1,4 +1,4 @@
-/* outlive_call of a resolved handler with primitive and ID arguments does not
+/* outlive_handler_call of a resolved handler with primitive and ID arguments does not
  * allocate: this executable interposes malloc and friends (liboutlive.so's
  * allocations go through them) and counts calls while handlers are called. */
 #include "harness.h"
@@ -43,21 +43,24 @@ OUTLIVE_HANDLER(alloc_nested, OUTLIVE_HANDLER_ARG(next)) { (void)next; }
 
 static long count_allocations(const outlive_handler *handler, const outlive_args *args, int calls, outlive_status *status) {
     *status = OUTLIVE_OK;
-    for (int i = 0; i < 100; i++) *status = outlive_call(handler, args);   /* warm: resolve, caches */
+    for (int i = 0; i < 100; i++) *status = outlive_handler_call(handler, args);   /* warm: resolve, caches */
     allocations = 0;
     counting = 1;
-    for (int i = 0; i < calls && *status == OUTLIVE_OK; i++) *status = outlive_call(handler, args);
+    for (int i = 0; i < calls && *status == OUTLIVE_OK; i++) *status = outlive_handler_call(handler, args);
     counting = 0;
     return allocations;
 }
 
 static void test_calls_with_primitive_arguments_allocate_nothing(void) {
-    CHECK_OK(outlive_register("alloc.add", "INTEGER a, INTEGER b, INTEGER c", (void (*)(void))add_three));
-    outlive_args *bound = outlive_args_new();
+    CHECK_OK(outlive_handler_register("alloc.add", "INTEGER a, INTEGER b, INTEGER c", (void (*)(void))add_three));
+    outlive_args *bound = NULL;
+    outlive_args_new(&bound);
     outlive_args_set_integer(bound, "a", 1);
     outlive_args_set_integer(bound, "b", 2);
-    outlive_handler *handler = outlive_handler_new("alloc.add", bound);
-    outlive_args *call = outlive_args_new();
+    outlive_handler *handler = NULL;
+    outlive_handler_new("alloc.add", NULL, bound, &handler);
+    outlive_args *call = NULL;
+    outlive_args_new(&call);
     outlive_args_set_integer(call, "c", 3);
     outlive_status status;
     sum = 0;
@@ -71,13 +74,16 @@ static void test_calls_with_primitive_arguments_allocate_nothing(void) {
 }
 
 static void test_calls_with_ids_and_mixed_primitives_allocate_nothing(void) {
-    outlive_args *bound = outlive_args_new();
+    outlive_args *bound = NULL;
+    outlive_args_new(&bound);
     outlive_args_set_string(bound, "key", "session-key");
     outlive_args_set_double(bound, "x", 2.0);
     outlive_args_set_bool(bound, "flag", true);
     outlive_args_set_int(bound, "i", 3);
-    outlive_handler *handler = outlive_handler_new("alloc_mixed", bound);
-    outlive_args *call = outlive_args_new();
+    outlive_handler *handler = NULL;
+    outlive_handler_new("alloc_mixed", NULL, bound, &handler);
+    outlive_args *call = NULL;
+    outlive_args_new(&call);
     outlive_args_set_uinteger(call, "u", 4);
     outlive_status status;
     id_bytes = 0;
@@ -93,10 +99,13 @@ static void test_calls_with_ids_and_mixed_primitives_allocate_nothing(void) {
 static void test_the_counter_sees_the_library_allocate(void) {
     /* A nested handler is given to the callee as a new handle: that allocates,
      * which shows the interposition counts the library's allocations. */
-    outlive_args *bound = outlive_args_new();
-    outlive_handler *next = outlive_handler_new("alloc_mixed", NULL);
+    outlive_args *bound = NULL;
+    outlive_args_new(&bound);
+    outlive_handler *next = NULL;
+    outlive_handler_new("alloc_mixed", NULL, NULL, &next);
     outlive_args_set_handler(bound, "next", next);
-    outlive_handler *handler = outlive_handler_new("alloc_nested", bound);
+    outlive_handler *handler = NULL;
+    outlive_handler_new("alloc_nested", NULL, bound, &handler);
     outlive_status status;
     long count = count_allocations(handler, NULL, 100, &status);
     CHECK_OK(status);

@@ -74,7 +74,8 @@ static int run_caller(const char *file, const char *const *actions) {
 #define EXPECT_NO_OUTPUT(text) CHECK_MSG(strstr(output, (text)) == NULL, "did not expect \"%.200s\" in:\n%.600s", (text), output)
 
 static outlive_args *all_types_bound(void) {
-    outlive_args *args = outlive_args_new();
+    outlive_args *args = NULL;
+    outlive_args_new(&args);
     outlive_args_set_string(args, "text", "h\xc3\xa9llo");
     outlive_args_set_id(args, "account", "fixture.account", "dana@example", 12);
     outlive_args_set_bool(args, "flag", true);
@@ -88,7 +89,8 @@ static outlive_args *all_types_bound(void) {
 static void test_all_seven_types_with_extremes_arrive_in_another_process(void) {
     const char *dir = harness_temp_dir();
     outlive_args *bound = all_types_bound();
-    outlive_handler *handler = outlive_handler_new("fixture_all_types", bound);
+    outlive_handler *handler = NULL;
+    outlive_handler_new("fixture_all_types", NULL, bound, &handler);
     CHECK(handler);
     const char *file = save(dir, "h", handler);
     CHECK(file);
@@ -112,9 +114,11 @@ static void test_binary_id_and_bound_nan_and_nested_handler_survive_serializatio
     CHECK_OK(outlive_args_set_id(bound, "text", NULL, binary, sizeof binary));
     CHECK_OK(outlive_args_set_double(bound, "real", NAN));
     CHECK_OK(outlive_args_set_double(bound, "real", -0.0));
-    outlive_handler *next = outlive_handler_new("fixture_completion", NULL);
+    outlive_handler *next = NULL;
+    outlive_handler_new("fixture_completion", NULL, NULL, &next);
     CHECK_OK(outlive_args_set_handler(bound, "next", next));
-    outlive_handler *handler = outlive_handler_new("fixture_all_types", bound);
+    outlive_handler *handler = NULL;
+    outlive_handler_new("fixture_all_types", NULL, bound, &handler);
     const char *file = save(dir, "h", handler);
     const char *actions[] = { "call", NULL };
     CHECK(run_caller(file, actions) == 0);
@@ -129,10 +133,12 @@ static void test_binary_id_and_bound_nan_and_nested_handler_survive_serializatio
 
 static void test_call_time_arguments_override_bound_ones(void) {
     const char *dir = harness_temp_dir();
-    outlive_args *bound = outlive_args_new();
+    outlive_args *bound = NULL;
+    outlive_args_new(&bound);
     outlive_args_set_integer(bound, "result", 1);
     outlive_args_set_string(bound, "label", "bound");
-    outlive_handler *handler = outlive_handler_new("fixture_completion", bound);
+    outlive_handler *handler = NULL;
+    outlive_handler_new("fixture_completion", NULL, bound, &handler);
     const char *file = save(dir, "h", handler);
     const char *actions[] = { "call", "call result=I:99", "call label=S:call-time extra=B:1", "call", NULL };
     CHECK(run_caller(file, actions) == 0);
@@ -146,7 +152,8 @@ static void test_call_time_arguments_override_bound_ones(void) {
 
 static void test_twelve_parameters_and_zero_parameters(void) {
     const char *dir = harness_temp_dir();
-    outlive_args *bound = outlive_args_new();
+    outlive_args *bound = NULL;
+    outlive_args_new(&bound);
     outlive_args_set_int(bound, "a1", -1);
     outlive_args_set_integer(bound, "a2", -2);
     outlive_args_set_double(bound, "a3", 3.5);
@@ -157,13 +164,15 @@ static void test_twelve_parameters_and_zero_parameters(void) {
     outlive_args_set_integer(bound, "a8", 8);
     outlive_args_set_double(bound, "a9", 9.25);
     outlive_args_set_bool(bound, "a10", false);
-    outlive_handler *handler = outlive_handler_new("fixture_twelve", bound);
+    outlive_handler *handler = NULL;
+    outlive_handler_new("fixture_twelve", NULL, bound, &handler);
     const char *file = save(dir, "h", handler);
     const char *actions[] = { "call a11=U:11", "call a11=U:11 a12=S:twelve", NULL };
     CHECK(run_caller(file, actions) == 0);
     EXPECT_OUTPUT("fixture_twelve: -1 -2 3.5 1 5 six 7 8 9.25 0 11 NULL\n");
     EXPECT_OUTPUT("fixture_twelve: -1 -2 3.5 1 5 six 7 8 9.25 0 11 twelve\n");
-    outlive_handler *ping = outlive_handler_new("fixture_ping", NULL);
+    outlive_handler *ping = NULL;
+    outlive_handler_new("fixture_ping", NULL, NULL, &ping);
     file = save(dir, "ping", ping);
     const char *ping_actions[] = { "call", "call ignored=i:1", NULL };
     CHECK(run_caller(file, ping_actions) == 0);
@@ -176,13 +185,17 @@ static void test_twelve_parameters_and_zero_parameters(void) {
 
 static void test_nested_handler_is_called_and_copied_by_the_callee(void) {
     const char *dir = harness_temp_dir();
-    outlive_args *completion_bound = outlive_args_new();
+    outlive_args *completion_bound = NULL;
+    outlive_args_new(&completion_bound);
     outlive_args_set_string(completion_bound, "label", "inner");
-    outlive_handler *completion = outlive_handler_new("fixture_completion", completion_bound);
-    outlive_args *bound = outlive_args_new();
+    outlive_handler *completion = NULL;
+    outlive_handler_new("fixture_completion", NULL, completion_bound, &completion);
+    outlive_args *bound = NULL;
+    outlive_args_new(&bound);
     CHECK_OK(outlive_args_set_handler(bound, "completion", completion));
     CHECK_OK(outlive_args_set_integer(bound, "n", 21));
-    outlive_handler *handler = outlive_handler_new("fixture_run_nested", bound);
+    outlive_handler *handler = NULL;
+    outlive_handler_new("fixture_run_nested", NULL, bound, &handler);
     const char *file = save(dir, "h", handler);
     const char *actions[] = { "call", NULL };
     CHECK(run_caller(file, actions) == 0);
@@ -199,10 +212,12 @@ static void test_nested_handler_is_called_and_copied_by_the_callee(void) {
 
 static void test_instance_handler_gets_self_from_its_resolver_and_null_calls_nothing(void) {
     const char *dir = harness_temp_dir();
-    outlive_args *bound = outlive_args_new();
+    outlive_args *bound = NULL;
+    outlive_args_new(&bound);
     outlive_args_set_string(bound, "key", "alpha");
     outlive_args_set_int(bound, "delta", 3);
-    outlive_handler *handler = outlive_handler_new("fixture_on_key", bound);
+    outlive_handler *handler = NULL;
+    outlive_handler_new("fixture_on_key", NULL, bound, &handler);
     const char *file = save(dir, "h", handler);
     const char *actions[] = { "call", "call", "call key=S:beta delta=i:10", "call key=S:gamma", NULL };
     CHECK(run_caller(file, actions) == 0);
@@ -211,7 +226,8 @@ static void test_instance_handler_gets_self_from_its_resolver_and_null_calls_not
                   "fixture_on_key: session=beta key=beta calls=10\ncall -> OUTLIVE_OK\n"
                   "call -> OUTLIVE_E_NOT_FOUND\n");
     EXPECT_NO_OUTPUT("key=gamma");
-    outlive_handler *ping = outlive_handler_new("fixture_instance_ping", bound);
+    outlive_handler *ping = NULL;
+    outlive_handler_new("fixture_instance_ping", NULL, bound, &ping);
     file = save(dir, "ping", ping);
     const char *ping_actions[] = { "call", "call key=S:nobody", NULL };
     CHECK(run_caller(file, ping_actions) == 0);
@@ -224,9 +240,11 @@ static void test_instance_handler_gets_self_from_its_resolver_and_null_calls_not
 
 static void test_invalidation_runs_once_and_its_state_survives_serialization(void) {
     const char *dir = harness_temp_dir();
-    outlive_args *bound = outlive_args_new();
+    outlive_args *bound = NULL;
+    outlive_args_new(&bound);
     outlive_args_set_string(bound, "text", "bound text");
-    outlive_handler *handler = outlive_handler_new_with_invalidation("fixture_ping", "fixture_cancelled", bound);
+    outlive_handler *handler = NULL;
+    outlive_handler_new("fixture_ping", "fixture_cancelled", bound, &handler);
     const char *file = save(dir, "h", handler);
     char saved[4096], save_action[4200];
     snprintf(saved, sizeof saved, "%s/after", dir);
@@ -252,8 +270,9 @@ static void test_invalidation_runs_once_and_its_state_survives_serialization(voi
     EXPECT_NO_OUTPUT("fixture_cancelled:");
 
     /* Invalidated here (no invalidation handler): the other process refuses it. */
-    outlive_handler *plain = outlive_handler_new("fixture_ping", NULL);
-    CHECK_OK(outlive_invalidate(plain, NULL));
+    outlive_handler *plain = NULL;
+    outlive_handler_new("fixture_ping", NULL, NULL, &plain);
+    CHECK_OK(outlive_handler_invalidate(plain, NULL));
     CHECK(outlive_handler_is_invalidated(plain));
     file = save(dir, "plain", plain);
     const char *calls[] = { "call", NULL };
@@ -262,7 +281,8 @@ static void test_invalidation_runs_once_and_its_state_survives_serialization(voi
     EXPECT_NO_OUTPUT("fixture_ping\n");
 
     /* An unresolvable invalidation handler: the invalidation fails, the handler stays valid. */
-    outlive_handler *orphan = outlive_handler_new_with_invalidation("fixture_ping", "fixture_nowhere", NULL);
+    outlive_handler *orphan = NULL;
+    outlive_handler_new("fixture_ping", "fixture_nowhere", NULL, &orphan);
     file = save(dir, "orphan", orphan);
     const char *orphan_actions[] = { "invalidate", "call", NULL };
     CHECK(run_caller(file, orphan_actions) == 0);
@@ -277,17 +297,20 @@ static void test_invalidation_runs_once_and_its_state_survives_serialization(voi
 
 static void test_runtime_registered_and_main_program_handlers_resolve_in_that_process(void) {
     const char *dir = harness_temp_dir();
-    outlive_args *bound = outlive_args_new();
+    outlive_args *bound = NULL;
+    outlive_args_new(&bound);
     outlive_args_set_integer(bound, "n", 5);
-    outlive_handler *echo = outlive_handler_new("rt.echo", bound);
+    outlive_handler *echo = NULL;
+    outlive_handler_new("rt.echo", NULL, bound, &echo);
     const char *file = save(dir, "echo", echo);
     const char *actions[] = { "call", "call text=S:hi n=I:-7", NULL };
     CHECK(run_caller(file, actions) == 0);
     EXPECT_OUTPUT("rt.echo: n=5 text=NULL\ncall -> OUTLIVE_OK\nrt.echo: n=-7 text=hi\ncall -> OUTLIVE_OK\n");
     /* Not registered here: this process cannot resolve it. */
-    CHECK_STATUS(outlive_call(echo, NULL), OUTLIVE_E_UNRESOLVED);
+    CHECK_STATUS(outlive_handler_call(echo, NULL), OUTLIVE_E_UNRESOLVED);
 
-    outlive_handler *local = outlive_handler_new("caller_local", NULL);
+    outlive_handler *local = NULL;
+    outlive_handler_new("caller_local", NULL, NULL, &local);
     file = save(dir, "local", local);
     const char *local_actions[] = { "call value=U:18446744073709551615", NULL };
     CHECK(run_caller_with("-", file, local_actions) == 0);
@@ -302,7 +325,8 @@ static void test_missing_and_mistyped_arguments_call_nothing_in_the_other_proces
     const char *dir = harness_temp_dir();
     outlive_args *bound = all_types_bound();
     outlive_args_remove(bound, "huge");
-    outlive_handler *handler = outlive_handler_new("fixture_all_types", bound);
+    outlive_handler *handler = NULL;
+    outlive_handler_new("fixture_all_types", NULL, bound, &handler);
     const char *file = save(dir, "h", handler);
     const char *actions[] = {
         "call",                                        /* huge missing */
@@ -328,11 +352,13 @@ static void test_missing_and_mistyped_arguments_call_nothing_in_the_other_proces
 static void test_undeclared_symbols_are_unresolved_and_never_called(void) {
     const char *dir = harness_temp_dir();
     const char *names[] = { "system", "getpid", "fixture_not_a_handler", "fixture_not_a_handler_calls", "main",
-                            "outlive_call", "rt_echo", "fixture_find_session" };
+                            "outlive_handler_call", "rt_echo", "fixture_find_session" };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        outlive_args *bound = outlive_args_new();
+        outlive_args *bound = NULL;
+        outlive_args_new(&bound);
         outlive_args_set_string(bound, "command", "echo SYSTEM-RAN");
-        outlive_handler *handler = outlive_handler_new(names[i], bound);
+        outlive_handler *handler = NULL;
+        outlive_handler_new(names[i], NULL, bound, &handler);
         CHECK(handler);
         const char *file = save(dir, "h", handler);
         const char *actions[] = { "call", "invalidate", NULL };
@@ -344,7 +370,8 @@ static void test_undeclared_symbols_are_unresolved_and_never_called(void) {
         outlive_args_free(bound);
     }
     /* The library is not loaded in a process that did not ask for it. */
-    outlive_handler *ping = outlive_handler_new("fixture_ping", NULL);
+    outlive_handler *ping = NULL;
+    outlive_handler_new("fixture_ping", NULL, NULL, &ping);
     const char *file = save(dir, "ping", ping);
     const char *actions[] = { "call", NULL };
     CHECK(run_caller_with("-", file, actions) == 0);

@@ -38,7 +38,8 @@ static void add_seed(outlive_handler *handler) {
 }
 
 static void make_seeds(void) {
-    outlive_args *args = outlive_args_new();
+    outlive_args *args = NULL;
+    outlive_args_new(&args);
     outlive_args_set_string(args, "text", "hello");
     outlive_args_set_id(args, "raw", "xmpp.account", "\0\xff\x80", 3);
     outlive_args_set_bool(args, "flag", true);
@@ -46,20 +47,31 @@ static void make_seeds(void) {
     outlive_args_set_double(args, "real", NAN);
     outlive_args_set_integer(args, "big", INT64_MIN);
     outlive_args_set_uinteger(args, "huge", UINT64_MAX);
-    outlive_handler *inner = outlive_handler_new_with_invalidation("inner.one", "inner_cancel", args);
-    outlive_invalidate(inner, NULL); /* unresolved: stays valid */
-    outlive_args *outer_args = outlive_args_new();
+    outlive_handler *inner = NULL;
+    outlive_handler_new("inner.one", "inner_cancel", args, &inner);
+    outlive_handler_invalidate(inner, NULL); /* unresolved: stays valid */
+    outlive_args *outer_args = NULL;
+    outlive_args_new(&outer_args);
     outlive_args_set_handler(outer_args, "next", inner);
     outlive_args_set_integer(outer_args, "n", 300);
-    outlive_handler *middle = outlive_handler_new("middle", outer_args);
-    outlive_args *top_args = outlive_args_new();
+    outlive_handler *middle = NULL;
+    outlive_handler_new("middle", NULL, outer_args, &middle);
+    outlive_args *top_args = NULL;
+    outlive_args_new(&top_args);
     outlive_args_set_handler(top_args, "completion", middle);
     outlive_args_set_uinteger(top_args, "v", 1);
-    add_seed(outlive_handler_new("top", top_args));
-    add_seed(outlive_handler_new("plain", NULL));
-    add_seed(outlive_handler_new_with_invalidation("a", "b", args));
-    outlive_handler *invalidated = outlive_handler_new("gone", args);
-    outlive_invalidate(invalidated, NULL);
+    outlive_handler *top = NULL;
+    outlive_handler_new("top", NULL, top_args, &top);
+    add_seed(top);
+    outlive_handler *plain = NULL;
+    outlive_handler_new("plain", NULL, NULL, &plain);
+    add_seed(plain);
+    outlive_handler *invalidating = NULL;
+    outlive_handler_new("a", "b", args, &invalidating);
+    add_seed(invalidating);
+    outlive_handler *invalidated = NULL;
+    outlive_handler_new("gone", NULL, args, &invalidated);
+    outlive_handler_invalidate(invalidated, NULL);
     add_seed(invalidated);
     outlive_handler_free(middle);
     outlive_handler_free(inner);
@@ -233,7 +245,7 @@ static void test_signature_parser_agrees_with_the_grammar_on_30000_random_signat
             int count = (int)below(12);
             for (int j = 0; j < count; j++) strcat(signature, pieces[below(sizeof pieces / sizeof pieces[0])]);
         }
-        outlive_status status = outlive_register("fuzz.signature", signature, noop);
+        outlive_status status = outlive_handler_register("fuzz.signature", signature, noop);
         int expected = reference_valid(signature);
         CHECK_MSG(status == (expected ? OUTLIVE_OK : OUTLIVE_E_INVALID_ARGUMENT), "\"%s\": %s, reference says %s (%s)",
                   signature, outlive_status_name(status), expected ? "valid" : "invalid", outlive_last_error());

@@ -74,7 +74,7 @@ static void test_ten_thousand_interactions_finished_from_8_threads_start_one_at_
     static struct stress_item items[STRESS];
     for (int i = 0; i < STRESS; i++) {
         items[i] = (struct stress_item){ &stress, i };
-        CHECK_OK(outlive_interactions_add(queue, stress_run, &items[i]));
+        CHECK_OK(outlive_interactions_add(queue, stress_run, &items[i], NULL));
     }
     int all = harness_dispatch_until(loop, &stress.started, STRESS, 120);
     /* Wait for the last finish too. */
@@ -126,7 +126,7 @@ static struct added added_items[ADDERS][PER_ADDER];
 static void *adder_main(void *argument) {
     struct added *items = argument;
     for (int i = 0; i < PER_ADDER; i++) {
-        if (outlive_interactions_add(items[i].adders->queue, added_run, &items[i]) != OUTLIVE_OK)
+        if (outlive_interactions_add(items[i].adders->queue, added_run, &items[i], NULL) != OUTLIVE_OK)
             atomic_fetch_add(&items[i].adders->add_failures, 1);
     }
     return NULL;
@@ -184,7 +184,7 @@ static void test_suspended_queue_starts_nothing_until_resumed_and_running_one_go
     memset(&recorder, 0, sizeof recorder);
     struct recorded items[3] = { { &recorder, 0 }, { &recorder, 1 }, { &recorder, 2 } };
     CHECK_OK(outlive_interactions_suspend(queue));
-    for (int i = 0; i < 3; i++) CHECK_OK(outlive_interactions_add(queue, record_run, &items[i]));
+    for (int i = 0; i < 3; i++) CHECK_OK(outlive_interactions_add(queue, record_run, &items[i], NULL));
     harness_dispatch_for(loop, 0.2);
     CHECK(atomic_load(&recorder.started) == 0);
     CHECK(outlive_interactions_unfinished(queue) == 3);
@@ -228,8 +228,8 @@ static void test_second_finish_is_state_error_and_changes_nothing(void) {
     struct recorder recorder;
     memset(&recorder, 0, sizeof recorder);
     struct recorded items[2] = { { &recorder, 0 }, { &recorder, 1 } };
-    CHECK_OK(outlive_interactions_add(queue, record_run, &items[0]));
-    CHECK_OK(outlive_interactions_add(queue, record_run, &items[1]));
+    CHECK_OK(outlive_interactions_add(queue, record_run, &items[0], NULL));
+    CHECK_OK(outlive_interactions_add(queue, record_run, &items[1], NULL));
     CHECK(harness_dispatch_until(loop, &recorder.started, 1, 10));
     outlive_interaction *first = recorder.tokens[0];
     CHECK_OK(outlive_interaction_finish(first));
@@ -255,7 +255,7 @@ static void test_interaction_finished_inside_its_run_lets_the_next_start(void) {
     struct recorded items[5];
     for (int i = 0; i < 5; i++) {
         items[i] = (struct recorded){ &recorder, i };
-        CHECK_OK(outlive_interactions_add_with_release(queue, finish_at_once, &items[i], record_release));
+        CHECK_OK(outlive_interactions_add(queue, finish_at_once, &items[i], record_release));
     }
     CHECK(harness_dispatch_until(loop, &recorder.started, 5, 10));
     CHECK(recorder.order[15] == 0);
@@ -278,7 +278,7 @@ static void test_freeing_queue_releases_waiting_contexts_without_running_them(vo
     struct recorded items[5];
     for (int i = 0; i < 5; i++) {
         items[i] = (struct recorded){ &recorder, i };
-        CHECK_OK(outlive_interactions_add_with_release(queue, record_run, &items[i], record_release));
+        CHECK_OK(outlive_interactions_add(queue, record_run, &items[i], record_release));
     }
     CHECK(harness_dispatch_until(loop, &recorder.started, 1, 10));
     CHECK(atomic_load(&recorder.released) == 0);
@@ -304,7 +304,7 @@ static void test_freeing_queue_before_any_dispatch_runs_nothing(void) {
     struct recorded items[3];
     for (int i = 0; i < 3; i++) {
         items[i] = (struct recorded){ &recorder, i };
-        CHECK_OK(outlive_interactions_add_with_release(queue, record_run, &items[i], record_release));
+        CHECK_OK(outlive_interactions_add(queue, record_run, &items[i], record_release));
     }
     outlive_interactions_free(queue);
     CHECK(atomic_load(&recorder.released) == 3);
@@ -349,8 +349,8 @@ static void test_interaction_never_finished_is_reported_as_stalled(void) {
     struct recorder recorder;
     memset(&recorder, 0, sizeof recorder);
     struct recorded forgotten = { &recorder, 0 }, prompt = { &recorder, 1 };
-    CHECK_OK(outlive_interactions_add(queue, record_run, &forgotten));    /* never finished by its owner */
-    CHECK_OK(outlive_interactions_add(queue, finish_at_once, &prompt));  /* finished at once: not reported */
+    CHECK_OK(outlive_interactions_add(queue, record_run, &forgotten, NULL));    /* never finished by its owner */
+    CHECK_OK(outlive_interactions_add(queue, finish_at_once, &prompt, NULL));  /* finished at once: not reported */
     CHECK(harness_dispatch_until(loop, &stall.reports, 1, 10));
     CHECK(stall.reported == recorder.tokens[0]);
     CHECK(stall.seconds == 0.05);
@@ -394,8 +394,8 @@ static void test_bad_arguments_get_precise_status_and_change_nothing(void) {
     struct recorder recorder;
     memset(&recorder, 0, sizeof recorder);
     struct recorded item = { &recorder, 0 };
-    CHECK_STATUS(outlive_interactions_add(NULL, record_run, &item), OUTLIVE_E_INVALID_ARGUMENT);
-    CHECK_STATUS(outlive_interactions_add_with_release(queue, NULL, &item, record_release), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_interactions_add(NULL, record_run, &item, NULL), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_interactions_add(queue, NULL, &item, record_release), OUTLIVE_E_INVALID_ARGUMENT);
     CHECK(atomic_load(&recorder.released) == 0);
     CHECK(outlive_interactions_unfinished(queue) == 0);
     CHECK_STATUS(outlive_interactions_suspend(NULL), OUTLIVE_E_INVALID_ARGUMENT);

@@ -8,7 +8,7 @@
 
 static outlive_store *open_store(const char *dir) {
     outlive_store *store = NULL;
-    if (outlive_store_open(dir, "app", NULL, &store) != OUTLIVE_OK) {
+    if (outlive_store_open(dir, "app", NULL, NULL, &store) != OUTLIVE_OK) {
         fprintf(stderr, "open %s: %s\n", dir, outlive_last_error());
         return NULL;
     }
@@ -158,7 +158,7 @@ static void test_bad_arguments_get_precise_statuses(void) {
     CHECK_STATUS(outlive_kv_get(store, "k", &bytes, NULL), OUTLIVE_E_INVALID_ARGUMENT);
     CHECK_STATUS(outlive_kv_update(store, "k", NULL, NULL), OUTLIVE_E_INVALID_ARGUMENT);
     uint64_t token;
-    CHECK_STATUS(outlive_kv_observe(store, "p", NULL, NULL, &token), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_kv_observe(store, "p", NULL, NULL, NULL, &token), OUTLIVE_E_INVALID_ARGUMENT);
     CHECK_STATUS(outlive_kv_unobserve(store, 12345), OUTLIVE_E_NOT_FOUND);
     /* Nothing of the above was stored. */
     CHECK_STATUS(outlive_kv_get(store, "k", &bytes, &size), OUTLIVE_E_NOT_FOUND);
@@ -168,41 +168,41 @@ static void test_bad_arguments_get_precise_statuses(void) {
 
 static void test_open_refuses_bad_places(void) {
     outlive_store *store = NULL;
-    CHECK_STATUS(outlive_store_open(NULL, "app", NULL, &store), OUTLIVE_E_INVALID_ARGUMENT);
-    CHECK_STATUS(outlive_store_open("/tmp/x", NULL, NULL, &store), OUTLIVE_E_INVALID_ARGUMENT);
-    CHECK_STATUS(outlive_store_open("/tmp/x", "app", NULL, NULL), OUTLIVE_E_INVALID_ARGUMENT);
-    CHECK_STATUS(outlive_store_open("", "app", NULL, &store), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_store_open(NULL, "app", NULL, NULL, &store), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_store_open("/tmp/x", NULL, NULL, NULL, &store), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_store_open("/tmp/x", "app", NULL, NULL, NULL), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_store_open("", "app", NULL, NULL, &store), OUTLIVE_E_INVALID_ARGUMENT);
     const char *base = harness_temp_dir();
     char path[4096];
-    CHECK_STATUS(outlive_store_open(base, "a:b", NULL, &store), OUTLIVE_E_INVALID_ARGUMENT);
-    CHECK_STATUS(outlive_store_open(base, "", NULL, &store), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_store_open(base, "a:b", NULL, NULL, &store), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_store_open(base, "", NULL, NULL, &store), OUTLIVE_E_INVALID_ARGUMENT);
     /* A directory that cannot be created: its parent does not exist. */
     snprintf(path, sizeof path, "%s/missing/store", base);
-    CHECK_STATUS(outlive_store_open(path, "app", NULL, &store), OUTLIVE_E_IO);
+    CHECK_STATUS(outlive_store_open(path, "app", NULL, NULL, &store), OUTLIVE_E_IO);
     CHECK(strstr(outlive_last_error(), "missing") != NULL);
     /* A file where the directory should be. */
     snprintf(path, sizeof path, "%s/file", base);
     FILE *file = fopen(path, "w");
     CHECK(file);
     fclose(file);
-    CHECK_STATUS(outlive_store_open(path, "app", NULL, &store), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_store_open(path, "app", NULL, NULL, &store), OUTLIVE_E_INVALID_ARGUMENT);
     CHECK(strstr(outlive_last_error(), "not a directory") != NULL);
     /* A read-only directory (refused by its mode, for root too). */
     snprintf(path, sizeof path, "%s/readonly", base);
     CHECK(mkdir(path, 0500) == 0);
-    CHECK_STATUS(outlive_store_open(path, "app", NULL, &store), OUTLIVE_E_IO);
+    CHECK_STATUS(outlive_store_open(path, "app", NULL, NULL, &store), OUTLIVE_E_IO);
     CHECK(strstr(outlive_last_error(), "read-only") != NULL);
     /* Writable by others. */
     snprintf(path, sizeof path, "%s/shared", base);
     CHECK(mkdir(path, 0700) == 0 && chmod(path, 0777) == 0);
-    CHECK_STATUS(outlive_store_open(path, "app", NULL, &store), OUTLIVE_E_PERMISSION);
+    CHECK_STATUS(outlive_store_open(path, "app", NULL, NULL, &store), OUTLIVE_E_PERMISSION);
     CHECK(strstr(outlive_last_error(), "mode") != NULL);
     /* A symbolic link as the store. */
     char link[4096];
     snprintf(path, sizeof path, "%s/real", base);
     snprintf(link, sizeof link, "%s/link", base);
     CHECK(mkdir(path, 0700) == 0 && symlink(path, link) == 0);
-    CHECK_STATUS(outlive_store_open(link, "app", NULL, &store), OUTLIVE_E_PERMISSION);
+    CHECK_STATUS(outlive_store_open(link, "app", NULL, NULL, &store), OUTLIVE_E_PERMISSION);
     CHECK(store == NULL);
     harness_remove_tree(base);
 }
@@ -238,7 +238,7 @@ static void test_corrupted_database_is_refused(void) {
     CHECK(write(fd, garbage, sizeof garbage) == (ssize_t)sizeof garbage);
     close(fd);
     outlive_store *store = NULL;
-    CHECK_STATUS(outlive_store_open(dir, "app", NULL, &store), OUTLIVE_E_CORRUPT);
+    CHECK_STATUS(outlive_store_open(dir, "app", NULL, NULL, &store), OUTLIVE_E_CORRUPT);
     CHECK(store == NULL);
     harness_remove_tree(dir);
 }
@@ -254,7 +254,7 @@ static void test_newer_format_is_refused(void) {
     CHECK(sqlite3_open(path, &db) == SQLITE_OK);
     CHECK(sqlite3_exec(db, "PRAGMA user_version = 99", NULL, NULL, NULL) == SQLITE_OK);
     sqlite3_close(db);
-    CHECK_STATUS(outlive_store_open(dir, "app", NULL, &store), OUTLIVE_E_VERSION);
+    CHECK_STATUS(outlive_store_open(dir, "app", NULL, NULL, &store), OUTLIVE_E_VERSION);
     CHECK(strstr(outlive_last_error(), "newer") != NULL);
     harness_remove_tree(dir);
 }
@@ -269,7 +269,7 @@ static void test_foreign_database_is_refused(void) {
     sqlite3_close(db);
     chmod(path, 0600);
     outlive_store *store = NULL;
-    CHECK_STATUS(outlive_store_open(dir, "app", NULL, &store), OUTLIVE_E_CORRUPT);
+    CHECK_STATUS(outlive_store_open(dir, "app", NULL, NULL, &store), OUTLIVE_E_CORRUPT);
     CHECK(strstr(outlive_last_error(), "not an Outlive store") != NULL);
     harness_remove_tree(dir);
 }
@@ -296,21 +296,62 @@ static void test_observer_context_is_released_once_and_never_after_a_failed_regi
     CHECK(store);
     int released = 0;
     uint64_t token = 0;
-    CHECK_STATUS(outlive_kv_observe_with_release(store, "p", NULL, &released, count_release, &token), OUTLIVE_E_INVALID_ARGUMENT);
-    CHECK_STATUS(outlive_kv_observe_with_release(store, "bad\xff", ignore_value, &released, count_release, &token), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_kv_observe(store, "p", NULL, &released, count_release, &token), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_kv_observe(store, "bad\xff", ignore_value, &released, count_release, &token), OUTLIVE_E_INVALID_ARGUMENT);
     CHECK(released == 0);
-    CHECK_OK(outlive_kv_observe_with_release(store, "p", ignore_value, &released, count_release, &token));
+    CHECK_OK(outlive_kv_observe(store, "p", ignore_value, &released, count_release, &token));
     CHECK(released == 0);
     CHECK_OK(outlive_kv_unobserve(store, token));
     CHECK(released == 1);
     CHECK_STATUS(outlive_kv_unobserve(store, token), OUTLIVE_E_NOT_FOUND);
-    CHECK_OK(outlive_kv_observe_with_release(store, "q", ignore_value, &released, count_release, &token));
+    CHECK_OK(outlive_kv_observe(store, "q", ignore_value, &released, count_release, &token));
     outlive_store_close(store);
     CHECK(released == 2);
     harness_remove_tree(dir);
 }
 
+/* Keys list as every list does: a snapshot in bytewise order under a prefix,
+ * paged with the last key of one list as `after` of the next. */
+static void test_keys_list_in_order_and_page_after_the_last_key(void) {
+    const char *dir = harness_temp_dir();
+    outlive_store *store = open_store(dir);
+    CHECK(store);
+    const char *keys[] = {"a/3", "a/1", "b/1", "a/2", "a"};
+    for (size_t i = 0; i < 5; i++) CHECK_OK(outlive_kv_set(store, keys[i], "v", 1));
+    outlive_kv_key_list *list = NULL;
+    CHECK_OK(outlive_kv_key_list_new(store, "a/", NULL, 0, &list));
+    CHECK(outlive_kv_key_list_count(list) == 3);
+    CHECK(!strcmp(outlive_kv_key_list_key(list, 0), "a/1") && !strcmp(outlive_kv_key_list_key(list, 2), "a/3"));
+    CHECK(outlive_kv_key_list_key(list, 3) == NULL);
+    outlive_kv_key_list_free(list);
+    /* Pages of two: a, a/1 | a/2, a/3 | b/1; `after` need not be a stored key. */
+    const char *expected[] = {"a", "a/1", "a/2", "a/3", "b/1"};
+    size_t seen = 0;
+    char after[64] = "";
+    for (int page = 0; page < 10; page++) {
+        CHECK_OK(outlive_kv_key_list_new(store, "", page ? after : NULL, 2, &list));
+        size_t count = outlive_kv_key_list_count(list);
+        CHECK(count <= 2);
+        for (size_t i = 0; i < count && seen < 5; i++) CHECK(!strcmp(outlive_kv_key_list_key(list, i), expected[seen++]));
+        if (count) snprintf(after, sizeof after, "%s", outlive_kv_key_list_key(list, count - 1));
+        outlive_kv_key_list_free(list);
+        if (!count) break;
+    }
+    CHECK(seen == 5);
+    CHECK_OK(outlive_kv_key_list_new(store, "", "a/15", 1, &list));
+    CHECK(outlive_kv_key_list_count(list) == 1 && !strcmp(outlive_kv_key_list_key(list, 0), "a/2"));
+    outlive_kv_key_list_free(list);
+    list = NULL;
+    CHECK_STATUS(outlive_kv_key_list_new(store, "", NULL, 0, NULL), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_kv_key_list_new(store, NULL, NULL, 0, &list), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK(list == NULL && outlive_kv_key_list_count(NULL) == 0);
+    outlive_kv_key_list_free(NULL);
+    outlive_store_close(store);
+    harness_remove_tree(dir);
+}
+
 HARNESS_MAIN(
+    T(test_keys_list_in_order_and_page_after_the_last_key),
     T(test_observer_context_is_released_once_and_never_after_a_failed_registration),
     T(test_set_get_delete_round_trip),
     T(test_empty_value_is_present_and_not_null),

@@ -44,7 +44,7 @@ static void test_four_processes_increment_one_counter_exactly_2000_times(void) {
     }
     for (int i = 0; i < 4; i++) CHECK_MSG(wait_ok(pids[i]), "worker %d failed", i);
     outlive_store *store = NULL;
-    CHECK_OK(outlive_store_open(path, "checker", NULL, &store));
+    CHECK_OK(outlive_store_open(path, "checker", NULL, NULL, &store));
     void *bytes = NULL;
     size_t size = 0;
     CHECK_OK(outlive_kv_get(store, "counter", &bytes, &size));
@@ -81,11 +81,11 @@ static void test_observer_sees_a_value_set_by_another_process_woken_through_the_
     outlive_loop *loop = NULL;
     CHECK_OK(outlive_loop_new(&loop));
     outlive_store *store = NULL;
-    CHECK_OK(outlive_store_open(path, "app", loop, &store));
+    CHECK_OK(outlive_store_open(path, "app", loop, NULL, &store));
     CHECK(outlive_store_loop(store) == loop);
     struct seen seen = {0};
     uint64_t token = 0;
-    CHECK_OK(outlive_kv_observe(store, "obs/", remember, &seen, &token));
+    CHECK_OK(outlive_kv_observe(store, "obs/", remember, &seen, NULL, &token));
     char *set_other[] = {worker_path(), path, "set", "other/x", "ignored", NULL};
     CHECK(wait_ok(spawn(set_other, NULL)));
     char *set_observed[] = {worker_path(), path, "set", "obs/x", "hello", NULL};
@@ -128,7 +128,7 @@ static void test_kill_9_mid_write_loses_no_acknowledged_set(void) {
         waitpid(pid, &status, 0);
         CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
         outlive_store *store = NULL;
-        CHECK_OK(outlive_store_open(path, "checker", NULL, &store));
+        CHECK_OK(outlive_store_open(path, "checker", NULL, NULL, &store));
         for (long i = 0; i <= last; i++) {
             char key[32], expected[32];
             snprintf(key, sizeof key, "k%05ld", i);
@@ -159,7 +159,7 @@ static void test_handle_used_in_forked_child_is_refused(void) {
     char path[4096];
     snprintf(path, sizeof path, "%s", dir);
     outlive_store *store = NULL;
-    CHECK_OK(outlive_store_open(path, "app", NULL, &store));
+    CHECK_OK(outlive_store_open(path, "app", NULL, NULL, &store));
     pid_t pid = fork();
     if (pid == 0) {
         outlive_status status = outlive_kv_set(store, "from-child", "x", 1);
@@ -179,8 +179,8 @@ static void test_closed_and_reopened_runs_get_fresh_run_ids(void) {
     char path[4096];
     snprintf(path, sizeof path, "%s", dir);
     outlive_store *a = NULL, *b = NULL;
-    CHECK_OK(outlive_store_open(path, "app", NULL, &a));
-    CHECK_OK(outlive_store_open(path, "app", NULL, &b));
+    CHECK_OK(outlive_store_open(path, "app", NULL, NULL, &a));
+    CHECK_OK(outlive_store_open(path, "app", NULL, NULL, &b));
     CHECK(strlen(outlive_store_run_id(a)) == 36);
     CHECK(strcmp(outlive_store_run_id(a), outlive_store_run_id(b)) != 0);
     CHECK(strcmp(outlive_store_process_name(a), "app") == 0);
@@ -210,11 +210,11 @@ static void test_run_killed_with_9_is_cleaned_up_and_logged_at_the_next_open(voi
     fclose(acks);
     waitpid(pid, NULL, 0);
     static struct log_lines lines;
-    CHECK_STATUS(outlive_set_log_handler(collect_log, (outlive_log_level)9, &lines), OUTLIVE_E_INVALID_ARGUMENT);
-    CHECK_OK(outlive_set_log_handler(collect_log, OUTLIVE_LOG_INFO, &lines));
+    CHECK_STATUS(outlive_log_set_handler(collect_log, (outlive_log_level)9, &lines, NULL), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_OK(outlive_log_set_handler(collect_log, OUTLIVE_LOG_INFO, &lines, NULL));
     outlive_store *store = NULL;
-    CHECK_OK(outlive_store_open(path, "checker", NULL, &store));
-    CHECK_OK(outlive_set_log_handler(NULL, OUTLIVE_LOG_ERROR, NULL));
+    CHECK_OK(outlive_store_open(path, "checker", NULL, NULL, &store));
+    CHECK_OK(outlive_log_set_handler(NULL, OUTLIVE_LOG_ERROR, NULL, NULL));
     CHECK_MSG(strstr(lines.text, "no longer alive") && strstr(lines.text, "worker"), "log: %.900s", lines.text);
     /* Its lock file went with it. */
     char runs[8300];

@@ -6,7 +6,7 @@
 
 static outlive_store *open_store(const char *dir) {
     outlive_store *store = NULL;
-    if (outlive_store_open(dir, "app", NULL, &store) != OUTLIVE_OK) {
+    if (outlive_store_open(dir, "app", NULL, NULL, &store) != OUTLIVE_OK) {
         fprintf(stderr, "open %s: %s\n", dir, outlive_last_error());
         return NULL;
     }
@@ -23,7 +23,8 @@ static size_t stored(outlive_store *store) {
 }
 
 static outlive_message_draft *draft_with_choices(const char *category) {
-    outlive_message_draft *draft = outlive_message_draft_new(category, "Conflict");
+    outlive_message_draft *draft = NULL;
+    outlive_message_draft_new(category, "Conflict", &draft);
     if (!draft) return NULL;
     outlive_message_draft_add_choice(draft, "keep", "Keep both", OUTLIVE_CHOICE_DEFAULT);
     outlive_message_draft_add_choice(draft, "drop", "Delete", OUTLIVE_CHOICE_DESTRUCTIVE);
@@ -39,7 +40,8 @@ static void test_posted_message_reads_back_every_field(void) {
     CHECK_OK(outlive_message_draft_set_text(draft, "Both copies changed."));
     CHECK_OK(outlive_message_draft_set_scope(draft, "account-1"));
     CHECK_OK(outlive_message_draft_set_thread(draft, "folder-7"));
-    outlive_args *payload = outlive_args_new();
+    outlive_args *payload = NULL;
+    outlive_args_new(&payload);
     CHECK_OK(outlive_args_set_integer(payload, "item", 42));
     CHECK_OK(outlive_message_draft_set_payload(draft, payload));
     outlive_args_free(payload);
@@ -89,18 +91,25 @@ static void test_list_mute_remove_and_remove_scope(void) {
         CHECK_OK(outlive_message_post(store, draft, ids[i]));
         outlive_message_draft_free(draft);
     }
-    char *list = NULL;
+    outlive_message_list *list = NULL;
     size_t count = 0;
-    CHECK_OK(outlive_messages_list(store, NULL, NULL, &list, &count));
-    CHECK(count == 5);
-    for (int i = 0; i < 5; i++) CHECK(strcmp(list + i * OUTLIVE_ID_SIZE, ids[i]) == 0);
-    outlive_free(list);
-    CHECK_OK(outlive_messages_list(store, "a", "sync", &list, &count));
-    CHECK(count == 2 && strcmp(list, ids[0]) == 0 && strcmp(list + OUTLIVE_ID_SIZE, ids[2]) == 0);
-    outlive_free(list);
-    CHECK_OK(outlive_messages_list(store, "nobody", NULL, &list, &count));
-    CHECK(count == 0 && list != NULL);
-    outlive_free(list);
+    CHECK_OK(outlive_message_list_new(store, NULL, NULL, NULL, 0, &list));
+    CHECK(outlive_message_list_count(list) == 5);
+    for (size_t i = 0; i < 5; i++) CHECK(strcmp(outlive_message_list_id(list, i), ids[i]) == 0);
+    CHECK(outlive_message_list_id(list, 5) == NULL);
+    outlive_message_list_free(list);
+    CHECK_OK(outlive_message_list_new(store, "a", "sync", NULL, 0, &list));
+    CHECK(outlive_message_list_count(list) == 2 && strcmp(outlive_message_list_id(list, 0), ids[0]) == 0 &&
+          strcmp(outlive_message_list_id(list, 1), ids[2]) == 0);
+    outlive_message_list_free(list);
+    /* Paging: after the last id of one page, at most `limit` per page. */
+    CHECK_OK(outlive_message_list_new(store, NULL, NULL, ids[1], 2, &list));
+    CHECK(outlive_message_list_count(list) == 2 && strcmp(outlive_message_list_id(list, 0), ids[2]) == 0 &&
+          strcmp(outlive_message_list_id(list, 1), ids[3]) == 0);
+    outlive_message_list_free(list);
+    CHECK_OK(outlive_message_list_new(store, "nobody", NULL, NULL, 0, &list));
+    CHECK(outlive_message_list_count(list) == 0 && list != NULL);
+    outlive_message_list_free(list);
     CHECK_OK(outlive_messages_count(store, "auth", &count));
     CHECK(count == 2);
     /* mute: presented without a presenter. */
@@ -125,7 +134,8 @@ static void test_auto_remove_message_goes_when_muted(void) {
     const char *dir = harness_temp_dir();
     outlive_store *store = open_store(dir);
     CHECK(store);
-    outlive_message_draft *draft = outlive_message_draft_new("notice", "Synced");
+    outlive_message_draft *draft = NULL;
+    outlive_message_draft_new("notice", "Synced", &draft);
     CHECK_OK(outlive_message_draft_set_auto_remove(draft, true));
     char id[OUTLIVE_ID_SIZE];
     CHECK_OK(outlive_message_post(store, draft, id));
@@ -163,7 +173,7 @@ static void count_end(const outlive_message *message, void *context) {
 
 static void *finish_from_thread(void *token) {
     static outlive_status status;
-    status = outlive_presentation_finish(token, OUTLIVE_PRESENTED, true, "keep");
+    status = outlive_presentation_finish(token, OUTLIVE_PRESENTATION_PRESENTED, true, "keep");
     return &status;
 }
 
@@ -172,8 +182,8 @@ static void test_presentation_finishes_once_from_any_thread_then_state(void) {
     outlive_store *store = open_store(dir);
     CHECK(store);
     struct presenting p = {0};
-    outlive_presenter callbacks = {default_priority, keep_token, count_end};
-    CHECK_OK(outlive_presenter_add(store, "dialog", &callbacks, &p));
+    outlive_presenter callbacks = {OUTLIVE_PRESENTER_VERSION, default_priority, keep_token, count_end};
+    CHECK_OK(outlive_presenter_add(store, "dialog", &callbacks, &p, NULL));
     outlive_message_draft *draft = draft_with_choices("sync");
     char id[OUTLIVE_ID_SIZE];
     CHECK_OK(outlive_message_post(store, draft, id));
@@ -181,15 +191,15 @@ static void test_presentation_finishes_once_from_any_thread_then_state(void) {
     for (int i = 0; i < 100 && !p.presented; i++) pump(store, 1);
     CHECK(p.presented == 1 && strcmp(p.id, id) == 0);
     /* A choice the message does not offer leaves the token unfinished. */
-    CHECK_STATUS(outlive_presentation_finish(p.token, OUTLIVE_PRESENTED, true, "nope"), OUTLIVE_E_NOT_FOUND);
+    CHECK_STATUS(outlive_presentation_finish(p.token, OUTLIVE_PRESENTATION_PRESENTED, true, "nope"), OUTLIVE_E_NOT_FOUND);
     CHECK_STATUS(outlive_presentation_finish(p.token, (outlive_presentation_result)7, true, NULL), OUTLIVE_E_INVALID_ARGUMENT);
-    CHECK_STATUS(outlive_presentation_finish(NULL, OUTLIVE_PRESENTED, true, NULL), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_presentation_finish(NULL, OUTLIVE_PRESENTATION_PRESENTED, true, NULL), OUTLIVE_E_INVALID_ARGUMENT);
     pthread_t thread;
     void *result = NULL;
     CHECK(pthread_create(&thread, NULL, finish_from_thread, p.token) == 0);
     pthread_join(thread, &result);
     CHECK(*(outlive_status *)result == OUTLIVE_OK);
-    CHECK_STATUS(outlive_presentation_finish(p.token, OUTLIVE_PRESENTED, false, NULL), OUTLIVE_E_STATE);
+    CHECK_STATUS(outlive_presentation_finish(p.token, OUTLIVE_PRESENTATION_PRESENTED, false, NULL), OUTLIVE_E_STATE);
     /* Answered with "keep" but nobody handles responses here: it stays, handled. */
     outlive_message *message = NULL;
     for (int i = 0; i < 100; i++) {
@@ -225,28 +235,28 @@ static void test_release_callbacks_run_once_on_remove_or_close_never_on_failure(
     CHECK(store);
     released = 0;
     struct presenting p = {0};
-    outlive_presenter callbacks = {default_priority, keep_token, NULL};
-    CHECK_OK(outlive_presenter_add_with_release(store, "a", &callbacks, &p, release_counter));
-    CHECK_STATUS(outlive_presenter_add_with_release(store, "a", &callbacks, &p, release_counter), OUTLIVE_E_STATE);
+    outlive_presenter callbacks = {OUTLIVE_PRESENTER_VERSION, default_priority, keep_token, NULL};
+    CHECK_OK(outlive_presenter_add(store, "a", &callbacks, &p, release_counter));
+    CHECK_STATUS(outlive_presenter_add(store, "a", &callbacks, &p, release_counter), OUTLIVE_E_STATE);
     CHECK(released == 0);
     CHECK_OK(outlive_presenter_remove(store, "a"));
     CHECK(released == 1);
     CHECK_STATUS(outlive_presenter_remove(store, "a"), OUTLIVE_E_NOT_FOUND);
-    CHECK_OK(outlive_response_handler_add_with_release(store, "r", take_all, NULL, release_counter));
-    CHECK_STATUS(outlive_response_handler_add(store, "r", take_all, NULL), OUTLIVE_E_STATE);
-    CHECK_OK(outlive_auto_resolver_add_with_release(store, "x", never_resolve, NULL, release_counter));
-    CHECK_STATUS(outlive_auto_resolver_add(store, "x", never_resolve, NULL), OUTLIVE_E_STATE);
+    CHECK_OK(outlive_response_handler_add(store, "r", take_all, NULL, release_counter));
+    CHECK_STATUS(outlive_response_handler_add(store, "r", take_all, NULL, NULL), OUTLIVE_E_STATE);
+    CHECK_OK(outlive_auto_resolver_add(store, "x", never_resolve, NULL, release_counter));
+    CHECK_STATUS(outlive_auto_resolver_add(store, "x", never_resolve, NULL, NULL), OUTLIVE_E_STATE);
     CHECK_OK(outlive_response_handler_remove(store, "r"));
     CHECK(released == 2);
     CHECK_STATUS(outlive_response_handler_remove(store, "r"), OUTLIVE_E_NOT_FOUND);
-    CHECK_OK(outlive_presenter_add_with_release(store, "b", &callbacks, &p, release_counter));
+    CHECK_OK(outlive_presenter_add(store, "b", &callbacks, &p, release_counter));
     pump(store, 2);
     outlive_store_close(store);
     CHECK_MSG(released == 4, "released %d", released);
     harness_remove_tree(dir);
 }
 
-static void test_category_cap_refuses_posts_with_state_and_frees_on_removal(void) {
+static void test_category_cap_refuses_posts_with_limit_and_frees_on_removal(void) {
     const char *dir = harness_temp_dir();
     outlive_store *store = open_store(dir);
     CHECK(store);
@@ -255,7 +265,7 @@ static void test_category_cap_refuses_posts_with_state_and_frees_on_removal(void
     outlive_message_draft *draft = draft_with_choices("sync");
     char ids[3][OUTLIVE_ID_SIZE], extra[OUTLIVE_ID_SIZE] = "untouched";
     for (int i = 0; i < 3; i++) CHECK_OK(outlive_message_post(store, draft, ids[i]));
-    CHECK_STATUS(outlive_message_post(store, draft, extra), OUTLIVE_E_STATE);
+    CHECK_STATUS(outlive_message_post(store, draft, extra), OUTLIVE_E_LIMIT);
     CHECK(strstr(outlive_last_error(), "sync") != NULL);
     CHECK(strcmp(extra, "untouched") == 0);
     /* Other categories are counted on their own. */
@@ -275,19 +285,21 @@ static void test_bad_input_gets_precise_statuses_and_stores_nothing(void) {
     outlive_store *store = open_store(dir);
     CHECK(store);
     const char bad_utf8[] = {'a', (char)0xC3, (char)0x28, 0};
-    CHECK(outlive_message_draft_new(NULL, "t") == NULL);
+    outlive_message_draft *rejected = NULL;
+    CHECK(outlive_message_draft_new(NULL, "t", &rejected) == OUTLIVE_E_INVALID_ARGUMENT && rejected == NULL);
     CHECK(strstr(outlive_last_error(), "category"));
-    CHECK(outlive_message_draft_new("", "t") == NULL);
-    CHECK(outlive_message_draft_new(bad_utf8, "t") == NULL);
-    CHECK(outlive_message_draft_new("c", NULL) == NULL);
-    CHECK(outlive_message_draft_new("c", bad_utf8) == NULL);
-    CHECK(outlive_message_draft_new("tab\tbed", "t") == NULL);
+    CHECK(outlive_message_draft_new("", "t", &rejected) == OUTLIVE_E_INVALID_ARGUMENT && rejected == NULL);
+    CHECK(outlive_message_draft_new(bad_utf8, "t", &rejected) == OUTLIVE_E_INVALID_ARGUMENT && rejected == NULL);
+    CHECK(outlive_message_draft_new("c", NULL, &rejected) == OUTLIVE_E_INVALID_ARGUMENT && rejected == NULL);
+    CHECK(outlive_message_draft_new("c", bad_utf8, &rejected) == OUTLIVE_E_INVALID_ARGUMENT && rejected == NULL);
+    CHECK(outlive_message_draft_new("tab\tbed", "t", &rejected) == OUTLIVE_E_INVALID_ARGUMENT && rejected == NULL);
     char long_name[300];
     memset(long_name, 'x', sizeof long_name - 1);
     long_name[sizeof long_name - 1] = 0;
-    CHECK(outlive_message_draft_new(long_name, "t") == NULL);
+    CHECK(outlive_message_draft_new(long_name, "t", &rejected) == OUTLIVE_E_INVALID_ARGUMENT && rejected == NULL);
 
-    outlive_message_draft *draft = outlive_message_draft_new("sync", "Conflict");
+    outlive_message_draft *draft = NULL;
+    outlive_message_draft_new("sync", "Conflict", &draft);
     CHECK(draft);
     CHECK_STATUS(outlive_message_draft_set_text(NULL, "x"), OUTLIVE_E_INVALID_ARGUMENT);
     CHECK_STATUS(outlive_message_draft_set_text(draft, bad_utf8), OUTLIVE_E_INVALID_ARGUMENT);
@@ -302,9 +314,10 @@ static void test_bad_input_gets_precise_statuses_and_stores_nothing(void) {
     CHECK_STATUS(outlive_message_draft_add_choice(draft, "c", "again", OUTLIVE_CHOICE_REGULAR), OUTLIVE_E_INVALID_ARGUMENT);
     CHECK(strstr(outlive_last_error(), "\"c\""));
     CHECK_STATUS(outlive_message_draft_set_auto_remove(NULL, true), OUTLIVE_E_INVALID_ARGUMENT);
-    outlive_handler *handler = outlive_handler_new("some_handler", NULL);
+    outlive_handler *handler = NULL;
+    outlive_handler_new("some_handler", NULL, NULL, &handler);
     CHECK(handler);
-    CHECK_OK(outlive_invalidate(handler, NULL));
+    CHECK_OK(outlive_handler_invalidate(handler, NULL));
     CHECK_STATUS(outlive_message_draft_set_response_handler(draft, handler), OUTLIVE_E_INVALIDATED);
     outlive_handler_free(handler);
 
@@ -329,25 +342,27 @@ static void test_bad_input_gets_precise_statuses_and_stores_nothing(void) {
     outlive_message *message = NULL;
     CHECK_STATUS(outlive_message_get(store, missing, &message), OUTLIVE_E_NOT_FOUND);
     CHECK_STATUS(outlive_message_get(store, id, NULL), OUTLIVE_E_INVALID_ARGUMENT);
-    char *list = NULL;
-    size_t count = 0;
-    CHECK_STATUS(outlive_messages_list(store, NULL, NULL, NULL, &count), OUTLIVE_E_INVALID_ARGUMENT);
-    CHECK_STATUS(outlive_messages_list(store, bad_utf8, NULL, &list, &count), OUTLIVE_E_INVALID_ARGUMENT);
+    outlive_message_list *list = NULL;
+    CHECK_STATUS(outlive_message_list_new(store, NULL, NULL, NULL, 0, NULL), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_message_list_new(store, bad_utf8, NULL, NULL, 0, &list), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_message_list_new(store, NULL, NULL, "00000000-0000-4000-8000-000000000000", 0, &list),
+                 OUTLIVE_E_NOT_FOUND);
+    CHECK(list == NULL);
     CHECK_STATUS(outlive_messages_count(store, NULL, NULL), OUTLIVE_E_INVALID_ARGUMENT);
     /* The message is unchanged by all of that. */
     CHECK_OK(outlive_message_get(store, id, &message));
     CHECK(!outlive_message_is_handled(message) && !outlive_message_is_presented(message));
     outlive_message_free(message);
 
-    outlive_presenter callbacks = {default_priority, keep_token, NULL};
-    outlive_presenter no_present = {default_priority, NULL, NULL};
-    CHECK_STATUS(outlive_presenter_add(store, "p", NULL, NULL), OUTLIVE_E_INVALID_ARGUMENT);
-    CHECK_STATUS(outlive_presenter_add(store, "p", &no_present, NULL), OUTLIVE_E_INVALID_ARGUMENT);
-    CHECK_STATUS(outlive_presenter_add(store, "", &callbacks, NULL), OUTLIVE_E_INVALID_ARGUMENT);
-    CHECK_STATUS(outlive_presenter_add(store, NULL, &callbacks, NULL), OUTLIVE_E_INVALID_ARGUMENT);
+    outlive_presenter callbacks = {OUTLIVE_PRESENTER_VERSION, default_priority, keep_token, NULL};
+    outlive_presenter no_present = {OUTLIVE_PRESENTER_VERSION, default_priority, NULL, NULL};
+    CHECK_STATUS(outlive_presenter_add(store, "p", NULL, NULL, NULL), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_presenter_add(store, "p", &no_present, NULL, NULL), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_presenter_add(store, "", &callbacks, NULL, NULL), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_presenter_add(store, NULL, &callbacks, NULL, NULL), OUTLIVE_E_INVALID_ARGUMENT);
     CHECK_STATUS(outlive_presenter_reoffer(store, "p"), OUTLIVE_E_NOT_FOUND);
-    CHECK_STATUS(outlive_response_handler_add(store, "r", NULL, NULL), OUTLIVE_E_INVALID_ARGUMENT);
-    CHECK_STATUS(outlive_auto_resolver_add(store, "r", NULL, NULL), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_response_handler_add(store, "r", NULL, NULL, NULL), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_auto_resolver_add(store, "r", NULL, NULL, NULL), OUTLIVE_E_INVALID_ARGUMENT);
     CHECK_STATUS(outlive_auto_resolver_remove(store, "r"), OUTLIVE_E_NOT_FOUND);
 
     /* Answered once; a second answer is a state error. */
@@ -372,11 +387,11 @@ static void test_highest_priority_presents_first_added_on_tie_zero_never(void) {
     outlive_store *store = open_store(dir);
     CHECK(store);
     struct presenting zero = {0}, first = {0}, second = {0};
-    outlive_presenter refusing = {refuse, keep_token, NULL};
-    outlive_presenter normal = {default_priority, keep_token, NULL};
-    CHECK_OK(outlive_presenter_add(store, "zero", &refusing, &zero));
-    CHECK_OK(outlive_presenter_add(store, "first", &normal, &first));
-    CHECK_OK(outlive_presenter_add(store, "second", &normal, &second));
+    outlive_presenter refusing = {OUTLIVE_PRESENTER_VERSION, refuse, keep_token, NULL};
+    outlive_presenter normal = {OUTLIVE_PRESENTER_VERSION, default_priority, keep_token, NULL};
+    CHECK_OK(outlive_presenter_add(store, "zero", &refusing, &zero, NULL));
+    CHECK_OK(outlive_presenter_add(store, "first", &normal, &first, NULL));
+    CHECK_OK(outlive_presenter_add(store, "second", &normal, &second, NULL));
     outlive_message_draft *draft = draft_with_choices("sync");
     char id[OUTLIVE_ID_SIZE];
     CHECK_OK(outlive_message_post(store, draft, id));
@@ -385,17 +400,17 @@ static void test_highest_priority_presents_first_added_on_tie_zero_never(void) {
     CHECK(first.presented == 1 && second.presented == 0 && zero.presented == 0);
     CHECK(zero.priority_calls >= 1);
     /* Not presented: the next presenter of this run that has not had it gets it. */
-    CHECK_OK(outlive_presentation_finish(first.token, OUTLIVE_NOT_PRESENTED, false, NULL));
+    CHECK_OK(outlive_presentation_finish(first.token, OUTLIVE_PRESENTATION_NOT_PRESENTED, false, NULL));
     for (int i = 0; i < 100 && !second.presented; i++) pump(store, 1);
     CHECK(second.presented == 1 && first.presented == 1 && zero.presented == 0);
-    CHECK_OK(outlive_presentation_finish(second.token, OUTLIVE_NOT_PRESENTED, false, NULL));
+    CHECK_OK(outlive_presentation_finish(second.token, OUTLIVE_PRESENTATION_NOT_PRESENTED, false, NULL));
     pump(store, 5);
     CHECK(first.presented == 1 && second.presented == 1);
     /* reoffer: "first" sees it again. */
     CHECK_OK(outlive_presenter_reoffer(store, "first"));
     for (int i = 0; i < 100 && first.presented < 2; i++) pump(store, 1);
     CHECK(first.presented == 2 && second.presented == 1);
-    CHECK_OK(outlive_presentation_finish(first.token, OUTLIVE_PRESENTED, false, NULL));
+    CHECK_OK(outlive_presentation_finish(first.token, OUTLIVE_PRESENTATION_PRESENTED, false, NULL));
     outlive_store_close(store);
     harness_remove_tree(dir);
 }
@@ -406,7 +421,7 @@ HARNESS_MAIN(
     T(test_auto_remove_message_goes_when_muted),
     T(test_presentation_finishes_once_from_any_thread_then_state),
     T(test_release_callbacks_run_once_on_remove_or_close_never_on_failure),
-    T(test_category_cap_refuses_posts_with_state_and_frees_on_removal),
+    T(test_category_cap_refuses_posts_with_limit_and_frees_on_removal),
     T(test_bad_input_gets_precise_statuses_and_stores_nothing),
     T(test_highest_priority_presents_first_added_on_tie_zero_never)
 )

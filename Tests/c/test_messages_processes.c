@@ -125,7 +125,7 @@ static void settle(struct worker *workers, int count) {
 
 static outlive_store *open_store(const char *dir, const char *name) {
     outlive_store *store = NULL;
-    if (outlive_store_open(dir, name, NULL, &store) != OUTLIVE_OK) {
+    if (outlive_store_open(dir, name, NULL, NULL, &store) != OUTLIVE_OK) {
         fprintf(stderr, "open: %s\n", outlive_last_error());
         return NULL;
     }
@@ -134,7 +134,8 @@ static outlive_store *open_store(const char *dir, const char *name) {
 
 static int post_titled(outlive_store *store, const char *category, const char *title, int with_choices,
                        char out_id[OUTLIVE_ID_SIZE]) {
-    outlive_message_draft *draft = outlive_message_draft_new(category, title);
+    outlive_message_draft *draft = NULL;
+    outlive_message_draft_new(category, title, &draft);
     if (!draft) return 0;
     if (with_choices) {
         outlive_message_draft_add_choice(draft, "ok", "Keep both", OUTLIVE_CHOICE_DEFAULT);
@@ -476,13 +477,16 @@ static void test_presentation_finished_from_another_thread_is_recorded(void) {
 /* A message with a payload and a durable response handler that resolves only
  * in the worker program. */
 static int post_with_handler(outlive_store *store, const char *scope, char out_id[OUTLIVE_ID_SIZE]) {
-    outlive_message_draft *draft = outlive_message_draft_new("sync", "Conflict");
-    outlive_args *bound = outlive_args_new();
-    outlive_args *payload = outlive_args_new();
+    outlive_message_draft *draft = NULL;
+    outlive_message_draft_new("sync", "Conflict", &draft);
+    outlive_args *bound = NULL;
+    outlive_args_new(&bound);
+    outlive_args *payload = NULL;
+    outlive_args_new(&payload);
     outlive_handler *handler = NULL;
     int ok = draft && bound && payload && outlive_args_set_string(bound, "tag", "t1") == OUTLIVE_OK &&
              outlive_args_set_string(payload, "note", "hello") == OUTLIVE_OK &&
-             (handler = outlive_handler_new("messages_answered", bound)) != NULL &&
+             outlive_handler_new("messages_answered", NULL, bound, &handler) == OUTLIVE_OK &&
              outlive_message_draft_add_choice(draft, "ok", "Keep both", OUTLIVE_CHOICE_DEFAULT) == OUTLIVE_OK &&
              outlive_message_draft_set_payload(draft, payload) == OUTLIVE_OK &&
              outlive_message_draft_set_response_handler(draft, handler) == OUTLIVE_OK &&

@@ -108,7 +108,7 @@ static void on_drained(void *context) {
 /* A new operation for step, with its completion. NULL on failure. */
 static outlive_operation *make_step(struct step *step) {
     outlive_operation *operation = NULL;
-    if (outlive_operation_new_with_release(step_run, step, step_release, &operation) != OUTLIVE_OK) return NULL;
+    if (outlive_operation_new(step_run, step, step_release, &operation) != OUTLIVE_OK) return NULL;
     if (outlive_operation_set_completion(operation, step_completion, step, NULL) != OUTLIVE_OK) return NULL;
     return operation;
 }
@@ -538,7 +538,7 @@ static void test_cancels_racing_with_starts_and_finishes_end_each_operation_exac
     static struct race_item items[RACE];
     for (int i = 0; i < RACE; i++) {
         items[i] = (struct race_item){ &race, i };
-        CHECK_OK(outlive_operation_new(race_run, &items[i], &race.ops[i]));
+        CHECK_OK(outlive_operation_new(race_run, &items[i], NULL, &race.ops[i]));
         CHECK_OK(outlive_operation_set_completion(race.ops[i], race_completion, &items[i], NULL));
         if (i >= 3 && i % 3 == 0) CHECK_OK(outlive_operation_add_dependency(race.ops[i], race.ops[i - 3]));
         CHECK_OK(outlive_operations_add(queue, race.ops[i]));
@@ -704,7 +704,7 @@ static void test_completion_context_is_released_once_after_the_completion(void) 
     memset(&journal, 0, sizeof journal);
     struct step step = { &journal, 0, 0, 0 };
     outlive_operation *operation = NULL;
-    CHECK_OK(outlive_operation_new(step_run, &step, &operation));
+    CHECK_OK(outlive_operation_new(step_run, &step, NULL, &operation));
     CHECK_OK(outlive_operation_set_completion(operation, step_completion, &step, step_release));
     CHECK_OK(outlive_operation_set_completion(operation, step_completion, &step, step_release));
     CHECK(atomic_load(&journal.released) == 1);  /* the replaced one */
@@ -729,8 +729,8 @@ static void test_bad_arguments_get_precise_status(void) {
     CHECK_STATUS(outlive_operations_new(loop, SIZE_MAX, &queue), OUTLIVE_E_INVALID_ARGUMENT);
     CHECK(queue == NULL);
     outlive_operation *operation = NULL;
-    CHECK_STATUS(outlive_operation_new(NULL, NULL, &operation), OUTLIVE_E_INVALID_ARGUMENT);
-    CHECK_STATUS(outlive_operation_new(step_run, NULL, NULL), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_operation_new(NULL, NULL, NULL, &operation), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_operation_new(step_run, NULL, NULL, NULL), OUTLIVE_E_INVALID_ARGUMENT);
     CHECK(operation == NULL);
     CHECK_STATUS(outlive_operation_add_dependency(NULL, NULL), OUTLIVE_E_INVALID_ARGUMENT);
     CHECK_STATUS(outlive_operations_add(NULL, NULL), OUTLIVE_E_INVALID_ARGUMENT);
@@ -751,7 +751,7 @@ static void test_bad_arguments_get_precise_status(void) {
     struct journal journal;
     memset(&journal, 0, sizeof journal);
     struct step step = { &journal, 0, 0, 0 };
-    CHECK_OK(outlive_operation_new_with_release(step_run, &step, step_release, &operation));
+    CHECK_OK(outlive_operation_new(step_run, &step, step_release, &operation));
     CHECK_STATUS(outlive_operation_add_dependency(operation, NULL), OUTLIVE_E_INVALID_ARGUMENT);
     CHECK(strstr(outlive_last_error(), "dependency") != NULL);
     CHECK_STATUS(outlive_operations_add(queue, NULL), OUTLIVE_E_INVALID_ARGUMENT);

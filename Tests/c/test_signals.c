@@ -42,7 +42,7 @@ static size_t stored_signals(outlive_store *store) {
 
 static size_t stored_consumers(outlive_store *store) {
     outlive_signal_consumer_list *list = NULL;
-    if (outlive_signal_consumer_list_new(store, NULL, &list) != OUTLIVE_OK) return (size_t)-1;
+    if (outlive_signal_consumer_list_new(store, NULL, NULL, 0, &list) != OUTLIVE_OK) return (size_t)-1;
     size_t count = outlive_signal_consumer_list_count(list);
     outlive_signal_consumer_list_free(list);
     return count;
@@ -60,17 +60,20 @@ static void test_new_ids_are_distinct_uuids_and_null_is_ignored(void) {
 static void test_handler_gets_payload_signal_id_version_and_terminated_on_the_loop(void) {
     const char *dir = harness_temp_dir();
     outlive_store *store = NULL;
-    CHECK_OK(outlive_store_open(dir, "app", NULL, &store));
+    CHECK_OK(outlive_store_open(dir, "app", NULL, NULL, &store));
     memset(&received, 0, sizeof received);
     char signal[OUTLIVE_ID_SIZE];
     outlive_signal_new_id(signal);
-    outlive_args *bound = outlive_args_new();
+    outlive_args *bound = NULL;
+    outlive_args_new(&bound);
     CHECK_OK(outlive_args_set_int(bound, "count", 7));
-    outlive_handler *handler = outlive_handler_new("signals_test_receive", bound);
+    outlive_handler *handler = NULL;
+    outlive_handler_new("signals_test_receive", NULL, bound, &handler);
     outlive_args_free(bound);
     CHECK(handler);
-    CHECK_OK(outlive_signal_consume(store, signal, handler, OUTLIVE_DELIVER_UNTIL_TERMINATED, OUTLIVE_LIFETIME_THIS_RUN, "acct"));
-    outlive_args *payload = outlive_args_new();
+    CHECK_OK(outlive_signal_consume(store, signal, handler, OUTLIVE_DELIVERY_UNTIL_TERMINATED, OUTLIVE_LIFETIME_THIS_RUN, "acct", NULL));
+    outlive_args *payload = NULL;
+    outlive_args_new(&payload);
     CHECK_OK(outlive_args_set_string(payload, "note", "half"));
     CHECK_OK(outlive_signal_post(store, signal, payload, false));
     CHECK(received.calls == 0);  /* only inside dispatch */
@@ -91,23 +94,25 @@ static void test_handler_gets_payload_signal_id_version_and_terminated_on_the_lo
 static void test_removed_consumers_are_not_delivered_and_take_their_record(void) {
     const char *dir = harness_temp_dir();
     outlive_store *store = NULL;
-    CHECK_OK(outlive_store_open(dir, "app", NULL, &store));
+    CHECK_OK(outlive_store_open(dir, "app", NULL, NULL, &store));
     memset(&received, 0, sizeof received);
     char signal[OUTLIVE_ID_SIZE], other[OUTLIVE_ID_SIZE], consumer[OUTLIVE_ID_SIZE];
     outlive_signal_new_id(signal);
     outlive_signal_new_id(other);
-    outlive_args *bound = outlive_args_new();
+    outlive_args *bound = NULL;
+    outlive_args_new(&bound);
     CHECK_OK(outlive_args_set_int(bound, "count", 1));
-    outlive_handler *handler = outlive_handler_new("signals_test_receive", bound);
+    outlive_handler *handler = NULL;
+    outlive_handler_new("signals_test_receive", NULL, bound, &handler);
     outlive_args_free(bound);
-    CHECK_OK(outlive_signal_consume_with_id(store, signal, handler, OUTLIVE_DELIVER_ONCE, OUTLIVE_LIFETIME_PROCESS, NULL, consumer));
+    CHECK_OK(outlive_signal_consume(store, signal, handler, OUTLIVE_DELIVERY_ONCE, OUTLIVE_LIFETIME_PROCESS, NULL, consumer));
     CHECK(strlen(consumer) == 36);
-    CHECK_OK(outlive_signal_consume(store, other, handler, OUTLIVE_DELIVER_ONCE, OUTLIVE_LIFETIME_ANY_PROCESS, "account-1"));
-    CHECK_OK(outlive_signal_consume(store, other, handler, OUTLIVE_DELIVER_ONCE, OUTLIVE_LIFETIME_THIS_RUN, "account-1"));
+    CHECK_OK(outlive_signal_consume(store, other, handler, OUTLIVE_DELIVERY_ONCE, OUTLIVE_LIFETIME_ANY_PROCESS, "account-1", NULL));
+    CHECK_OK(outlive_signal_consume(store, other, handler, OUTLIVE_DELIVERY_ONCE, OUTLIVE_LIFETIME_THIS_RUN, "account-1", NULL));
     outlive_handler_free(handler);
 
     outlive_signal_consumer_list *list = NULL;
-    CHECK_OK(outlive_signal_consumer_list_new(store, signal, &list));
+    CHECK_OK(outlive_signal_consumer_list_new(store, signal, NULL, 0, &list));
     CHECK(outlive_signal_consumer_list_count(list) == 1);
     CHECK(!strcmp(outlive_signal_consumer_list_id(list, 0), consumer));
     CHECK(!strcmp(outlive_signal_consumer_list_signal_id(list, 0), signal));
@@ -115,7 +120,7 @@ static void test_removed_consumers_are_not_delivered_and_take_their_record(void)
     CHECK(outlive_signal_consumer_list_scope(list, 0) == NULL);
     CHECK(!strcmp(outlive_signal_consumer_list_process(list, 0), "app"));
     CHECK(!strcmp(outlive_signal_consumer_list_run_id(list, 0), outlive_store_run_id(store)));
-    CHECK(outlive_signal_consumer_list_delivery(list, 0) == OUTLIVE_DELIVER_ONCE);
+    CHECK(outlive_signal_consumer_list_delivery(list, 0) == OUTLIVE_DELIVERY_ONCE);
     CHECK(outlive_signal_consumer_list_lifetime(list, 0) == OUTLIVE_LIFETIME_PROCESS);
     CHECK(outlive_signal_consumer_list_last_version(list, 0) == 0);
     CHECK(outlive_signal_consumer_list_delivering_run_id(list, 0) == NULL);
@@ -123,6 +128,23 @@ static void test_removed_consumers_are_not_delivered_and_take_their_record(void)
     CHECK(outlive_signal_consumer_list_id(NULL, 0) == NULL && outlive_signal_consumer_list_count(NULL) == 0);
     outlive_signal_consumer_list_free(list);
     outlive_signal_consumer_list_free(NULL);
+    /* Paging, as every list: all three consumers, then one page of one after the first. */
+    CHECK_OK(outlive_signal_consumer_list_new(store, NULL, NULL, 0, &list));
+    CHECK(outlive_signal_consumer_list_count(list) == 3);
+    char first[OUTLIVE_ID_SIZE], third[OUTLIVE_ID_SIZE];
+    snprintf(first, sizeof first, "%s", outlive_signal_consumer_list_id(list, 0));
+    snprintf(third, sizeof third, "%s", outlive_signal_consumer_list_id(list, 2));
+    outlive_signal_consumer_list_free(list);
+    CHECK_OK(outlive_signal_consumer_list_new(store, NULL, first, 1, &list));
+    CHECK(outlive_signal_consumer_list_count(list) == 1 && strcmp(outlive_signal_consumer_list_id(list, 0), first) != 0);
+    outlive_signal_consumer_list_free(list);
+    CHECK_OK(outlive_signal_consumer_list_new(store, NULL, third, 0, &list));
+    CHECK(outlive_signal_consumer_list_count(list) == 0);
+    outlive_signal_consumer_list_free(list);
+    list = NULL;
+    CHECK_STATUS(outlive_signal_consumer_list_new(store, NULL, "00000000-0000-4000-8000-000000000000", 0, &list),
+                 OUTLIVE_E_NOT_FOUND);
+    CHECK(list == NULL);
 
     uint64_t version = 99;
     size_t consumers = 99;
@@ -149,13 +171,14 @@ static void test_removed_consumers_are_not_delivered_and_take_their_record(void)
 static void test_signal_list_pages_in_id_order(void) {
     const char *dir = harness_temp_dir();
     outlive_store *store = NULL;
-    CHECK_OK(outlive_store_open(dir, "app", NULL, &store));
-    outlive_handler *handler = outlive_handler_new("signals_nowhere", NULL);
+    CHECK_OK(outlive_store_open(dir, "app", NULL, NULL, &store));
+    outlive_handler *handler = NULL;
+    outlive_handler_new("signals_nowhere", NULL, NULL, &handler);
     CHECK(handler);
     char ids[5][OUTLIVE_ID_SIZE];
     for (int i = 0; i < 5; i++) {
         outlive_signal_new_id(ids[i]);
-        CHECK_OK(outlive_signal_consume(store, ids[i], handler, OUTLIVE_DELIVER_ONCE, OUTLIVE_LIFETIME_ANY_PROCESS, NULL));
+        CHECK_OK(outlive_signal_consume(store, ids[i], handler, OUTLIVE_DELIVERY_ONCE, OUTLIVE_LIFETIME_ANY_PROCESS, NULL, NULL));
     }
     outlive_handler_free(handler);
     CHECK_OK(outlive_signal_post(store, ids[2], NULL, false));
@@ -187,34 +210,34 @@ static void test_signal_list_pages_in_id_order(void) {
 static void test_bad_input_gets_precise_statuses_and_stores_nothing(void) {
     const char *dir = harness_temp_dir();
     outlive_store *store = NULL;
-    CHECK_OK(outlive_store_open(dir, "app", NULL, &store));
-    outlive_handler *handler = outlive_handler_new("signals_test_receive", NULL);
+    CHECK_OK(outlive_store_open(dir, "app", NULL, NULL, &store));
+    outlive_handler *handler = NULL;
+    outlive_handler_new("signals_test_receive", NULL, NULL, &handler);
     CHECK(handler);
     char signal[OUTLIVE_ID_SIZE], out[OUTLIVE_ID_SIZE] = "untouched";
     outlive_signal_new_id(signal);
     const outlive_status bad = OUTLIVE_E_INVALID_ARGUMENT;
-    const outlive_delivery once = OUTLIVE_DELIVER_ONCE;
+    const outlive_delivery once = OUTLIVE_DELIVERY_ONCE;
     const outlive_lifetime run = OUTLIVE_LIFETIME_THIS_RUN;
-    CHECK_STATUS(outlive_signal_consume(NULL, signal, handler, once, run, NULL), bad);
-    CHECK_STATUS(outlive_signal_consume(store, NULL, handler, once, run, NULL), bad);
-    CHECK_STATUS(outlive_signal_consume(store, signal, NULL, once, run, NULL), bad);
-    CHECK_STATUS(outlive_signal_consume(store, "", handler, once, run, NULL), bad);
-    CHECK_STATUS(outlive_signal_consume(store, "not-a-signal-id", handler, once, run, NULL), bad);
-    CHECK_STATUS(outlive_signal_consume(store, "123e4567-e89b-42d3-a456-42661417400g", handler, once, run, NULL), bad);
-    CHECK_STATUS(outlive_signal_consume(store, "123e4567-e89b-42d3-a456-4266141740001", handler, once, run, NULL), bad);
-    CHECK_STATUS(outlive_signal_consume(store, "123e4567-e89b-42d3-a456-42661417\xff\xfe\xfd\xfc", handler, once, run, NULL), bad);
-    CHECK_STATUS(outlive_signal_consume(store, signal, handler, (outlive_delivery)0, run, NULL), bad);
-    CHECK_STATUS(outlive_signal_consume(store, signal, handler, (outlive_delivery)3, run, NULL), bad);
-    CHECK_STATUS(outlive_signal_consume(store, signal, handler, once, (outlive_lifetime)0, NULL), bad);
-    CHECK_STATUS(outlive_signal_consume(store, signal, handler, once, (outlive_lifetime)4, NULL), bad);
-    CHECK_STATUS(outlive_signal_consume(store, signal, handler, once, (outlive_lifetime)-1, NULL), bad);
-    CHECK_STATUS(outlive_signal_consume(store, signal, handler, once, run, ""), bad);
-    CHECK_STATUS(outlive_signal_consume(store, signal, handler, once, run, "bad\xc3\x28utf8"), bad);
+    CHECK_STATUS(outlive_signal_consume(NULL, signal, handler, once, run, NULL, NULL), bad);
+    CHECK_STATUS(outlive_signal_consume(store, NULL, handler, once, run, NULL, NULL), bad);
+    CHECK_STATUS(outlive_signal_consume(store, signal, NULL, once, run, NULL, NULL), bad);
+    CHECK_STATUS(outlive_signal_consume(store, "", handler, once, run, NULL, NULL), bad);
+    CHECK_STATUS(outlive_signal_consume(store, "not-a-signal-id", handler, once, run, NULL, NULL), bad);
+    CHECK_STATUS(outlive_signal_consume(store, "123e4567-e89b-42d3-a456-42661417400g", handler, once, run, NULL, NULL), bad);
+    CHECK_STATUS(outlive_signal_consume(store, "123e4567-e89b-42d3-a456-4266141740001", handler, once, run, NULL, NULL), bad);
+    CHECK_STATUS(outlive_signal_consume(store, "123e4567-e89b-42d3-a456-42661417\xff\xfe\xfd\xfc", handler, once, run, NULL, NULL), bad);
+    CHECK_STATUS(outlive_signal_consume(store, signal, handler, (outlive_delivery)0, run, NULL, NULL), bad);
+    CHECK_STATUS(outlive_signal_consume(store, signal, handler, (outlive_delivery)3, run, NULL, NULL), bad);
+    CHECK_STATUS(outlive_signal_consume(store, signal, handler, once, (outlive_lifetime)0, NULL, NULL), bad);
+    CHECK_STATUS(outlive_signal_consume(store, signal, handler, once, (outlive_lifetime)4, NULL, NULL), bad);
+    CHECK_STATUS(outlive_signal_consume(store, signal, handler, once, (outlive_lifetime)-1, NULL, NULL), bad);
+    CHECK_STATUS(outlive_signal_consume(store, signal, handler, once, run, "", NULL), bad);
+    CHECK_STATUS(outlive_signal_consume(store, signal, handler, once, run, "bad\xc3\x28utf8", NULL), bad);
     static char long_scope[OUTLIVE_SIGNAL_MAX_SCOPE_SIZE + 2];
     memset(long_scope, 's', OUTLIVE_SIGNAL_MAX_SCOPE_SIZE + 1);
-    CHECK_STATUS(outlive_signal_consume(store, signal, handler, once, run, long_scope), bad);
-    CHECK_STATUS(outlive_signal_consume_with_id(store, signal, handler, once, run, NULL, NULL), bad);
-    CHECK_STATUS(outlive_signal_consume_with_id(store, "nope", handler, once, run, NULL, out), bad);
+    CHECK_STATUS(outlive_signal_consume(store, signal, handler, once, run, long_scope, NULL), bad);
+    CHECK_STATUS(outlive_signal_consume(store, "nope", handler, once, run, NULL, out), bad);
     CHECK(!strcmp(out, "untouched"));
     CHECK(strlen(outlive_last_error()) > 0);
     CHECK_STATUS(outlive_signal_post(NULL, signal, NULL, true), bad);
@@ -228,18 +251,19 @@ static void test_bad_input_gets_precise_statuses_and_stores_nothing(void) {
     CHECK_STATUS(outlive_signal_lookup(store, NULL, NULL, NULL, NULL), bad);
     CHECK_STATUS(outlive_signal_lookup(store, "xyz", NULL, NULL, NULL), bad);
     CHECK_STATUS(outlive_signal_list_new(store, NULL, 0, NULL), bad);
-    CHECK_STATUS(outlive_signal_consumer_list_new(store, NULL, NULL), bad);
+    CHECK_STATUS(outlive_signal_consumer_list_new(store, NULL, NULL, 0, NULL), bad);
     outlive_signal_list *list = NULL;
     CHECK_STATUS(outlive_signal_list_new(store, "xyz", 0, &list), bad);
     CHECK(list == NULL);
     outlive_signal_consumer_list *consumers = NULL;
-    CHECK_STATUS(outlive_signal_consumer_list_new(store, "xyz", &consumers), bad);
+    CHECK_STATUS(outlive_signal_consumer_list_new(store, "xyz", NULL, 0, &consumers), bad);
     CHECK(consumers == NULL);
-    CHECK_STATUS(outlive_signal_consumer_list_new(NULL, NULL, &consumers), bad);
+    CHECK_STATUS(outlive_signal_consumer_list_new(NULL, NULL, NULL, 0, &consumers), bad);
 
     /* A payload may not carry the arguments the library binds. */
-    CHECK_OK(outlive_signal_consume(store, signal, handler, once, run, NULL));
-    outlive_args *payload = outlive_args_new();
+    CHECK_OK(outlive_signal_consume(store, signal, handler, once, run, NULL, NULL));
+    outlive_args *payload = NULL;
+    outlive_args_new(&payload);
     CHECK_OK(outlive_args_set_uinteger(payload, "version", 5));
     CHECK_STATUS(outlive_signal_post(store, signal, payload, true), bad);
     outlive_args_free(payload);
@@ -249,16 +273,16 @@ static void test_bad_input_gets_precise_statuses_and_stores_nothing(void) {
     CHECK(stored_signals(store) == 1 && stored_consumers(store) == 1);
 
     /* An invalidated handler cannot consume. */
-    CHECK_OK(outlive_invalidate(handler, NULL));
+    CHECK_OK(outlive_handler_invalidate(handler, NULL));
     char fresh[OUTLIVE_ID_SIZE];
     outlive_signal_new_id(fresh);
-    CHECK_STATUS(outlive_signal_consume(store, fresh, handler, once, run, NULL), OUTLIVE_E_INVALIDATED);
+    CHECK_STATUS(outlive_signal_consume(store, fresh, handler, once, run, NULL, NULL), OUTLIVE_E_INVALIDATED);
     CHECK(stored_signals(store) == 1 && stored_consumers(store) == 1);
     outlive_handler_free(handler);
 
     /* A closed handle. */
     outlive_store *closed = NULL;
-    CHECK_OK(outlive_store_open(dir, "other", NULL, &closed));
+    CHECK_OK(outlive_store_open(dir, "other", NULL, NULL, &closed));
     outlive_store_close(store);
     CHECK(stored_signals(closed) == 0);
     outlive_store_close(closed);
@@ -268,12 +292,13 @@ static void test_bad_input_gets_precise_statuses_and_stores_nothing(void) {
 static void test_upper_case_ids_name_the_same_signal(void) {
     const char *dir = harness_temp_dir();
     outlive_store *store = NULL;
-    CHECK_OK(outlive_store_open(dir, "app", NULL, &store));
+    CHECK_OK(outlive_store_open(dir, "app", NULL, NULL, &store));
     char signal[OUTLIVE_ID_SIZE], upper[OUTLIVE_ID_SIZE];
     outlive_signal_new_id(signal);
     for (int i = 0; i < OUTLIVE_ID_SIZE; i++) upper[i] = (char)((signal[i] >= 'a' && signal[i] <= 'f') ? signal[i] - 32 : signal[i]);
-    outlive_handler *handler = outlive_handler_new("signals_nowhere", NULL);
-    CHECK_OK(outlive_signal_consume(store, upper, handler, OUTLIVE_DELIVER_ONCE, OUTLIVE_LIFETIME_ANY_PROCESS, NULL));
+    outlive_handler *handler = NULL;
+    outlive_handler_new("signals_nowhere", NULL, NULL, &handler);
+    CHECK_OK(outlive_signal_consume(store, upper, handler, OUTLIVE_DELIVERY_ONCE, OUTLIVE_LIFETIME_ANY_PROCESS, NULL, NULL));
     outlive_handler_free(handler);
     CHECK_OK(outlive_signal_post(store, signal, NULL, false));
     uint64_t version = 0;

@@ -98,7 +98,8 @@ static int parse(const char *line, struct delivery *d) {
 }
 
 static outlive_status post_note(outlive_store *store, const char *signal, const char *note, bool terminates) {
-    outlive_args *payload = outlive_args_new();
+    outlive_args *payload = NULL;
+    outlive_args_new(&payload);
     if (!payload) return OUTLIVE_E_NO_MEMORY;
     outlive_status status = outlive_args_set_string(payload, "note", note);
     if (status == OUTLIVE_OK) status = outlive_signal_post(store, signal, payload, terminates);
@@ -118,7 +119,7 @@ static void test_once_consumer_in_another_process_gets_exactly_one_version(void)
     char *extra[] = {"consume", signal, "once", "this_run", NULL};
     CHECK(peer_start(&peer, dir, "app", 1, extra));
     outlive_store *store = NULL;
-    CHECK_OK(outlive_store_open(dir, "worker", NULL, &store));
+    CHECK_OK(outlive_store_open(dir, "worker", NULL, NULL, &store));
     CHECK_OK(post_note(store, signal, "first", false));
     char line[256];
     struct delivery d;
@@ -141,7 +142,7 @@ static void test_until_terminated_consumer_gets_versions_1_to_10_in_order_then_n
     char *extra[] = {"consume", signal, "until", "this_run", NULL};
     CHECK(peer_start(&peer, dir, "app", 1, extra));
     outlive_store *store = NULL;
-    CHECK_OK(outlive_store_open(dir, "worker", NULL, &store));
+    CHECK_OK(outlive_store_open(dir, "worker", NULL, NULL, &store));
     for (unsigned long long version = 1; version <= 10; version++) {
         char note[32];
         snprintf(note, sizeof note, "step%llu", version);
@@ -166,7 +167,7 @@ static void test_post_after_a_terminating_post_is_not_delivered(void) {
     char signal[OUTLIVE_ID_SIZE];
     outlive_signal_new_id(signal);
     outlive_store *store = NULL;
-    CHECK_OK(outlive_store_open(dir, "worker", NULL, &store));
+    CHECK_OK(outlive_store_open(dir, "worker", NULL, NULL, &store));
     struct peer peer;
     char *extra[] = {"consume", signal, "until", "process", NULL};
     CHECK(peer_start(&peer, dir, "app", 0, extra));
@@ -199,7 +200,7 @@ static void test_process_consumer_is_delivered_in_the_next_run_of_its_process_na
     CHECK(peer_start(&first, dir, "app", 1, extra));
     CHECK(peer_finish(&first, NULL, 0));
     outlive_store *store = NULL;
-    CHECK_OK(outlive_store_open(dir, "worker", NULL, &store));
+    CHECK_OK(outlive_store_open(dir, "worker", NULL, NULL, &store));
     CHECK_OK(post_note(store, signal, "result", true));
     /* A process of another name that resolves the handler does not take it. */
     struct peer other;
@@ -225,7 +226,7 @@ static void test_this_run_consumer_is_never_delivered_after_its_run_was_killed(v
     outlive_signal_new_id(signal);
     outlive_signal_new_id(sentinel);
     outlive_store *store = NULL;
-    CHECK_OK(outlive_store_open(dir, "worker", NULL, &store));
+    CHECK_OK(outlive_store_open(dir, "worker", NULL, NULL, &store));
     struct peer victim;
     char *extra[] = {"consume", signal, "until", "this_run", NULL};
     CHECK(peer_start(&victim, dir, "app", 1, extra));
@@ -263,13 +264,14 @@ static void test_this_run_consumer_is_never_delivered_after_its_run_was_killed(v
 static void test_any_process_consumers_are_delivered_exactly_once_among_three_processes(void) {
     const char *dir = harness_temp_dir();
     outlive_store *store = NULL;
-    CHECK_OK(outlive_store_open(dir, "app", NULL, &store));
+    CHECK_OK(outlive_store_open(dir, "app", NULL, NULL, &store));
     char signals[ANY_SIGNALS][OUTLIVE_ID_SIZE];
-    outlive_handler *handler = outlive_handler_new("signals_report", NULL);
+    outlive_handler *handler = NULL;
+    outlive_handler_new("signals_report", NULL, NULL, &handler);
     CHECK(handler);
     for (int i = 0; i < ANY_SIGNALS; i++) {
         outlive_signal_new_id(signals[i]);
-        CHECK_OK(outlive_signal_consume(store, signals[i], handler, OUTLIVE_DELIVER_ONCE, OUTLIVE_LIFETIME_ANY_PROCESS, NULL));
+        CHECK_OK(outlive_signal_consume(store, signals[i], handler, OUTLIVE_DELIVERY_ONCE, OUTLIVE_LIFETIME_ANY_PROCESS, NULL, NULL));
     }
     outlive_handler_free(handler);
     struct peer peers[3];
@@ -322,10 +324,11 @@ static void test_version_claimed_by_a_process_killed_inside_the_handler_is_deliv
     char signal[OUTLIVE_ID_SIZE];
     outlive_signal_new_id(signal);
     outlive_store *store = NULL;
-    CHECK_OK(outlive_store_open(dir, "app", NULL, &store));
-    outlive_handler *handler = outlive_handler_new("signals_report", NULL);
+    CHECK_OK(outlive_store_open(dir, "app", NULL, NULL, &store));
+    outlive_handler *handler = NULL;
+    outlive_handler_new("signals_report", NULL, NULL, &handler);
     CHECK(handler);
-    CHECK_OK(outlive_signal_consume(store, signal, handler, OUTLIVE_DELIVER_ONCE, OUTLIVE_LIFETIME_ANY_PROCESS, NULL));
+    CHECK_OK(outlive_signal_consume(store, signal, handler, OUTLIVE_DELIVERY_ONCE, OUTLIVE_LIFETIME_ANY_PROCESS, NULL, NULL));
     outlive_handler_free(handler);
     struct peer dying;
     hang_in_handler = 1;
@@ -335,7 +338,7 @@ static void test_version_claimed_by_a_process_killed_inside_the_handler_is_deliv
     CHECK_MSG(peer_line(&dying, line, sizeof line, 10000) && !strncmp(line, "HANGING ", 8), "the first process did not take it");
     /* While its deliverer lives, the claim holds: another process leaves it. */
     outlive_signal_consumer_list *list = NULL;
-    CHECK_OK(outlive_signal_consumer_list_new(store, signal, &list));
+    CHECK_OK(outlive_signal_consumer_list_new(store, signal, NULL, 0, &list));
     CHECK(outlive_signal_consumer_list_count(list) == 1 && outlive_signal_consumer_list_delivering_run_id(list, 0) != NULL);
     outlive_signal_consumer_list_free(list);
     struct peer survivor;
@@ -359,10 +362,11 @@ static void test_consumer_unresolved_in_a_process_waits_for_one_that_resolves_it
     char signal[OUTLIVE_ID_SIZE];
     outlive_signal_new_id(signal);
     outlive_store *store = NULL;
-    CHECK_OK(outlive_store_open(dir, "app", NULL, &store));
-    outlive_handler *handler = outlive_handler_new("signals_report", NULL);
+    CHECK_OK(outlive_store_open(dir, "app", NULL, NULL, &store));
+    outlive_handler *handler = NULL;
+    outlive_handler_new("signals_report", NULL, NULL, &handler);
     CHECK(handler);
-    CHECK_OK(outlive_signal_consume(store, signal, handler, OUTLIVE_DELIVER_ONCE, OUTLIVE_LIFETIME_ANY_PROCESS, NULL));
+    CHECK_OK(outlive_signal_consume(store, signal, handler, OUTLIVE_DELIVERY_ONCE, OUTLIVE_LIFETIME_ANY_PROCESS, NULL, NULL));
     outlive_handler_free(handler);
     struct peer without;
     CHECK(peer_start(&without, dir, "plain", 0, NULL));
@@ -385,7 +389,7 @@ static void test_consumer_unresolved_in_a_process_waits_for_one_that_resolves_it
 static void test_signal_without_consumer_leaves_no_row_in_the_database(void) {
     const char *dir = harness_temp_dir();
     outlive_store *store = NULL;
-    CHECK_OK(outlive_store_open(dir, "worker", NULL, &store));
+    CHECK_OK(outlive_store_open(dir, "worker", NULL, NULL, &store));
     char signal[OUTLIVE_ID_SIZE];
     outlive_signal_new_id(signal);
     CHECK_OK(post_note(store, signal, "nobody", false));

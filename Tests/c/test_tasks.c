@@ -1,6 +1,6 @@
 /* The task queue from C, in one process: order, backoff, timeout, dead tasks
  * and retry, groups, listing, and bad input that must get a precise status and
- * store nothing. Handlers are registered at run time (outlive_register). */
+ * store nothing. Handlers are registered at run time (outlive_handler_register). */
 #include "harness.h"
 #include <math.h>
 #include <time.h>
@@ -16,10 +16,11 @@ static void remember(const outlive_object *label) {
 }
 
 static void finish(const outlive_handler *completion, bool success) {
-    outlive_args *args = outlive_args_new();
+    outlive_args *args = NULL;
+    outlive_args_new(&args);
     outlive_args_set_bool(args, "success", success);
     if (!success) outlive_args_set_string(args, "error", "refused");
-    outlive_call(completion, args);
+    outlive_handler_call(completion, args);
     outlive_args_free(args);
 }
 
@@ -36,7 +37,8 @@ static void local_judge(const outlive_object *label, const outlive_handler *comp
 static void local_keep(const outlive_object *label, const outlive_handler *completion) {
     remember(label);
     outlive_handler_free(kept_completion);
-    kept_completion = outlive_handler_copy(completion);
+    kept_completion = NULL;
+    outlive_handler_copy(completion, &kept_completion);
 }
 
 static double monotonic(void) {
@@ -49,14 +51,14 @@ static outlive_store *open_queue(const char *dir) {
     static bool registered;
     if (!registered) {
         registered = true;
-        outlive_register("local_record", "ID label", (void (*)(void))local_record);
-        outlive_register("local_judge", "ID label, HANDLER completion", (void (*)(void))local_judge);
-        outlive_register("local_keep", "ID label, HANDLER completion", (void (*)(void))local_keep);
+        outlive_handler_register("local_record", "ID label", (void (*)(void))local_record);
+        outlive_handler_register("local_judge", "ID label, HANDLER completion", (void (*)(void))local_judge);
+        outlive_handler_register("local_keep", "ID label, HANDLER completion", (void (*)(void))local_keep);
     }
     call_count = 0;
     fail_remaining = 0;
     outlive_store *store = NULL;
-    if (outlive_store_open(dir, "app", NULL, &store) != OUTLIVE_OK) return NULL;
+    if (outlive_store_open(dir, "app", NULL, NULL, &store) != OUTLIVE_OK) return NULL;
     /* No automatic runs: the tests start them. */
     outlive_tasks_set_triggers(store, 0, 1e6);
     return store;
@@ -64,9 +66,11 @@ static outlive_store *open_queue(const char *dir) {
 
 static outlive_status add(outlive_store *store, const char *handler, const char *label, const char *start,
                           const char *member, char out_id[OUTLIVE_ID_SIZE]) {
-    outlive_args *args = outlive_args_new();
+    outlive_args *args = NULL;
+    outlive_args_new(&args);
     outlive_args_set_string(args, "label", label);
-    outlive_handler *work = outlive_handler_new(handler, args);
+    outlive_handler *work = NULL;
+    outlive_handler_new(handler, NULL, args, &work);
     outlive_args_free(args);
     const char *members[1] = { member };
     outlive_status status = outlive_task_add(store, work, start, member ? members : NULL, member ? 1 : 0, out_id);
@@ -112,35 +116,38 @@ static void test_batch_adds_in_one_transaction_and_lists_in_order(void) {
     const char *dir = harness_temp_dir();
     outlive_store *store = open_queue(dir);
     CHECK(store);
-    outlive_handler *work = outlive_handler_new("local_record", NULL);
+    outlive_handler *work = NULL;
+    outlive_handler_new("local_record", NULL, NULL, &work);
     const char *members[2] = { "g1", "g2" };
     outlive_task_spec specs[3] = {
-        { work, "g1", NULL, 0 },
-        { work, NULL, members, 2 },
-        { work, NULL, NULL, 0 },
+        { OUTLIVE_TASK_SPEC_VERSION, work, "g1", NULL, 0 },
+        { OUTLIVE_TASK_SPEC_VERSION, work, NULL, members, 2 },
+        { OUTLIVE_TASK_SPEC_VERSION, work, NULL, NULL, 0 },
     };
     char ids[3 * OUTLIVE_ID_SIZE];
     CHECK_OK(outlive_tasks_add_batch(store, specs, 3, ids));
-    outlive_task_info *list = NULL;
+    outlive_task_list *list = NULL;
     size_t count = 0;
-    CHECK_OK(outlive_tasks_list(store, NULL, 10, &list, &count));
+    CHECK_OK(outlive_task_list_new(store, NULL, 10, &list));
+    count = outlive_task_list_count(list);
     CHECK(count == 3);
     for (size_t i = 0; i < 3; i++) {
-        CHECK(!strcmp(list[i].id, ids + i * OUTLIVE_ID_SIZE));
-        CHECK(!strcmp(list[i].handler_name, "local_record"));
-        CHECK(list[i].state == OUTLIVE_TASK_PENDING && list[i].attempts == 0 && list[i].last_error == NULL);
-        CHECK(list[i].next_attempt == 0 && list[i].created > 1e9);
+        CHECK(!strcmp(outlive_task_list_id(list, i), ids + i * OUTLIVE_ID_SIZE));
+        CHECK(!strcmp(outlive_task_list_handler_name(list, i), "local_record"));
+        CHECK(outlive_task_list_state(list, i) == OUTLIVE_TASK_PENDING && outlive_task_list_attempts(list, i) == 0 && outlive_task_list_last_error(list, i) == NULL);
+        CHECK(outlive_task_list_next_attempt(list, i) == 0 && outlive_task_list_created(list, i) > 1e9);
     }
-    CHECK(list[0].group_start && !strcmp(list[0].group_start, "g1") && list[0].group_member_count == 0);
-    CHECK(list[1].group_start == NULL && list[1].group_member_count == 2);
-    CHECK(!strcmp(list[1].group_members[0], "g1") && !strcmp(list[1].group_members[1], "g2"));
-    outlive_task_info_free(list, count);
+    CHECK(outlive_task_list_group_start(list, 0) && !strcmp(outlive_task_list_group_start(list, 0), "g1") && outlive_task_list_group_member_count(list, 0) == 0);
+    CHECK(outlive_task_list_group_start(list, 1) == NULL && outlive_task_list_group_member_count(list, 1) == 2);
+    CHECK(!strcmp(outlive_task_list_group_member(list, 1, 0), "g1") && !strcmp(outlive_task_list_group_member(list, 1, 1), "g2"));
+    outlive_task_list_free(list);
     /* Paging: after the first id. */
-    CHECK_OK(outlive_tasks_list(store, ids, 1, &list, &count));
-    CHECK(count == 1 && !strcmp(list[0].id, ids + OUTLIVE_ID_SIZE));
-    outlive_task_info_free(list, count);
+    CHECK_OK(outlive_task_list_new(store, ids, 1, &list));
+    count = outlive_task_list_count(list);
+    CHECK(count == 1 && !strcmp(outlive_task_list_id(list, 0), ids + OUTLIVE_ID_SIZE));
+    outlive_task_list_free(list);
     /* A batch with one bad task stores none. */
-    outlive_task_spec bad[2] = { { work, NULL, NULL, 0 }, { work, "", NULL, 0 } };
+    outlive_task_spec bad[2] = { { OUTLIVE_TASK_SPEC_VERSION, work, NULL, NULL, 0 }, { OUTLIVE_TASK_SPEC_VERSION, work, "", NULL, 0 } };
     CHECK_STATUS(outlive_tasks_add_batch(store, bad, 2, NULL), OUTLIVE_E_INVALID_ARGUMENT);
     CHECK(strstr(outlive_last_error(), "tasks[1]") != NULL);
     CHECK(pending(store) == 3);
@@ -160,13 +167,14 @@ static void test_failure_backs_off_and_the_task_runs_again_by_itself(void) {
     CHECK_OK(add(store, "local_judge", "flaky", NULL, NULL, NULL));
     CHECK_OK(outlive_tasks_run_now(store));
     CHECK(run_until(store, 1, 1));
-    outlive_task_info *list = NULL;
+    outlive_task_list *list = NULL;
     size_t count = 0;
-    CHECK_OK(outlive_tasks_list(store, NULL, 10, &list, &count));
-    CHECK(count == 1 && list[0].state == OUTLIVE_TASK_PENDING && list[0].attempts == 1);
-    CHECK(list[0].last_error && !strcmp(list[0].last_error, "refused"));
-    CHECK(list[0].next_attempt > 0);
-    outlive_task_info_free(list, count);
+    CHECK_OK(outlive_task_list_new(store, NULL, 10, &list));
+    count = outlive_task_list_count(list);
+    CHECK(count == 1 && outlive_task_list_state(list, 0) == OUTLIVE_TASK_PENDING && outlive_task_list_attempts(list, 0) == 1);
+    CHECK(outlive_task_list_last_error(list, 0) && !strcmp(outlive_task_list_last_error(list, 0), "refused"));
+    CHECK(outlive_task_list_next_attempt(list, 0) > 0);
+    outlive_task_list_free(list);
     /* No run_now: the task coming due starts a run. */
     CHECK(run_until(store, 0, 2));
     CHECK(call_count == 2);
@@ -185,23 +193,25 @@ static void test_no_completion_within_timeout_fails_and_late_completion_is_ignor
     CHECK_OK(outlive_tasks_set_policy(store, &policy));
     CHECK_OK(add(store, "local_keep", "silent", NULL, NULL, NULL));
     CHECK_OK(outlive_tasks_run_now(store));
-    outlive_task_info *list = NULL;
+    outlive_task_list *list = NULL;
     size_t count = 0;
     double deadline = monotonic() + 20;
     bool failed = false;
     while (!failed && monotonic() < deadline) {
         CHECK_OK(outlive_loop_dispatch(outlive_store_loop(store), 20));
-        CHECK_OK(outlive_tasks_list(store, NULL, 10, &list, &count));
-        failed = count == 1 && list[0].last_error != NULL;
-        if (failed) CHECK_MSG(strstr(list[0].last_error, "timeout") != NULL, "last error: %s", list[0].last_error);
-        if (failed) CHECK(list[0].state == OUTLIVE_TASK_PENDING && list[0].next_attempt > 0);
-        outlive_task_info_free(list, count);
+        CHECK_OK(outlive_task_list_new(store, NULL, 10, &list));
+        count = outlive_task_list_count(list);
+        failed = count == 1 && outlive_task_list_last_error(list, 0) != NULL;
+        if (failed) CHECK_MSG(strstr(outlive_task_list_last_error(list, 0), "timeout") != NULL, "last error: %s", outlive_task_list_last_error(list, 0));
+        if (failed) CHECK(outlive_task_list_state(list, 0) == OUTLIVE_TASK_PENDING && outlive_task_list_next_attempt(list, 0) > 0);
+        outlive_task_list_free(list);
     }
     CHECK(failed);
     CHECK(kept_completion != NULL);
-    outlive_args *args = outlive_args_new();
+    outlive_args *args = NULL;
+    outlive_args_new(&args);
     outlive_args_set_bool(args, "success", true);
-    CHECK_STATUS(outlive_call(kept_completion, args), OUTLIVE_E_STATE);
+    CHECK_STATUS(outlive_handler_call(kept_completion, args), OUTLIVE_E_STATE);
     outlive_args_free(args);
     CHECK_OK(outlive_loop_dispatch(outlive_store_loop(store), 20));
     CHECK(pending(store) == 1);
@@ -227,11 +237,12 @@ static void test_dead_task_is_kept_listed_and_retryable(void) {
     size_t dead = 0;
     CHECK_OK(outlive_tasks_count_dead(store, &dead));
     CHECK(dead == 1 && call_count == 3);
-    outlive_task_info *list = NULL;
+    outlive_task_list *list = NULL;
     size_t count = 0;
-    CHECK_OK(outlive_tasks_list(store, NULL, 10, &list, &count));
-    CHECK(count == 1 && !strcmp(list[0].id, id) && list[0].state == OUTLIVE_TASK_DEAD && list[0].attempts == 3);
-    outlive_task_info_free(list, count);
+    CHECK_OK(outlive_task_list_new(store, NULL, 10, &list));
+    count = outlive_task_list_count(list);
+    CHECK(count == 1 && !strcmp(outlive_task_list_id(list, 0), id) && outlive_task_list_state(list, 0) == OUTLIVE_TASK_DEAD && outlive_task_list_attempts(list, 0) == 3);
+    outlive_task_list_free(list);
     /* Dead tasks do not run. */
     CHECK_OK(outlive_tasks_run_now(store));
     for (int i = 0; i < 5; i++) CHECK_OK(outlive_loop_dispatch(outlive_store_loop(store), 10));
@@ -288,20 +299,22 @@ static int chain_ran;
 
 static void local_chain(void) {
     if (++chain_ran >= CHAIN_LENGTH) return;
-    outlive_handler *next = outlive_handler_new("local_chain", NULL);
+    outlive_handler *next = NULL;
+    outlive_handler_new("local_chain", NULL, NULL, &next);
     outlive_task_add(chain_store, next, NULL, NULL, 0, NULL);
     outlive_handler_free(next);
 }
 
 static void test_a_long_run_hands_the_loop_back_between_dispatches(void) {
     const char *dir = harness_temp_dir();
-    outlive_register("local_chain", "", local_chain);
+    outlive_handler_register("local_chain", "", local_chain);
     outlive_store_options options = OUTLIVE_STORE_OPTIONS_INIT;
     options.durability = OUTLIVE_DURABILITY_NORMAL;
-    CHECK_OK(outlive_store_open_with_options(dir, "app", NULL, &options, &chain_store));
+    CHECK_OK(outlive_store_open(dir, "app", NULL, &options, &chain_store));
     outlive_tasks_set_triggers(chain_store, 0, 1e6);
     chain_ran = 0;
-    outlive_handler *first = outlive_handler_new("local_chain", NULL);
+    outlive_handler *first = NULL;
+    outlive_handler_new("local_chain", NULL, NULL, &first);
     CHECK_OK(outlive_task_add(chain_store, first, NULL, NULL, 0, NULL));
     outlive_handler_free(first);
     CHECK_OK(outlive_tasks_run_now(chain_store));
@@ -328,16 +341,15 @@ static void test_bad_input_gets_precise_statuses_and_stores_nothing(void) {
     const char *dir = harness_temp_dir();
     outlive_store *store = open_queue(dir);
     CHECK(store);
-    outlive_handler *work = outlive_handler_new("local_record", NULL);
+    outlive_handler *work = NULL;
+    outlive_handler_new("local_record", NULL, NULL, &work);
     char id[OUTLIVE_ID_SIZE];
     const char bad_utf8[] = { 'g', (char)0xC3, 0 };
     const char *members_with_null[1] = { NULL };
     char long_group[OUTLIVE_TASK_MAX_GROUP_ID_SIZE + 2];
     memset(long_group, 'x', sizeof long_group - 1);
     long_group[sizeof long_group - 1] = 0;
-    outlive_task_spec spec_for_size = { work, NULL, NULL, 0 };
-    outlive_task_info *list_for_size = NULL;
-    size_t count_for_size = 0;
+    outlive_task_spec spec_for_size = { OUTLIVE_TASK_SPEC_VERSION, work, NULL, NULL, 0 };
     CHECK_STATUS(outlive_task_add(NULL, work, NULL, NULL, 0, id), OUTLIVE_E_INVALID_ARGUMENT);
     CHECK_STATUS(outlive_task_add(store, NULL, NULL, NULL, 0, id), OUTLIVE_E_INVALID_ARGUMENT);
     CHECK_STATUS(outlive_task_add(store, work, bad_utf8, NULL, 0, id), OUTLIVE_E_INVALID_ARGUMENT);
@@ -352,11 +364,11 @@ static void test_bad_input_gets_precise_statuses_and_stores_nothing(void) {
     CHECK_STATUS(outlive_task_add(store, work, NULL, members_with_null, (size_t)-1, id), OUTLIVE_E_INVALID_ARGUMENT);
     CHECK_STATUS(outlive_tasks_add_batch(store, &spec_for_size, (size_t)-1, NULL), OUTLIVE_E_INVALID_ARGUMENT);
     CHECK_STATUS(outlive_tasks_set_triggers(store, (size_t)-1, 1), OUTLIVE_E_INVALID_ARGUMENT);
-    CHECK_STATUS(outlive_tasks_list(store, NULL, (size_t)-1, &list_for_size, &count_for_size), OUTLIVE_E_INVALID_ARGUMENT);
-    outlive_task_spec spec = { work, NULL, NULL, 0 };
+    outlive_task_spec spec = { OUTLIVE_TASK_SPEC_VERSION, work, NULL, NULL, 0 };
     CHECK_STATUS(outlive_tasks_add_batch(store, &spec, 0, NULL), OUTLIVE_E_INVALID_ARGUMENT);
-    outlive_handler *invalidated = outlive_handler_new("local_record", NULL);
-    CHECK_OK(outlive_invalidate(invalidated, NULL));
+    outlive_handler *invalidated = NULL;
+    outlive_handler_new("local_record", NULL, NULL, &invalidated);
+    CHECK_OK(outlive_handler_invalidate(invalidated, NULL));
     CHECK_STATUS(outlive_task_add(store, invalidated, NULL, NULL, 0, id), OUTLIVE_E_INVALIDATED);
     outlive_handler_free(invalidated);
 
@@ -381,20 +393,22 @@ static void test_bad_input_gets_precise_statuses_and_stores_nothing(void) {
     CHECK_STATUS(outlive_tasks_set_policy(store, &policy), OUTLIVE_E_INVALID_ARGUMENT);
     CHECK_STATUS(outlive_tasks_set_concurrency(store, 0), OUTLIVE_E_INVALID_ARGUMENT);
     CHECK_STATUS(outlive_tasks_set_concurrency(store, 100000), OUTLIVE_E_INVALID_ARGUMENT);
-    outlive_task_info *list = (outlive_task_info *)1;
+    outlive_task_list *list = (outlive_task_list *)1;
     size_t count = 7;
-    CHECK_STATUS(outlive_tasks_list(store, "nope", 10, &list, &count), OUTLIVE_E_INVALID_ARGUMENT);
-    CHECK_STATUS(outlive_tasks_list(store, NULL, 10, NULL, &count), OUTLIVE_E_INVALID_ARGUMENT);
-    CHECK_STATUS(outlive_tasks_list(store, NULL, 1000000, &list, &count), OUTLIVE_E_INVALID_ARGUMENT);
-    CHECK_STATUS(outlive_tasks_list(store, "00000000-0000-4000-8000-000000000000", 10, &list, &count), OUTLIVE_E_NOT_FOUND);
-    CHECK(list == (outlive_task_info *)1 && count == 7);  /* outputs untouched on failure */
+    CHECK_STATUS(outlive_task_list_new(store, "nope", 10, &list), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_task_list_new(store, NULL, 10, NULL), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_task_list_new(store, "00000000-0000-4000-8000-000000000000", 10, &list), OUTLIVE_E_NOT_FOUND);
+    CHECK(list == (outlive_task_list *)1 && count == 7);  /* outputs untouched on failure */
     CHECK_STATUS(outlive_task_delete(store, NULL), OUTLIVE_E_INVALID_ARGUMENT);
     CHECK_STATUS(outlive_task_delete(store, bad_utf8), OUTLIVE_E_INVALID_ARGUMENT);
-    outlive_task_info_free(NULL, 3);
+    outlive_task_list_free(NULL);
 
     CHECK(pending(store) == 0);
-    CHECK_OK(outlive_tasks_list(store, NULL, 10, &list, &count));
-    CHECK(list == NULL && count == 0);
+    /* An empty queue lists as an empty list; limit 0 is no limit, as in every list. */
+    CHECK_OK(outlive_task_list_new(store, NULL, 0, &list));
+    count = outlive_task_list_count(list);
+    CHECK(list != NULL && count == 0 && outlive_task_list_id(list, 0) == NULL);
+    outlive_task_list_free(list);
     outlive_handler_free(work);
     outlive_store_close(store);
     harness_remove_tree(dir);

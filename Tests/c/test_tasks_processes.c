@@ -76,9 +76,11 @@ static bool wait_for_log_lines(int wanted) {
 }
 
 static outlive_status add(outlive_store *store, const char *handler, const char *label, const char *start, const char *member) {
-    outlive_args *args = outlive_args_new();
+    outlive_args *args = NULL;
+    outlive_args_new(&args);
     outlive_args_set_string(args, "label", label);
-    outlive_handler *work = outlive_handler_new(handler, args);
+    outlive_handler *work = NULL;
+    outlive_handler_new(handler, NULL, args, &work);
     outlive_args_free(args);
     const char *members[1] = { member };
     outlive_status status = outlive_task_add(store, work, start, member ? members : NULL, member ? 1 : 0, NULL);
@@ -90,20 +92,21 @@ static void test_tasks_this_process_cannot_resolve_run_in_one_that_can(void) {
     const char *dir = harness_temp_dir();
     prepare(dir);
     outlive_store *store = NULL;
-    CHECK_OK(outlive_store_open(dir, "app", NULL, &store));
+    CHECK_OK(outlive_store_open(dir, "app", NULL, NULL, &store));
     CHECK_OK(outlive_tasks_set_triggers(store, 1, 0));
-    CHECK_STATUS(outlive_resolve("tasks_record"), OUTLIVE_E_UNRESOLVED);
+    CHECK_STATUS(outlive_handler_resolve("tasks_record"), OUTLIVE_E_UNRESOLVED);
     const char *labels[] = { "one", "two", "three" };
     for (int i = 0; i < 3; i++) CHECK_OK(add(store, "tasks_record", labels[i], NULL, NULL));
     /* Runs here leave them alone: not attempted, not failed. */
     CHECK_OK(outlive_tasks_run_now(store));
     for (int i = 0; i < 10; i++) CHECK_OK(outlive_loop_dispatch(outlive_store_loop(store), 10));
-    outlive_task_info *list = NULL;
+    outlive_task_list *list = NULL;
     size_t count = 0;
-    CHECK_OK(outlive_tasks_list(store, NULL, 10, &list, &count));
+    CHECK_OK(outlive_task_list_new(store, NULL, 10, &list));
+    count = outlive_task_list_count(list);
     CHECK(count == 3);
-    for (size_t i = 0; i < count; i++) CHECK(list[i].attempts == 0 && list[i].last_error == NULL && list[i].state == OUTLIVE_TASK_PENDING);
-    outlive_task_info_free(list, count);
+    for (size_t i = 0; i < count; i++) CHECK(outlive_task_list_attempts(list, i) == 0 && outlive_task_list_last_error(list, i) == NULL && outlive_task_list_state(list, i) == OUTLIVE_TASK_PENDING);
+    outlive_task_list_free(list);
     const char *args[] = { dir, "worker", "--load", lib_path, "--run-until-pending", "0", "30", NULL };
     CHECK(wait_exit(spawn(args)) == 0);
     char lines[8][160];
@@ -125,7 +128,7 @@ static void test_group_members_wait_for_their_start_in_another_process(void) {
     const char *dir = harness_temp_dir();
     prepare(dir);
     outlive_store *store = NULL;
-    CHECK_OK(outlive_store_open(dir, "app", NULL, &store));
+    CHECK_OK(outlive_store_open(dir, "app", NULL, NULL, &store));
     CHECK_OK(outlive_tasks_set_triggers(store, 0, 1e6));
     CHECK_OK(add(store, "tasks_judge", "fail-identify", "profile:A", NULL));
     CHECK_OK(add(store, "tasks_judge", "track", NULL, "profile:A"));
@@ -142,13 +145,14 @@ static void test_group_members_wait_for_their_start_in_another_process(void) {
     CHECK(strstr(lines[1], "tasks_judge push 1 ") == lines[1]);
     CHECK(strstr(lines[2], "tasks_judge identify-B 1 ") == lines[2]);
     CHECK(strstr(lines[3], "tasks_judge track-B 1 ") == lines[3]);
-    outlive_task_info *list = NULL;
+    outlive_task_list *list = NULL;
     size_t listed = 0;
-    CHECK_OK(outlive_tasks_list(store, NULL, 10, &list, &listed));
+    CHECK_OK(outlive_task_list_new(store, NULL, 10, &list));
+    listed = outlive_task_list_count(list);
     CHECK(listed == 2);
-    CHECK(list[0].attempts == 1 && list[0].last_error && !strcmp(list[0].last_error, "judged a failure"));
-    CHECK(list[1].attempts == 0 && list[1].group_member_count == 1);
-    outlive_task_info_free(list, listed);
+    CHECK(outlive_task_list_attempts(list, 0) == 1 && outlive_task_list_last_error(list, 0) && !strcmp(outlive_task_list_last_error(list, 0), "judged a failure"));
+    CHECK(outlive_task_list_attempts(list, 1) == 0 && outlive_task_list_group_member_count(list, 1) == 1);
+    outlive_task_list_free(list);
     outlive_store_close(store);
     harness_remove_tree(dir);
     unlink(log_path);
@@ -158,18 +162,19 @@ static void test_killed_runner_loses_no_task_and_the_interrupted_one_runs_again(
     const char *dir = harness_temp_dir();
     prepare(dir);
     outlive_store *store = NULL;
-    CHECK_OK(outlive_store_open(dir, "app", NULL, &store));
+    CHECK_OK(outlive_store_open(dir, "app", NULL, NULL, &store));
     CHECK_OK(outlive_tasks_set_triggers(store, 0, 1e6));
     CHECK_OK(add(store, "tasks_stall", "stalls", NULL, NULL));
     CHECK_OK(add(store, "tasks_record", "after", NULL, NULL));
     const char *first[] = { dir, "runner1", "--load", lib_path, "--run-until-pending", "0", "60", NULL };
     pid_t runner = spawn(first);
     CHECK(wait_for_log_lines(1));
-    outlive_task_info *list = NULL;
+    outlive_task_list *list = NULL;
     size_t count = 0;
-    CHECK_OK(outlive_tasks_list(store, NULL, 10, &list, &count));
-    CHECK(count == 2 && list[0].state == OUTLIVE_TASK_RUNNING);
-    outlive_task_info_free(list, count);
+    CHECK_OK(outlive_task_list_new(store, NULL, 10, &list));
+    count = outlive_task_list_count(list);
+    CHECK(count == 2 && outlive_task_list_state(list, 0) == OUTLIVE_TASK_RUNNING);
+    outlive_task_list_free(list);
     kill(runner, SIGKILL);
     CHECK(wait_exit(runner) == 128 + SIGKILL);
     /* This process sees the death through the liveness lock: the task is pending again. */
@@ -177,10 +182,11 @@ static void test_killed_runner_loses_no_task_and_the_interrupted_one_runs_again(
     bool returned = false;
     while (!returned && monotonic() < deadline) {
         CHECK_OK(outlive_loop_dispatch(outlive_store_loop(store), 20));
-        CHECK_OK(outlive_tasks_list(store, NULL, 10, &list, &count));
-        returned = count == 2 && list[0].state == OUTLIVE_TASK_PENDING;
-        if (returned) CHECK(list[0].last_error && strstr(list[0].last_error, "died during the attempt"));
-        outlive_task_info_free(list, count);
+        CHECK_OK(outlive_task_list_new(store, NULL, 10, &list));
+        count = outlive_task_list_count(list);
+        returned = count == 2 && outlive_task_list_state(list, 0) == OUTLIVE_TASK_PENDING;
+        if (returned) CHECK(outlive_task_list_last_error(list, 0) && strstr(outlive_task_list_last_error(list, 0), "died during the attempt"));
+        outlive_task_list_free(list);
     }
     CHECK(returned);
     const char *second[] = { dir, "runner2", "--load", lib_path, "--run-until-pending", "0", "30", NULL };
@@ -199,7 +205,7 @@ static void test_three_adders_and_two_runners_run_every_task_once(void) {
     const char *dir = harness_temp_dir();
     prepare(dir);
     outlive_store *store = NULL;
-    CHECK_OK(outlive_store_open(dir, "app", NULL, &store));  /* creates the store before the workers race */
+    CHECK_OK(outlive_store_open(dir, "app", NULL, NULL, &store));  /* creates the store before the workers race */
     char done[4200];
     snprintf(done, sizeof done, "%s.adders-done", dir);
     unlink(done);
@@ -245,7 +251,7 @@ static void test_completion_called_from_another_process_ends_the_task(void) {
     unlink(defer);
     setenv("TASKS_DEFER_FILE", defer, 1);
     outlive_store *store = NULL;
-    CHECK_OK(outlive_store_open(dir, "app", NULL, &store));
+    CHECK_OK(outlive_store_open(dir, "app", NULL, NULL, &store));
     CHECK_OK(outlive_tasks_set_triggers(store, 0, 1e6));
     CHECK_OK(add(store, "tasks_defer", "elsewhere", NULL, NULL));
     CHECK_OK(add(store, "tasks_record", "next", NULL, NULL));

@@ -80,7 +80,7 @@ static int32_t priority(const outlive_message *message, void *context) {
 static void present(const outlive_message *message, outlive_presentation *presentation, void *context) {
     (void)message;
     (void)context;
-    outlive_presentation_finish(presentation, OUTLIVE_PRESENTED, false, "yes");
+    outlive_presentation_finish(presentation, OUTLIVE_PRESENTATION_PRESENTED, false, "yes");
 }
 
 static bool respond(const outlive_message *message, void *context) {
@@ -93,11 +93,13 @@ static bool respond(const outlive_message *message, void *context) {
 }
 
 static outlive_status consume(const char *which, outlive_lifetime lifetime) {
-    outlive_args *bound = outlive_args_new();
+    outlive_args *bound = NULL;
+    outlive_args_new(&bound);
     outlive_args_set_string(bound, "which", which);
-    outlive_handler *handler = outlive_handler_new("crash_signal", bound);
+    outlive_handler *handler = NULL;
+    outlive_handler_new("crash_signal", NULL, bound, &handler);
     outlive_args_free(bound);
-    outlive_status status = outlive_signal_consume(store, SIGNAL_ID, handler, OUTLIVE_DELIVER_UNTIL_TERMINATED, lifetime, NULL);
+    outlive_status status = outlive_signal_consume(store, SIGNAL_ID, handler, OUTLIVE_DELIVERY_UNTIL_TERMINATED, lifetime, NULL, NULL);
     outlive_handler_free(handler);
     return status;
 }
@@ -105,7 +107,7 @@ static outlive_status consume(const char *which, outlive_lifetime lifetime) {
 /* Whether the process-lifetime consumer is registered (by an earlier run). */
 static int has_process_consumer(void) {
     outlive_signal_consumer_list *list = NULL;
-    if (outlive_signal_consumer_list_new(store, SIGNAL_ID, &list) != OUTLIVE_OK) return 0;
+    if (outlive_signal_consumer_list_new(store, SIGNAL_ID, NULL, 0, &list) != OUTLIVE_OK) return 0;
     int found = 0;
     for (size_t i = 0; i < outlive_signal_consumer_list_count(list); i++)
         if (outlive_signal_consumer_list_lifetime(list, i) == OUTLIVE_LIFETIME_PROCESS) found = 1;
@@ -125,12 +127,12 @@ int main(int argc, char **argv) {
     srand((unsigned)seed);
     outlive_store_options options = OUTLIVE_STORE_OPTIONS_INIT;
     options.durability = OUTLIVE_DURABILITY_FULL;
-    if (outlive_store_open_with_options(argv[1], "driver", NULL, &options, &store) != OUTLIVE_OK) return fail("open");
+    if (outlive_store_open(argv[1], "driver", NULL, &options, &store) != OUTLIVE_OK) return fail("open");
     outlive_loop *loop = outlive_store_loop(store);
     if (outlive_tasks_set_triggers(store, 1, 0) != OUTLIVE_OK) return fail("triggers");
-    outlive_presenter presenter = {priority, present, NULL};
-    if (outlive_presenter_add(store, "crash", &presenter, NULL) != OUTLIVE_OK) return fail("presenter");
-    if (outlive_response_handler_add(store, "crash", respond, NULL) != OUTLIVE_OK) return fail("response handler");
+    outlive_presenter presenter = {OUTLIVE_PRESENTER_VERSION, priority, present, NULL};
+    if (outlive_presenter_add(store, "crash", &presenter, NULL, NULL) != OUTLIVE_OK) return fail("presenter");
+    if (outlive_response_handler_add(store, "crash", respond, NULL, NULL) != OUTLIVE_OK) return fail("response handler");
     if (!has_process_consumer()) {
         printf("try consume\n");
         if (consume("process", OUTLIVE_LIFETIME_PROCESS) != OUTLIVE_OK) return fail("consume");
@@ -159,9 +161,11 @@ int main(int argc, char **argv) {
         } else if (choice < 15) {
             char label[48], id[OUTLIVE_ID_SIZE];
             snprintf(label, sizeof label, "%d-%ld", seed, op);
-            outlive_args *bound = outlive_args_new();
+            outlive_args *bound = NULL;
+            outlive_args_new(&bound);
             outlive_args_set_string(bound, "label", label);
-            outlive_handler *work = outlive_handler_new("crash_task", bound);
+            outlive_handler *work = NULL;
+            outlive_handler_new("crash_task", NULL, bound, &work);
             outlive_args_free(bound);
             printf("try task %s\n", label);
             outlive_status status = outlive_task_add(store, work, NULL, NULL, 0, id);
@@ -174,7 +178,8 @@ int main(int argc, char **argv) {
             printf("ok\n");
         } else {
             char id[OUTLIVE_ID_SIZE];
-            outlive_message_draft *draft = outlive_message_draft_new("crash", "a message");
+            outlive_message_draft *draft = NULL;
+            outlive_message_draft_new("crash", "a message", &draft);
             outlive_message_draft_add_choice(draft, "yes", "Yes", OUTLIVE_CHOICE_DEFAULT);
             printf("try msg\n");
             outlive_status status = outlive_message_post(store, draft, id);

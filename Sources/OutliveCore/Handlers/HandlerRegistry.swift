@@ -51,7 +51,7 @@ public final class HandlerRegistry {
         if let found = lock.withLock({ registrations[name] ?? resolved[name] }) { return found }
         try HandlerName.validate(name)
         guard HandlerName.isCIdentifier(name) else {
-            throw OutliveError(.unresolved, "no handler named \(name) is registered in this process (names with '.' resolve only through outlive_register)")
+            throw OutliveError(.unresolved, "no handler named \(name) is registered in this process (names with '.' resolve only through outlive_handler_register)")
         }
         return try lock.withLock {
             if let found = registrations[name] ?? resolved[name] { return found }

@@ -72,7 +72,7 @@ enum LibrarySymbols {
 }
 
 extension HandlerRegistry {
-    /// The handlers a library declares (after loading it, as `outlive_load_handlers`
+    /// The handlers a library declares (after loading it, as `outlive_handler_library_load`
     /// does, which runs its constructors): name, signature, instance or not.
     public func declaredHandlers(inLibrary path: String) throws -> [(name: String, signature: String, isInstance: Bool)] {
         let names = try LibrarySymbols.definedNames(inFile: path, withPrefix: DescriptorLayout.symbolPrefix)

@@ -94,7 +94,7 @@ public final class MessageQueue {
         try store.database.write { transaction in
             let count = try MessageTable.count(category: draft.category, in: transaction)
             guard count < limit else {
-                throw OutliveError.state("category \"\(draft.category)\" holds \(count) messages, its limit; remove messages or raise the limit (outlive_messages_set_category_limit)")
+                throw OutliveError(.limit, "category \"\(draft.category)\" holds \(count) messages, its limit; remove messages or raise the limit (outlive_messages_set_category_limit)")
             }
             try MessageTable.insert(draft, id: id, created: Clock.wall(), in: transaction)
             try transaction.recordChange(topic: MessageQueue.topic, key: id)

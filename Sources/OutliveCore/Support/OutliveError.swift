@@ -18,6 +18,7 @@ public struct OutliveError: Error, CustomStringConvertible, Equatable {
         case state
         case version
         case noMemory
+        case limit
     }
 
     public let code: Code

@@ -2,8 +2,8 @@
 /// the header's OUTLIVE_VERSION_* macros and outlive.pc.
 public enum OutliveVersion {
     public static let major: UInt32 = 0
-    public static let minor: UInt32 = 1
+    public static let minor: UInt32 = 2
     public static let patch: UInt32 = 0
-    public static let text: StaticString = "0.1.0"
+    public static let text: StaticString = "0.2.0"
     public static var number: UInt32 { major * 1_000_000 + minor * 1_000 + patch }
 }

@@ -1,6 +1,6 @@
 /* A handler library for the cross-process tests: its handlers print what they
  * receive, one line each, on stdout, so the test that ran the process can
- * check every value. Loaded with outlive_load_handlers by handler_caller. */
+ * check every value. Loaded with outlive_handler_library_load by handler_caller. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -58,15 +58,17 @@ OUTLIVE_HANDLER(fixture_twelve, OUTLIVE_INT(a1), OUTLIVE_INTEGER(a2), OUTLIVE_DO
 
 /* Calls the nested handler with result = n * 2, and keeps a copy to call again. */
 OUTLIVE_HANDLER(fixture_run_nested, OUTLIVE_HANDLER_ARG(completion), OUTLIVE_INTEGER(n)) {
-    outlive_args *args = outlive_args_new();
+    outlive_args *args = NULL;
+    outlive_args_new(&args);
     outlive_args_set_integer(args, "result", n * 2);
-    outlive_status status = outlive_call(completion, args);
+    outlive_status status = outlive_handler_call(completion, args);
     printf("fixture_run_nested: n=%" PRId64 " completion=%s status=%s\n", n, outlive_handler_name(completion),
            outlive_status_name(status));
     fflush(stdout);
-    outlive_handler *kept = outlive_handler_copy(completion);
+    outlive_handler *kept = NULL;
+    outlive_handler_copy(completion, &kept);
     outlive_args_set_integer(args, "result", -1);
-    status = outlive_call(kept, args);
+    status = outlive_handler_call(kept, args);
     printf("fixture_run_nested: copy status=%s\n", outlive_status_name(status));
     fflush(stdout);
     outlive_handler_free(kept);
@@ -122,5 +124,5 @@ OUTLIVE_HANDLER(fixture_interaction, OUTLIVE_ID(text), OUTLIVE_ID(interaction_id
     printf("fixture_interaction: %s (%zu-character id)\n", outlive_object_string(text),
            strlen(outlive_object_string(interaction_id)));
     fflush(stdout);
-    outlive_call(finish, NULL);
+    outlive_handler_call(finish, NULL);
 }

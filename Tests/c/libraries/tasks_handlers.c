@@ -1,5 +1,5 @@
 /* Task handlers for the cross-process task tests, loaded with
- * outlive_load_handlers by tasks_worker. Each call appends one line
+ * outlive_handler_library_load by tasks_worker. Each call appends one line
  * "handler label attempt task_id" to the file named by $TASKS_LOG (O_APPEND:
  * lines of several processes never interleave). */
 #include <fcntl.h>
@@ -23,10 +23,11 @@ static void note(const char *handler, const outlive_object *label, int64_t attem
 }
 
 static void complete(const outlive_handler *completion, bool success, const char *error) {
-    outlive_args *args = outlive_args_new();
+    outlive_args *args = NULL;
+    outlive_args_new(&args);
     outlive_args_set_bool(args, "success", success);
     if (error) outlive_args_set_string(args, "error", error);
-    outlive_call(completion, args);
+    outlive_handler_call(completion, args);
     outlive_args_free(args);
 }
 

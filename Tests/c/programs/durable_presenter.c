@@ -61,7 +61,7 @@ struct finisher {
 
 static void *finish_on_thread(void *argument) {
     struct finisher *job = argument;
-    outlive_status status = outlive_call(job->finish, NULL);
+    outlive_status status = outlive_handler_call(job->finish, NULL);
     say("FINISHED %" PRId64 " %s", job->n, outlive_status_name(status));
     outlive_handler_free(job->finish);
     free(job);
@@ -71,28 +71,32 @@ static void *finish_on_thread(void *argument) {
 OUTLIVE_HANDLER(durable_show, OUTLIVE_INTEGER(n), OUTLIVE_ID(interaction_id), OUTLIVE_HANDLER_ARG(finish)) {
     say("SHOW %" PRId64 " %s", n, outlive_object_string(interaction_id));
     if (strcmp(mode, "auto") == 0) {
-        outlive_status status = outlive_call(finish, NULL);
+        outlive_status status = outlive_handler_call(finish, NULL);
         say("FINISHED %" PRId64 " %s", n, outlive_status_name(status));
     } else if (strcmp(mode, "thread") == 0) {
         struct finisher *job = malloc(sizeof *job);
-        job->finish = outlive_handler_copy(finish);
+        job->finish = NULL;
+        outlive_handler_copy(finish, &job->finish);
         job->n = n;
         pthread_t thread;
         pthread_create(&thread, NULL, finish_on_thread, job);
         pthread_detach(thread);
     }
     outlive_handler_free(kept_finish);
-    kept_finish = outlive_handler_copy(finish);
+    kept_finish = NULL;
+    outlive_handler_copy(finish, &kept_finish);
 }
 
 static void command(char *line) {
     if (strcmp(line, "finish") == 0) {
-        say("FINISH %s", outlive_status_name(outlive_call(kept_finish, NULL)));
+        say("FINISH %s", outlive_status_name(outlive_handler_call(kept_finish, NULL)));
     } else if (strncmp(line, "add ", 4) == 0) {
         int64_t n = strtoll(line + 4, NULL, 10);
-        outlive_args *args = outlive_args_new();
+        outlive_args *args = NULL;
+        outlive_args_new(&args);
         outlive_args_set_integer(args, "n", n);
-        outlive_handler *handler = outlive_handler_new("durable_show", args);
+        outlive_handler *handler = NULL;
+        outlive_handler_new("durable_show", NULL, args, &handler);
         outlive_args_free(args);
         char id[OUTLIVE_ID_SIZE] = "";
         outlive_status status = outlive_durable_interactions_add(queue, handler, id);
@@ -127,8 +131,8 @@ int main(int argc, char **argv) {
         return 2;
     }
     mode = argv[3];
-    outlive_set_log_handler(log_line, OUTLIVE_LOG_INFO, NULL);
-    if (outlive_store_open(argv[1], "presenter", NULL, &store) != OUTLIVE_OK ||
+    outlive_log_set_handler(log_line, OUTLIVE_LOG_INFO, NULL, NULL);
+    if (outlive_store_open(argv[1], "presenter", NULL, NULL, &store) != OUTLIVE_OK ||
         outlive_durable_interactions_open(store, argv[2], 0, &queue) != OUTLIVE_OK) {
         say("ERROR %s", outlive_last_error());
         return 1;

@@ -11,7 +11,7 @@ int main(int argc, char **argv) {
     if (argc != 2) return 2;
     setvbuf(stdout, NULL, _IONBF, 0);
     outlive_store *store = NULL;
-    if (outlive_store_open(argv[1], "writer", NULL, &store) != OUTLIVE_OK) {
+    if (outlive_store_open(argv[1], "writer", NULL, NULL, &store) != OUTLIVE_OK) {
         fprintf(stderr, "fault_writer: open: %s\n", outlive_last_error());
         return 1;
     }

@@ -6,8 +6,8 @@
  * from FILE, and performs each ACTION on it, printing "ACTION -> STATUS" lines
  * (handlers print their own lines). An ACTION is a verb with optional
  * call-time arguments, separated by spaces:
- *   call [ARG...]        outlive_call
- *   invalidate [ARG...]  outlive_invalidate
+ *   call [ARG...]        outlive_handler_call
+ *   invalidate [ARG...]  outlive_handler_invalidate
  *   save:PATH            serialize the handler (as it is now) into PATH
  *   describe             print outlive_handler_description
  * ARG is name=TYPE:VALUE with TYPE S (string ID), T (tagged ID, VALUE tag:text),
@@ -56,7 +56,8 @@ static int parse_args(char *spec, outlive_args *args) {
         case 'I': status = outlive_args_set_integer(args, name, strtoll(value, NULL, 10)); break;
         case 'U': status = outlive_args_set_uinteger(args, name, strtoull(value, NULL, 10)); break;
         case 'H': {
-            outlive_handler *nested = outlive_handler_new(value, NULL);
+            outlive_handler *nested = NULL;
+            outlive_handler_new(value, NULL, NULL, &nested);
             if (!nested) return -1;
             status = outlive_args_set_handler(args, name, nested);
             outlive_handler_free(nested);
@@ -71,11 +72,11 @@ static int parse_args(char *spec, outlive_args *args) {
 
 int main(int argc, char **argv) {
     if (argc < 3) { fprintf(stderr, "usage: handler_caller LIBRARY FILE ACTION...\n"); return 2; }
-    if (outlive_register("rt.echo", "INTEGER n, ID? text", (void (*)(void))rt_echo) != OUTLIVE_OK) {
+    if (outlive_handler_register("rt.echo", "INTEGER n, ID? text", (void (*)(void))rt_echo) != OUTLIVE_OK) {
         fprintf(stderr, "register: %s\n", outlive_last_error());
         return 2;
     }
-    if (strcmp(argv[1], "-") != 0 && outlive_load_handlers(argv[1]) != OUTLIVE_OK) {
+    if (strcmp(argv[1], "-") != 0 && outlive_handler_library_load(argv[1]) != OUTLIVE_OK) {
         fprintf(stderr, "load %s: %s\n", argv[1], outlive_last_error());
         return 2;
     }
@@ -107,10 +108,11 @@ int main(int argc, char **argv) {
         } else if (strcmp(action, "describe") == 0) {
             printf("describe -> %s\n", outlive_handler_description(handler));
         } else {
-            outlive_args *args = outlive_args_new();
+            outlive_args *args = NULL;
+            outlive_args_new(&args);
             if (rest && parse_args(rest, args) != 0) { fprintf(stderr, "bad arguments: %s\n", argv[i]); return 2; }
-            if (strcmp(action, "call") == 0) status = outlive_call(handler, args);
-            else if (strcmp(action, "invalidate") == 0) status = outlive_invalidate(handler, args);
+            if (strcmp(action, "call") == 0) status = outlive_handler_call(handler, args);
+            else if (strcmp(action, "invalidate") == 0) status = outlive_handler_invalidate(handler, args);
             else { fprintf(stderr, "unknown action %s\n", action); return 2; }
             printf("%s -> %s\n", action, outlive_status_name(status));
             if (status != OUTLIVE_OK) printf("error: %s\n", outlive_last_error());

@@ -21,7 +21,7 @@ static outlive_status increment(outlive_kv_value *value, void *context) {
 int main(int argc, char **argv) {
     if (argc < 3) return 2;
     outlive_store *store = NULL;
-    if (outlive_store_open(argv[1], "worker", NULL, &store) != OUTLIVE_OK) {
+    if (outlive_store_open(argv[1], "worker", NULL, NULL, &store) != OUTLIVE_OK) {
         fprintf(stderr, "open: %s\n", outlive_last_error());
         return 1;
     }

@@ -55,7 +55,7 @@ static int32_t priority_of(const outlive_message *message, void *context) {
 }
 
 static void *finish_later(void *token) {
-    outlive_presentation_finish(token, OUTLIVE_PRESENTED, true, "ok");
+    outlive_presentation_finish(token, OUTLIVE_PRESENTATION_PRESENTED, true, "ok");
     return NULL;
 }
 
@@ -67,12 +67,12 @@ static void present(const outlive_message *message, outlive_presentation *presen
     if (payload && outlive_args_get_string(payload, "note", &note) == OUTLIVE_OK) printf("payload %s %s\n", outlive_message_id(message), note);
     outlive_status status = OUTLIVE_OK;
     if (!strcmp(presenter->mode, "finish")) {
-        status = outlive_presentation_finish(presentation, OUTLIVE_PRESENTED, true,
+        status = outlive_presentation_finish(presentation, OUTLIVE_PRESENTATION_PRESENTED, true,
                                              outlive_message_choice_count(message) ? "ok" : NULL);
     } else if (!strcmp(presenter->mode, "show")) {
-        status = outlive_presentation_finish(presentation, OUTLIVE_PRESENTED, true, NULL);
+        status = outlive_presentation_finish(presentation, OUTLIVE_PRESENTATION_PRESENTED, true, NULL);
     } else if (!strcmp(presenter->mode, "decline")) {
-        status = outlive_presentation_finish(presentation, OUTLIVE_NOT_PRESENTED, false, NULL);
+        status = outlive_presentation_finish(presentation, OUTLIVE_PRESENTATION_NOT_PRESENTED, false, NULL);
     } else if (!strcmp(presenter->mode, "thread")) {
         pthread_t thread;
         pthread_create(&thread, NULL, finish_later, presentation);
@@ -105,7 +105,7 @@ int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IONBF, 0);
     outlive_loop *loop = NULL;
     outlive_store *store = NULL;
-    if (outlive_loop_new(&loop) != OUTLIVE_OK || outlive_store_open(argv[1], argv[2], loop, &store) != OUTLIVE_OK) {
+    if (outlive_loop_new(&loop) != OUTLIVE_OK || outlive_store_open(argv[1], argv[2], loop, NULL, &store) != OUTLIVE_OK) {
         fprintf(stderr, "open: %s\n", outlive_last_error());
         return 1;
     }
@@ -114,13 +114,13 @@ int main(int argc, char **argv) {
         if (!strcmp(argv[i], "--presenter") && i + 1 < argc && presenter_count < 8) {
             struct presenter *p = &presenters[presenter_count++];
             if (sscanf(argv[++i], "%63[^:]:%d:%15[^:]:%d:%d", p->id, &p->priority, p->mode, &p->share_of, &p->share) < 3) return 2;
-            outlive_presenter callbacks = {priority_of, present, end};
-            status = outlive_presenter_add(store, p->id, &callbacks, p);
+            outlive_presenter callbacks = {OUTLIVE_PRESENTER_VERSION, priority_of, present, end};
+            status = outlive_presenter_add(store, p->id, &callbacks, p, NULL);
         } else if (!strcmp(argv[i], "--responder")) {
-            status = outlive_response_handler_add(store, "responder", respond, NULL);
+            status = outlive_response_handler_add(store, "responder", respond, NULL, NULL);
         } else if (!strcmp(argv[i], "--resolver") && i + 1 < argc) {
             snprintf(resolver_choice, sizeof resolver_choice, "%s", argv[++i]);
-            status = outlive_auto_resolver_add(store, "resolver", resolve, NULL);
+            status = outlive_auto_resolver_add(store, "resolver", resolve, NULL, NULL);
         } else {
             return 2;
         }
@@ -148,7 +148,7 @@ int main(int argc, char **argv) {
                 if (!strcmp(line, "quit")) {
                     running = 0;
                 } else if (!strcmp(line, "finish")) {
-                    for (int k = 0; k < held_count; k++) outlive_presentation_finish(held[k], OUTLIVE_PRESENTED, true, "ok");
+                    for (int k = 0; k < held_count; k++) outlive_presentation_finish(held[k], OUTLIVE_PRESENTATION_PRESENTED, true, "ok");
                     held_count = 0;
                 } else if (!strncmp(line, "remove ", 7)) {
                     if (outlive_presenter_remove(store, line + 7) != OUTLIVE_OK) printf("error %s\n", outlive_last_error());

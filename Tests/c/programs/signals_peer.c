@@ -20,19 +20,20 @@ int main(int argc, char **argv) {
     if (argc < 3) return 2;
     setvbuf(stdout, NULL, _IONBF, 0);
     outlive_store *store = NULL;
-    if (outlive_store_open(argv[1], argv[2], NULL, &store) != OUTLIVE_OK) return fail("open");
+    if (outlive_store_open(argv[1], argv[2], NULL, NULL, &store) != OUTLIVE_OK) return fail("open");
     int i = 3;
     if (i + 1 < argc && !strcmp(argv[i], "--load")) {
-        if (outlive_load_handlers(argv[i + 1]) != OUTLIVE_OK) return fail("load");
+        if (outlive_handler_library_load(argv[i + 1]) != OUTLIVE_OK) return fail("load");
         i += 2;
     }
     for (; i + 3 < argc && !strcmp(argv[i], "consume"); i += 4) {
-        outlive_delivery delivery = !strcmp(argv[i + 2], "once") ? OUTLIVE_DELIVER_ONCE : OUTLIVE_DELIVER_UNTIL_TERMINATED;
+        outlive_delivery delivery = !strcmp(argv[i + 2], "once") ? OUTLIVE_DELIVERY_ONCE : OUTLIVE_DELIVERY_UNTIL_TERMINATED;
         outlive_lifetime lifetime = !strcmp(argv[i + 3], "this_run") ? OUTLIVE_LIFETIME_THIS_RUN
                                   : !strcmp(argv[i + 3], "process") ? OUTLIVE_LIFETIME_PROCESS : OUTLIVE_LIFETIME_ANY_PROCESS;
-        outlive_handler *handler = outlive_handler_new("signals_report", NULL);
+        outlive_handler *handler = NULL;
+        outlive_handler_new("signals_report", NULL, NULL, &handler);
         if (!handler) return fail("handler");
-        if (outlive_signal_consume(store, argv[i + 1], handler, delivery, lifetime, NULL) != OUTLIVE_OK) return fail("consume");
+        if (outlive_signal_consume(store, argv[i + 1], handler, delivery, lifetime, NULL, NULL) != OUTLIVE_OK) return fail("consume");
         outlive_handler_free(handler);
     }
     if (i != argc) return 2;

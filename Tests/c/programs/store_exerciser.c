@@ -73,16 +73,17 @@ static int fail(const char *what) {
 
 static int populate(const char *directory) {
     outlive_store *store = NULL;
-    if (outlive_store_open(directory, "seed", NULL, &store) != OUTLIVE_OK) return fail("open");
+    if (outlive_store_open(directory, "seed", NULL, NULL, &store) != OUTLIVE_OK) return fail("open");
     outlive_loop *loop = outlive_store_loop(store);
     uint64_t token = 0;
-    if (outlive_kv_observe(store, "", observed, NULL, &token) != OUTLIVE_OK) return fail("observe");
+    if (outlive_kv_observe(store, "", observed, NULL, NULL, &token) != OUTLIVE_OK) return fail("observe");
     if (outlive_kv_set(store, "config/name", "dana", 4) != OUTLIVE_OK) return fail("kv");
     if (outlive_kv_set(store, "config/blob", "\0\1", 2) != OUTLIVE_OK) return fail("kv");
     if (outlive_kv_set(store, "other", "x", 1) != OUTLIVE_OK) return fail("kv");
 
-    outlive_handler *slow = outlive_handler_new("exerciser_slow", NULL);
-    outlive_handler *task = outlive_handler_new("exerciser_task", NULL);
+    outlive_handler *slow = NULL, *task = NULL;
+    if (outlive_handler_new("exerciser_slow", NULL, NULL, &slow) != OUTLIVE_OK) return fail("handler");
+    if (outlive_handler_new("exerciser_task", NULL, NULL, &task) != OUTLIVE_OK) return fail("handler");
     const char *members[] = {"g1"};
     if (outlive_task_add(store, slow, NULL, NULL, 0, NULL) != OUTLIVE_OK) return fail("task");
     if (outlive_task_add(store, task, "g1", NULL, 0, NULL) != OUTLIVE_OK) return fail("task");
@@ -90,17 +91,20 @@ static int populate(const char *directory) {
 
     char signal[OUTLIVE_ID_SIZE];
     outlive_signal_new_id(signal);
-    outlive_handler *receive = outlive_handler_new("exerciser_signal", NULL);
-    if (outlive_signal_consume(store, signal, receive, OUTLIVE_DELIVER_UNTIL_TERMINATED, OUTLIVE_LIFETIME_ANY_PROCESS, "scope1") != OUTLIVE_OK)
+    outlive_handler *receive = NULL;
+    if (outlive_handler_new("exerciser_signal", NULL, NULL, &receive) != OUTLIVE_OK) return fail("handler");
+    if (outlive_signal_consume(store, signal, receive, OUTLIVE_DELIVERY_UNTIL_TERMINATED, OUTLIVE_LIFETIME_ANY_PROCESS, "scope1", NULL) != OUTLIVE_OK)
         return fail("consume");
-    if (outlive_signal_consume(store, signal, receive, OUTLIVE_DELIVER_ONCE, OUTLIVE_LIFETIME_THIS_RUN, NULL) != OUTLIVE_OK)
+    if (outlive_signal_consume(store, signal, receive, OUTLIVE_DELIVERY_ONCE, OUTLIVE_LIFETIME_THIS_RUN, NULL, NULL) != OUTLIVE_OK)
         return fail("consume");
-    outlive_args *payload = outlive_args_new();
+    outlive_args *payload = NULL;
+    if (outlive_args_new(&payload) != OUTLIVE_OK) return fail("args");
     outlive_args_set_string(payload, "note", "hello");
     if (outlive_signal_post(store, signal, payload, false) != OUTLIVE_OK) return fail("post");
 
     for (int i = 0; i < 2; i++) {
-        outlive_message_draft *draft = outlive_message_draft_new("sync", "Conflict");
+        outlive_message_draft *draft = NULL;
+        if (outlive_message_draft_new("sync", "Conflict", &draft) != OUTLIVE_OK) return fail("draft");
         outlive_message_draft_set_text(draft, "Two versions");
         outlive_message_draft_set_scope(draft, "a");
         outlive_message_draft_set_thread(draft, "t");
@@ -113,12 +117,15 @@ static int populate(const char *directory) {
         outlive_message_draft_free(draft);
     }
     outlive_args_free(payload);
-    outlive_presenter callbacks = {presenter_priority, presenter_present, NULL};
-    if (outlive_presenter_add(store, "dialog", &callbacks, NULL) != OUTLIVE_OK) return fail("presenter");
+    outlive_presenter callbacks = OUTLIVE_PRESENTER_INIT;
+    callbacks.priority = presenter_priority;
+    callbacks.present = presenter_present;
+    if (outlive_presenter_add(store, "dialog", &callbacks, NULL, NULL) != OUTLIVE_OK) return fail("presenter");
 
     outlive_durable_interactions *queue = NULL;
     if (outlive_durable_interactions_open(store, "q1", 0, &queue) != OUTLIVE_OK) return fail("durable open");
-    outlive_handler *interaction = outlive_handler_new("exerciser_interaction", NULL);
+    outlive_handler *interaction = NULL;
+    if (outlive_handler_new("exerciser_interaction", NULL, NULL, &interaction) != OUTLIVE_OK) return fail("handler");
     for (int i = 0; i < 2; i++)
         if (outlive_durable_interactions_add(queue, interaction, NULL) != OUTLIVE_OK) return fail("durable add");
 
@@ -130,14 +137,14 @@ static int populate(const char *directory) {
     return 1;
 }
 
-static void visit(const char *interaction_id, const char *handler_name, uint32_t presentations, void *context) {
-    (void)presentations;
-    *(size_t *)context += strlen(interaction_id) + strlen(handler_name);
+/* Reads a string a list handed out, as an application does (NULL: absent). */
+static size_t read_text(const char *text) {
+    return text ? strlen(text) : 0;
 }
 
 static int exercise(const char *directory) {
     outlive_store *store = NULL;
-    outlive_status status = outlive_store_open(directory, "exerciser", NULL, &store);
+    outlive_status status = outlive_store_open(directory, "exerciser", NULL, NULL, &store);
     report("open", status);
     if (status != OUTLIVE_OK) return 0;
     outlive_loop *loop = outlive_store_loop(store);
@@ -149,24 +156,39 @@ static int exercise(const char *directory) {
     status = outlive_kv_get(store, "config/name", &bytes, &size);
     report("kv_get", status);
     if (status == OUTLIVE_OK) outlive_free(bytes);
+    /* The whole listing at once, every key read. */
+    outlive_kv_key_list *keys = NULL;
+    status = outlive_kv_key_list_new(store, "", NULL, 0, &keys);
+    report("kv_key_list", status);
+    size_t length = 0;
+    for (size_t i = 0; status == OUTLIVE_OK && i < outlive_kv_key_list_count(keys); i++)
+        length += read_text(outlive_kv_key_list_key(keys, i));
+    outlive_kv_key_list_free(keys);
+    /* The walk: one key per page, each page after the last key of the one
+     * before, as 0.1's next-key walk went; it must end (an empty page). */
     char *after = NULL;
     size_t steps = 0;
     for (;;) {
-        char *key = NULL;
-        status = outlive_kv_next_key(store, "", after, &key);
+        outlive_kv_key_list *page = NULL;
+        status = outlive_kv_key_list_new(store, "", after, 1, &page);
         if (status != OUTLIVE_OK) break;
+        const char *key = outlive_kv_key_list_count(page) > 0 ? outlive_kv_key_list_key(page, 0) : NULL;
+        if (!key) {
+            outlive_kv_key_list_free(page);
+            break;
+        }
         free(after);
         after = strdup(key);
-        outlive_free(key);
+        outlive_kv_key_list_free(page);
         if (++steps > 10000) break;
     }
     free(after);
     printf("kv_walk %s after %zu keys\n", steps > 10000 ? "LOOPED" : "ended", steps);
-    report("kv_walk_end", status == OUTLIVE_E_NOT_FOUND ? OUTLIVE_OK : status);
+    report("kv_walk_end", status);
     size_t count = 0;
     report("kv_count", outlive_kv_count(store, "", &count));
     uint64_t token = 0;
-    report("kv_observe", outlive_kv_observe(store, "", observed, NULL, &token));
+    report("kv_observe", outlive_kv_observe(store, "", observed, NULL, NULL, &token));
     report("kv_update", outlive_kv_update(store, "config/blob", append_byte, NULL));
     report("kv_set", outlive_kv_set(store, "config/name", "erin", 4));
     report("kv_delete", outlive_kv_delete(store, "other"));
@@ -175,16 +197,27 @@ static int exercise(const char *directory) {
     /* Tasks: counts, the list, a run. */
     report("tasks_count", outlive_tasks_count(store, &count));
     report("tasks_count_dead", outlive_tasks_count_dead(store, &count));
-    outlive_task_info *tasks = NULL;
-    size_t task_count = 0;
-    status = outlive_tasks_list(store, NULL, 100, &tasks, &task_count);
+    outlive_task_list *tasks = NULL;
+    status = outlive_task_list_new(store, NULL, 0, &tasks);
     report("tasks_list", status);
-    if (status == OUTLIVE_OK && task_count > 0) {
-        report("task_retry", outlive_task_retry(store, tasks[task_count - 1].id));
-        report("task_delete", outlive_task_delete(store, tasks[task_count - 1].id));
+    size_t task_count = status == OUTLIVE_OK ? outlive_task_list_count(tasks) : 0;
+    for (size_t i = 0; i < task_count; i++) {
+        /* Every field of each task, as an application's listing shows it. */
+        length += read_text(outlive_task_list_id(tasks, i)) + read_text(outlive_task_list_handler_name(tasks, i));
+        length += read_text(outlive_task_list_last_error(tasks, i)) + read_text(outlive_task_list_group_start(tasks, i));
+        (void)outlive_task_list_state(tasks, i); (void)outlive_task_list_attempts(tasks, i);
+        (void)outlive_task_list_next_attempt(tasks, i); (void)outlive_task_list_created(tasks, i);
+        for (size_t m = 0; m < outlive_task_list_group_member_count(tasks, i); m++)
+            length += read_text(outlive_task_list_group_member(tasks, i, m));
     }
-    if (status == OUTLIVE_OK) outlive_task_info_free(tasks, task_count);
-    outlive_handler *task = outlive_handler_new("exerciser_task", NULL);
+    if (task_count > 0) {
+        const char *last = outlive_task_list_id(tasks, task_count - 1);
+        report("task_retry", outlive_task_retry(store, last));
+        report("task_delete", outlive_task_delete(store, last));
+    }
+    outlive_task_list_free(tasks);
+    outlive_handler *task = NULL;
+    (void)outlive_handler_new("exerciser_task", NULL, NULL, &task);
     report("task_add", outlive_task_add(store, task, NULL, NULL, 0, NULL));
     outlive_handler_free(task);
     report("tasks_run_now", outlive_tasks_run_now(store));
@@ -196,6 +229,8 @@ static int exercise(const char *directory) {
     report("signal_list", status);
     for (size_t i = 0; status == OUTLIVE_OK && i < outlive_signal_list_count(signals); i++) {
         const char *id = outlive_signal_list_id(signals, i);
+        (void)outlive_signal_list_version(signals, i); (void)outlive_signal_list_consumer_count(signals, i);
+        (void)outlive_signal_list_terminated(signals, i);
         uint64_t version = 0;
         size_t consumers = 0;
         bool terminated = false;
@@ -204,18 +239,27 @@ static int exercise(const char *directory) {
     }
     outlive_signal_list_free(signals);
     outlive_signal_consumer_list *consumers = NULL;
-    status = outlive_signal_consumer_list_new(store, NULL, &consumers);
+    status = outlive_signal_consumer_list_new(store, NULL, NULL, 0, &consumers);
     report("signal_consumer_list", status);
     for (size_t i = 0; status == OUTLIVE_OK && i < outlive_signal_consumer_list_count(consumers); i++) {
-        (void)outlive_signal_consumer_list_handler_name(consumers, i);
-        (void)outlive_signal_consumer_list_scope(consumers, i);
-        (void)outlive_signal_consumer_list_run_id(consumers, i);
+        length += read_text(outlive_signal_consumer_list_id(consumers, i));
+        length += read_text(outlive_signal_consumer_list_signal_id(consumers, i));
+        length += read_text(outlive_signal_consumer_list_handler_name(consumers, i));
+        length += read_text(outlive_signal_consumer_list_scope(consumers, i));
+        length += read_text(outlive_signal_consumer_list_process(consumers, i));
+        length += read_text(outlive_signal_consumer_list_run_id(consumers, i));
+        length += read_text(outlive_signal_consumer_list_delivering_run_id(consumers, i));
+        (void)outlive_signal_consumer_list_delivery(consumers, i); (void)outlive_signal_consumer_list_lifetime(consumers, i);
+        (void)outlive_signal_consumer_list_last_version(consumers, i);
     }
     outlive_signal_consumer_list_free(consumers);
     char signal[OUTLIVE_ID_SIZE];
     outlive_signal_new_id(signal);
-    outlive_handler *receive = outlive_handler_new("exerciser_signal", NULL);
-    report("signal_consume", outlive_signal_consume(store, signal, receive, OUTLIVE_DELIVER_ONCE, OUTLIVE_LIFETIME_ANY_PROCESS, "scope2"));
+    outlive_handler *receive = NULL;
+    (void)outlive_handler_new("exerciser_signal", NULL, NULL, &receive);
+    char consumer[OUTLIVE_ID_SIZE];
+    report("signal_consume", outlive_signal_consume(store, signal, receive, OUTLIVE_DELIVERY_ONCE, OUTLIVE_LIFETIME_ANY_PROCESS, "scope2",
+                                                    consumer));
     outlive_handler_free(receive);
     report("signal_post_new", outlive_signal_post(store, signal, NULL, true));
     size_t removed = 0;
@@ -223,13 +267,13 @@ static int exercise(const char *directory) {
     spin(loop, 20);
 
     /* Messages: the list, every field of each, a presenter, an answer, a removal. */
-    char *ids = NULL;
-    size_t message_count = 0;
-    status = outlive_messages_list(store, NULL, NULL, &ids, &message_count);
+    outlive_message_list *messages = NULL;
+    status = outlive_message_list_new(store, NULL, NULL, NULL, 0, &messages);
     report("messages_list", status);
-    for (size_t i = 0; status == OUTLIVE_OK && i < message_count; i++) {
+    size_t message_count = status == OUTLIVE_OK ? outlive_message_list_count(messages) : 0;
+    for (size_t i = 0; i < message_count; i++) {
         outlive_message *message = NULL;
-        outlive_status got = outlive_message_get(store, ids + i * OUTLIVE_ID_SIZE, &message);
+        outlive_status got = outlive_message_get(store, outlive_message_list_id(messages, i), &message);
         report("message_get", got);
         if (got != OUTLIVE_OK) continue;
         (void)outlive_message_category(message); (void)outlive_message_title(message); (void)outlive_message_text(message);
@@ -242,19 +286,22 @@ static int exercise(const char *directory) {
         }
         outlive_message_free(message);
     }
-    outlive_message_draft *draft = outlive_message_draft_new("sync", "Again");
+    outlive_message_draft *draft = NULL;
+    (void)outlive_message_draft_new("sync", "Again", &draft);
     outlive_message_draft_set_scope(draft, "a");
     char posted[OUTLIVE_ID_SIZE];
     report("message_post", outlive_message_post(store, draft, posted));
     outlive_message_draft_free(draft);
-    if (status == OUTLIVE_OK && message_count > 0) {
-        report("message_respond", outlive_message_respond(store, ids, "keep"));
-        report("message_remove", outlive_message_remove(store, ids + (message_count - 1) * OUTLIVE_ID_SIZE));
+    if (message_count > 0) {
+        report("message_respond", outlive_message_respond(store, outlive_message_list_id(messages, 0), "keep"));
+        report("message_remove", outlive_message_remove(store, outlive_message_list_id(messages, message_count - 1)));
     }
-    if (status == OUTLIVE_OK) outlive_free(ids);
+    outlive_message_list_free(messages);
     report("messages_count", outlive_messages_count(store, NULL, &count));
-    outlive_presenter callbacks = {presenter_priority, presenter_present, NULL};
-    report("presenter_add", outlive_presenter_add(store, "dialog", &callbacks, NULL));
+    outlive_presenter callbacks = OUTLIVE_PRESENTER_INIT;
+    callbacks.priority = presenter_priority;
+    callbacks.present = presenter_present;
+    report("presenter_add", outlive_presenter_add(store, "dialog", &callbacks, NULL, NULL));
     spin(loop, 20);
     report("messages_remove_scope", outlive_messages_remove_scope(store, "a", &removed));
 
@@ -263,10 +310,18 @@ static int exercise(const char *directory) {
     status = outlive_durable_interactions_open(store, "q1", 0, &queue);
     report("durable_open", status);
     if (status == OUTLIVE_OK) {
-        size_t length = 0;
-        report("durable_list", outlive_durable_interactions_list(queue, visit, &length));
+        outlive_durable_interaction_list *interactions = NULL;
+        outlive_status listed = outlive_durable_interaction_list_new(queue, NULL, 0, &interactions);
+        report("durable_list", listed);
+        for (size_t i = 0; listed == OUTLIVE_OK && i < outlive_durable_interaction_list_count(interactions); i++) {
+            length += read_text(outlive_durable_interaction_list_id(interactions, i));
+            length += read_text(outlive_durable_interaction_list_handler_name(interactions, i));
+            (void)outlive_durable_interaction_list_presentations(interactions, i);
+        }
+        outlive_durable_interaction_list_free(interactions);
         report("durable_count", outlive_durable_interactions_count(queue, &count));
-        outlive_handler *interaction = outlive_handler_new("exerciser_interaction", NULL);
+        outlive_handler *interaction = NULL;
+        (void)outlive_handler_new("exerciser_interaction", NULL, NULL, &interaction);
         report("durable_add", outlive_durable_interactions_add(queue, interaction, NULL));
         outlive_handler_free(interaction);
         spin(loop, 20);
@@ -274,6 +329,7 @@ static int exercise(const char *directory) {
     }
     spin(loop, 5);
     outlive_store_close(store);
+    (void)length;
     printf("closed\n");
     return 0;
 }

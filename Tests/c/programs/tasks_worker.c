@@ -1,6 +1,6 @@
 /* A process of the task tests. Usage:
  *   tasks_worker DIR NAME [options...]   options run in order:
- *   --load LIB              outlive_load_handlers(LIB)
+ *   --load LIB              outlive_handler_library_load(LIB)
  *   --triggers N DELAY      outlive_tasks_set_triggers
  *   --policy BACKOFF MAX_ATTEMPTS TIMEOUT
  *   --add HANDLER PREFIX N  adds N tasks, one transaction each, labels PREFIX0..PREFIXn-1
@@ -28,9 +28,11 @@ static int fail(const char *what) {
 }
 
 static outlive_handler *labelled(const char *handler, const char *label) {
-    outlive_args *args = outlive_args_new();
+    outlive_args *args = NULL;
+    outlive_args_new(&args);
     outlive_args_set_string(args, "label", label);
-    outlive_handler *work = outlive_handler_new(handler, args);
+    outlive_handler *work = NULL;
+    outlive_handler_new(handler, NULL, args, &work);
     outlive_args_free(args);
     return work;
 }
@@ -38,11 +40,11 @@ static outlive_handler *labelled(const char *handler, const char *label) {
 int main(int argc, char **argv) {
     if (argc < 3) return 2;
     outlive_store *store = NULL;
-    if (outlive_store_open(argv[1], argv[2], NULL, &store) != OUTLIVE_OK) return fail("open");
+    if (outlive_store_open(argv[1], argv[2], NULL, NULL, &store) != OUTLIVE_OK) return fail("open");
     outlive_loop *loop = outlive_store_loop(store);
     for (int i = 3; i < argc; i++) {
         if (!strcmp(argv[i], "--load") && i + 1 < argc) {
-            if (outlive_load_handlers(argv[++i]) != OUTLIVE_OK) return fail("load");
+            if (outlive_handler_library_load(argv[++i]) != OUTLIVE_OK) return fail("load");
         } else if (!strcmp(argv[i], "--triggers") && i + 2 < argc) {
             size_t count = (size_t)atol(argv[i + 1]);
             double delay = atof(argv[i + 2]);
@@ -101,9 +103,10 @@ int main(int argc, char **argv) {
             i += 2;
             outlive_handler *completion = NULL;
             if (outlive_handler_deserialize(bytes, size, &completion) != OUTLIVE_OK) return fail("deserialize");
-            outlive_args *args = outlive_args_new();
+            outlive_args *args = NULL;
+            outlive_args_new(&args);
             outlive_args_set_bool(args, "success", success);
-            outlive_status status = outlive_call(completion, args);
+            outlive_status status = outlive_handler_call(completion, args);
             outlive_args_free(args);
             outlive_handler_free(completion);
             if (status != OUTLIVE_OK) return fail("complete");

@@ -5,7 +5,7 @@ every process that opens the same store directory. A ctypes binding of
 liboutlive; see the C header (outlive.h) for the full semantics."""
 from . import _ffi
 from .errors import (BusyError, CorruptError, InvalidArgumentError, InvalidatedError, MissingArgumentError,
-                     NoMemoryError, NotFoundError, OutliveError, PermissionDeniedError, StateError, Status,
+                     LimitError, NoMemoryError, NotFoundError, OutliveError, PermissionDeniedError, StateError, Status,
                      StoreIOError, TypeMismatchError, UnresolvedError, VersionError)
 from .handlers import Handler, handler, load_handlers, resolves, unregister
 from .logs import set_log_level
@@ -17,7 +17,7 @@ from .tasks import TaskInfo, Tasks, TaskState
 from .queues import DurableInteractionQueue, Interaction, InteractionQueue, Operation, OperationQueue, OperationState
 from .store import UNCHANGED, Durability, KeyValue, Observation, Store
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 
 def library_version() -> str:
@@ -29,7 +29,7 @@ __all__ = [
     "Handler", "handler", "load_handlers", "resolves", "unregister", "ID", "Int", "UInteger",
     "Consumer", "Delivery", "Lifetime", "Signals", "new_signal_id", "TaskInfo", "Tasks", "TaskState", "Message", "Messages", "Presentation", "set_log_level", "Loop", "Store", "DurableInteractionQueue", "Interaction", "InteractionQueue", "Operation", "OperationQueue",
     "OperationState", "Durability", "KeyValue", "Observation", "UNCHANGED", "OutliveError", "Status", "library_version",
-    "BusyError", "CorruptError", "InvalidArgumentError", "InvalidatedError", "MissingArgumentError", "NoMemoryError",
+    "BusyError", "CorruptError", "InvalidArgumentError", "InvalidatedError", "MissingArgumentError", "LimitError", "NoMemoryError",
     "NotFoundError", "PermissionDeniedError", "StateError", "StoreIOError", "TypeMismatchError", "UnresolvedError",
     "VersionError",
 ]

@@ -18,7 +18,6 @@ STALL_FN = CFUNCTYPE(None, c_void_p, c_double, c_void_p)
 OPERATION_FN = CFUNCTYPE(None, c_void_p, c_void_p)
 COMPLETION_FN = CFUNCTYPE(None, c_void_p, c_bool, c_void_p)
 DRAINED_FN = CFUNCTYPE(None, c_void_p)
-DURABLE_VISITOR = CFUNCTYPE(None, c_char_p, c_char_p, c_uint32, c_void_p)
 PRIORITY_FN = CFUNCTYPE(c_int32, c_void_p, c_void_p)
 PRESENT_FN = CFUNCTYPE(None, c_void_p, c_void_p, c_void_p)
 END_FN = CFUNCTYPE(None, c_void_p, c_void_p)
@@ -27,8 +26,8 @@ AUTO_RESOLVER_FN = CFUNCTYPE(c_bool, c_void_p, c_void_p, c_void_p)
 
 
 class TaskSpec(ctypes.Structure):
-    _fields_ = [("work", c_void_p), ("group_start", c_char_p), ("group_members", POINTER(c_char_p)),
-                ("group_member_count", c_size_t)]
+    _fields_ = [("version", c_uint32), ("work", c_void_p), ("group_start", c_char_p),
+                ("group_members", POINTER(c_char_p)), ("group_member_count", c_size_t)]
 
 
 class TaskPolicy(ctypes.Structure):
@@ -36,14 +35,8 @@ class TaskPolicy(ctypes.Structure):
                 ("max_attempts", c_uint32), ("timeout", c_double), ("max_age", c_double)]
 
 
-class TaskInfo(ctypes.Structure):
-    _fields_ = [("id", ctypes.c_char * 37), ("handler_name", c_char_p), ("state", c_int), ("attempts", c_uint32),
-                ("last_error", c_char_p), ("next_attempt", c_double), ("created", c_double),
-                ("group_start", c_char_p), ("group_members", POINTER(c_char_p)), ("group_member_count", c_size_t)]
-
-
 class Presenter(ctypes.Structure):
-    _fields_ = [("priority", PRIORITY_FN), ("present", PRESENT_FN), ("end", END_FN)]
+    _fields_ = [("version", c_uint32), ("priority", PRIORITY_FN), ("present", PRESENT_FN), ("end", END_FN)]
 
 
 class StoreOptions(ctypes.Structure):
@@ -57,7 +50,7 @@ _DECLARATIONS = {
     "outlive_version": (c_char_p, []),
     "outlive_version_number": (c_uint32, []),
     "outlive_free": (None, [c_void_p]),
-    "outlive_set_log_handler": (status, [LOG_HANDLER, c_int, c_void_p]),
+    "outlive_log_set_handler": (status, [LOG_HANDLER, c_int, c_void_p, RELEASE]),
     # loop
     "outlive_loop_new": (status, [POINTER(c_void_p)]),
     "outlive_loop_free": (None, [c_void_p]),
@@ -65,8 +58,7 @@ _DECLARATIONS = {
     "outlive_loop_dispatch": (status, [c_void_p, c_int]),
     "outlive_loop_run_thread": (status, [c_void_p]),
     # store
-    "outlive_store_open": (status, [c_char_p, c_char_p, c_void_p, POINTER(c_void_p)]),
-    "outlive_store_open_with_options": (status, [c_char_p, c_char_p, c_void_p, POINTER(StoreOptions), POINTER(c_void_p)]),
+    "outlive_store_open": (status, [c_char_p, c_char_p, c_void_p, POINTER(StoreOptions), POINTER(c_void_p)]),
     "outlive_store_close": (None, [c_void_p]),
     "outlive_store_run_id": (c_char_p, [c_void_p]),
     "outlive_store_process_name": (c_char_p, [c_void_p]),
@@ -79,16 +71,19 @@ _DECLARATIONS = {
     "outlive_kv_value_set": (status, [c_void_p, c_void_p, c_size_t]),
     "outlive_kv_value_delete": (status, [c_void_p]),
     "outlive_kv_update": (status, [c_void_p, c_char_p, KV_MODIFIER, c_void_p]),
-    "outlive_kv_observe_with_release": (status, [c_void_p, c_char_p, KV_OBSERVER, c_void_p, RELEASE, POINTER(c_uint64)]),
+    "outlive_kv_observe": (status, [c_void_p, c_char_p, KV_OBSERVER, c_void_p, RELEASE, POINTER(c_uint64)]),
     "outlive_kv_unobserve": (status, [c_void_p, c_uint64]),
-    "outlive_kv_next_key": (status, [c_void_p, c_char_p, c_char_p, POINTER(c_void_p)]),
+    "outlive_kv_key_list_new": (status, [c_void_p, c_char_p, c_char_p, c_size_t, POINTER(c_void_p)]),
+    "outlive_kv_key_list_count": (c_size_t, [c_void_p]),
+    "outlive_kv_key_list_key": (c_char_p, [c_void_p, c_size_t]),
+    "outlive_kv_key_list_free": (None, [c_void_p]),
     "outlive_kv_count": (status, [c_void_p, c_char_p, POINTER(c_size_t)]),
     # values
     "outlive_object_bytes": (c_void_p, [c_void_p, POINTER(c_size_t)]),
     "outlive_object_type": (c_char_p, [c_void_p]),
     "outlive_object_string": (c_char_p, [c_void_p]),
-    "outlive_args_new": (c_void_p, []),
-    "outlive_args_copy": (c_void_p, [c_void_p]),
+    "outlive_args_new": (status, [POINTER(c_void_p)]),
+    "outlive_args_copy": (status, [c_void_p, POINTER(c_void_p)]),
     "outlive_args_free": (None, [c_void_p]),
     "outlive_args_set_id": (status, [c_void_p, c_char_p, c_char_p, c_void_p, c_size_t]),
     "outlive_args_set_string": (status, [c_void_p, c_char_p, c_char_p]),
@@ -112,7 +107,7 @@ _DECLARATIONS = {
     # interactions
     "outlive_interactions_new": (status, [c_void_p, POINTER(c_void_p)]),
     "outlive_interactions_free": (None, [c_void_p]),
-    "outlive_interactions_add_with_release": (status, [c_void_p, INTERACTION_FN, c_void_p, RELEASE]),
+    "outlive_interactions_add": (status, [c_void_p, INTERACTION_FN, c_void_p, RELEASE]),
     "outlive_interactions_suspend": (status, [c_void_p]),
     "outlive_interactions_resume": (status, [c_void_p]),
     "outlive_interaction_finish": (status, [c_void_p]),
@@ -124,12 +119,17 @@ _DECLARATIONS = {
     "outlive_durable_interactions_suspend": (status, [c_void_p]),
     "outlive_durable_interactions_resume": (status, [c_void_p]),
     "outlive_durable_interactions_count": (status, [c_void_p, POINTER(c_size_t)]),
-    "outlive_durable_interactions_list": (status, [c_void_p, DURABLE_VISITOR, c_void_p]),
+    "outlive_durable_interaction_list_new": (status, [c_void_p, c_char_p, c_size_t, POINTER(c_void_p)]),
+    "outlive_durable_interaction_list_count": (c_size_t, [c_void_p]),
+    "outlive_durable_interaction_list_id": (c_char_p, [c_void_p, c_size_t]),
+    "outlive_durable_interaction_list_handler_name": (c_char_p, [c_void_p, c_size_t]),
+    "outlive_durable_interaction_list_presentations": (c_uint32, [c_void_p, c_size_t]),
+    "outlive_durable_interaction_list_free": (None, [c_void_p]),
     "outlive_durable_interactions_remove": (status, [c_void_p, c_char_p]),
     # operations
     "outlive_operations_new": (status, [c_void_p, c_size_t, POINTER(c_void_p)]),
     "outlive_operations_free": (None, [c_void_p]),
-    "outlive_operation_new_with_release": (status, [OPERATION_FN, c_void_p, RELEASE, POINTER(c_void_p)]),
+    "outlive_operation_new": (status, [OPERATION_FN, c_void_p, RELEASE, POINTER(c_void_p)]),
     "outlive_operation_free": (None, [c_void_p]),
     "outlive_operation_set_completion": (status, [c_void_p, COMPLETION_FN, c_void_p, RELEASE]),
     "outlive_operation_add_dependency": (status, [c_void_p, c_void_p]),
@@ -150,18 +150,29 @@ _DECLARATIONS = {
     "outlive_tasks_count_dead": (status, [c_void_p, POINTER(c_size_t)]),
     "outlive_tasks_set_policy": (status, [c_void_p, POINTER(TaskPolicy)]),
     "outlive_tasks_set_concurrency": (status, [c_void_p, c_size_t]),
-    "outlive_tasks_list": (status, [c_void_p, c_char_p, c_size_t, POINTER(POINTER(TaskInfo)), POINTER(c_size_t)]),
-    "outlive_task_info_free": (None, [POINTER(TaskInfo), c_size_t]),
+    "outlive_task_list_new": (status, [c_void_p, c_char_p, c_size_t, POINTER(c_void_p)]),
+    "outlive_task_list_count": (c_size_t, [c_void_p]),
+    "outlive_task_list_id": (c_char_p, [c_void_p, c_size_t]),
+    "outlive_task_list_handler_name": (c_char_p, [c_void_p, c_size_t]),
+    "outlive_task_list_state": (c_int, [c_void_p, c_size_t]),
+    "outlive_task_list_attempts": (c_uint32, [c_void_p, c_size_t]),
+    "outlive_task_list_last_error": (c_char_p, [c_void_p, c_size_t]),
+    "outlive_task_list_next_attempt": (c_double, [c_void_p, c_size_t]),
+    "outlive_task_list_created": (c_double, [c_void_p, c_size_t]),
+    "outlive_task_list_group_start": (c_char_p, [c_void_p, c_size_t]),
+    "outlive_task_list_group_member_count": (c_size_t, [c_void_p, c_size_t]),
+    "outlive_task_list_group_member": (c_char_p, [c_void_p, c_size_t, c_size_t]),
+    "outlive_task_list_free": (None, [c_void_p]),
     "outlive_task_retry": (status, [c_void_p, c_char_p]),
     "outlive_task_delete": (status, [c_void_p, c_char_p]),
     # signals
     "outlive_signal_new_id": (None, [c_char_p]),
-    "outlive_signal_consume_with_id": (status, [c_void_p, c_char_p, c_void_p, c_int, c_int, c_char_p, c_char_p]),
+    "outlive_signal_consume": (status, [c_void_p, c_char_p, c_void_p, c_int, c_int, c_char_p, c_char_p]),
     "outlive_signal_post": (status, [c_void_p, c_char_p, c_void_p, c_bool]),
     "outlive_signal_consumer_remove": (status, [c_void_p, c_char_p]),
     "outlive_signal_consumers_remove_scope": (status, [c_void_p, c_char_p, POINTER(c_size_t)]),
     "outlive_signal_lookup": (status, [c_void_p, c_char_p, POINTER(c_uint64), POINTER(c_size_t), POINTER(c_bool)]),
-    "outlive_signal_consumer_list_new": (status, [c_void_p, c_char_p, POINTER(c_void_p)]),
+    "outlive_signal_consumer_list_new": (status, [c_void_p, c_char_p, c_char_p, c_size_t, POINTER(c_void_p)]),
     "outlive_signal_consumer_list_count": (c_size_t, [c_void_p]),
     "outlive_signal_consumer_list_id": (c_char_p, [c_void_p, c_size_t]),
     "outlive_signal_consumer_list_signal_id": (c_char_p, [c_void_p, c_size_t]),
@@ -173,7 +184,7 @@ _DECLARATIONS = {
     "outlive_signal_consumer_list_last_version": (c_uint64, [c_void_p, c_size_t]),
     "outlive_signal_consumer_list_free": (None, [c_void_p]),
     # messages
-    "outlive_message_draft_new": (c_void_p, [c_char_p, c_char_p]),
+    "outlive_message_draft_new": (status, [c_char_p, c_char_p, POINTER(c_void_p)]),
     "outlive_message_draft_free": (None, [c_void_p]),
     "outlive_message_draft_set_text": (status, [c_void_p, c_char_p]),
     "outlive_message_draft_set_scope": (status, [c_void_p, c_char_p]),
@@ -187,7 +198,10 @@ _DECLARATIONS = {
     "outlive_message_mute": (status, [c_void_p, c_char_p]),
     "outlive_message_remove": (status, [c_void_p, c_char_p]),
     "outlive_messages_remove_scope": (status, [c_void_p, c_char_p, POINTER(c_size_t)]),
-    "outlive_messages_list": (status, [c_void_p, c_char_p, c_char_p, POINTER(c_void_p), POINTER(c_size_t)]),
+    "outlive_message_list_new": (status, [c_void_p, c_char_p, c_char_p, c_char_p, c_size_t, POINTER(c_void_p)]),
+    "outlive_message_list_count": (c_size_t, [c_void_p]),
+    "outlive_message_list_id": (c_char_p, [c_void_p, c_size_t]),
+    "outlive_message_list_free": (None, [c_void_p]),
     "outlive_messages_count": (status, [c_void_p, c_char_p, POINTER(c_size_t)]),
     "outlive_messages_set_category_limit": (status, [c_void_p, c_size_t]),
     "outlive_message_get": (status, [c_void_p, c_char_p, POINTER(c_void_p)]),
@@ -208,26 +222,25 @@ _DECLARATIONS = {
     "outlive_message_is_removed": (c_bool, [c_void_p]),
     "outlive_message_auto_removes": (c_bool, [c_void_p]),
     "outlive_message_has_response_handler": (c_bool, [c_void_p]),
-    "outlive_presenter_add_with_release": (status, [c_void_p, c_char_p, POINTER(Presenter), c_void_p, RELEASE]),
+    "outlive_presenter_add": (status, [c_void_p, c_char_p, POINTER(Presenter), c_void_p, RELEASE]),
     "outlive_presenter_remove": (status, [c_void_p, c_char_p]),
     "outlive_presenter_reoffer": (status, [c_void_p, c_char_p]),
     "outlive_presentation_finish": (status, [c_void_p, c_int, c_bool, c_char_p]),
-    "outlive_response_handler_add_with_release": (status, [c_void_p, c_char_p, RESPONSE_FN, c_void_p, RELEASE]),
+    "outlive_response_handler_add": (status, [c_void_p, c_char_p, RESPONSE_FN, c_void_p, RELEASE]),
     "outlive_response_handler_remove": (status, [c_void_p, c_char_p]),
-    "outlive_auto_resolver_add_with_release": (status, [c_void_p, c_char_p, AUTO_RESOLVER_FN, c_void_p, RELEASE]),
+    "outlive_auto_resolver_add": (status, [c_void_p, c_char_p, AUTO_RESOLVER_FN, c_void_p, RELEASE]),
     "outlive_auto_resolver_remove": (status, [c_void_p, c_char_p]),
     # handlers
-    "outlive_register": (status, [c_char_p, c_char_p, c_void_p]),
-    "outlive_unregister": (status, [c_char_p]),
-    "outlive_load_handlers": (status, [c_char_p]),
-    "outlive_resolve": (status, [c_char_p]),
-    "outlive_handler_new": (c_void_p, [c_char_p, c_void_p]),
-    "outlive_handler_new_with_invalidation": (c_void_p, [c_char_p, c_char_p, c_void_p]),
-    "outlive_handler_copy": (c_void_p, [c_void_p]),
+    "outlive_handler_register": (status, [c_char_p, c_char_p, c_void_p]),
+    "outlive_handler_unregister": (status, [c_char_p]),
+    "outlive_handler_library_load": (status, [c_char_p]),
+    "outlive_handler_resolve": (status, [c_char_p]),
+    "outlive_handler_new": (status, [c_char_p, c_char_p, c_void_p, POINTER(c_void_p)]),
+    "outlive_handler_copy": (status, [c_void_p, POINTER(c_void_p)]),
     "outlive_handler_free": (None, [c_void_p]),
     "outlive_handler_bind": (status, [c_void_p, c_void_p]),
-    "outlive_call": (status, [c_void_p, c_void_p]),
-    "outlive_invalidate": (status, [c_void_p, c_void_p]),
+    "outlive_handler_call": (status, [c_void_p, c_void_p]),
+    "outlive_handler_invalidate": (status, [c_void_p, c_void_p]),
     "outlive_handler_is_invalidated": (c_bool, [c_void_p]),
     "outlive_handler_name": (c_char_p, [c_void_p]),
     "outlive_handler_invalidation_name": (c_char_p, [c_void_p]),

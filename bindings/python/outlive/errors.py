@@ -20,6 +20,7 @@ class Status(enum.IntEnum):
     STATE = 11
     VERSION = 12
     NO_MEMORY = 13
+    LIMIT = 14
 
 
 class OutliveError(Exception):
@@ -47,6 +48,7 @@ class PermissionDeniedError(OutliveError, PermissionError): pass
 class StateError(OutliveError): pass
 class VersionError(OutliveError): pass
 class NoMemoryError(OutliveError, MemoryError): pass
+class LimitError(OutliveError): pass
 
 
 _CLASSES = {
@@ -55,7 +57,7 @@ _CLASSES = {
     Status.MISSING_ARGUMENT: MissingArgumentError, Status.INVALIDATED: InvalidatedError,
     Status.CORRUPT: CorruptError, Status.IO: StoreIOError, Status.BUSY: BusyError,
     Status.PERMISSION: PermissionDeniedError, Status.STATE: StateError, Status.VERSION: VersionError,
-    Status.NO_MEMORY: NoMemoryError,
+    Status.NO_MEMORY: NoMemoryError, Status.LIMIT: LimitError,
 }
 
 

@@ -36,15 +36,12 @@ class Handler:
     def _make(self, name, invalidation, bound):
         if not isinstance(name, str):
             raise TypeError("a handler name is a str")
+        out = ctypes.c_void_p()
         with Args(bound) as args:
-            if invalidation is None:
-                handle = _ffi.outlive_handler_new(name.encode("utf-8"), args.handle)
-            else:
-                handle = _ffi.outlive_handler_new_with_invalidation(name.encode("utf-8"),
-                                                                    invalidation.encode("utf-8"), args.handle)
-        if not handle:
-            raise error_for(1)
-        self._handle = handle
+            check(_ffi.outlive_handler_new(name.encode("utf-8"),
+                                           None if invalidation is None else invalidation.encode("utf-8"),
+                                           args.handle, ctypes.byref(out)))
+        self._handle = out.value
 
     @classmethod
     def _adopt(cls, handle):
@@ -54,10 +51,9 @@ class Handler:
 
     @classmethod
     def _copy_of(cls, borrowed):
-        copy = _ffi.outlive_handler_copy(borrowed)
-        if not copy:
-            raise error_for(13)
-        return cls._adopt(copy)
+        copy = ctypes.c_void_p()
+        check(_ffi.outlive_handler_copy(borrowed, ctypes.byref(copy)))
+        return cls._adopt(copy.value)
 
     @property
     def handle(self):
@@ -94,13 +90,13 @@ class Handler:
 
     def __call__(self, **call_args) -> None:
         with Args(call_args) as args:
-            status = _ffi.outlive_call(self.handle, args.handle)
+            status = _ffi.outlive_handler_call(self.handle, args.handle)
         _callbacks.raise_pending()
         check(status)
 
     def invalidate(self, **call_args) -> None:
         with Args(call_args) as args:
-            status = _ffi.outlive_invalidate(self.handle, args.handle)
+            status = _ffi.outlive_handler_invalidate(self.handle, args.handle)
         _callbacks.raise_pending()
         check(status)
 
@@ -147,12 +143,12 @@ class Handler:
 
 def load_handlers(path) -> None:
     """dlopen()s a handler library: its OUTLIVE_HANDLER declarations become resolvable."""
-    check(_ffi.outlive_load_handlers(os.fsencode(path)))
+    check(_ffi.outlive_handler_library_load(os.fsencode(path)))
 
 
 def resolves(name: str) -> bool:
     """Whether a handler of that name is declared in this process now."""
-    return _ffi.outlive_resolve(name.encode("utf-8")) == 0
+    return _ffi.outlive_handler_resolve(name.encode("utf-8")) == 0
 
 
 # ── run-time registration of Python functions ──────────────────────────────
@@ -259,7 +255,7 @@ def handler(name: str = None):
 
         c_function = prototype(trampoline)
         with _registered_lock:
-            check(_ffi.outlive_register(handler_name.encode("utf-8"), signature.encode("utf-8"),
+            check(_ffi.outlive_handler_register(handler_name.encode("utf-8"), signature.encode("utf-8"),
                                         ctypes.cast(c_function, ctypes.c_void_p)))
             # The C function pointer must live as long as the registration.
             _registered[handler_name] = c_function
@@ -273,12 +269,12 @@ def handler(name: str = None):
 def _complete(completion, **outcome) -> None:
     """Ends a task's attempt through its borrowed completion handler."""
     with Args(outcome) as args:
-        status = _ffi.outlive_call(completion, args.handle)
+        status = _ffi.outlive_handler_call(completion, args.handle)
     if status != 0:
         _logger.warning("completing a task's attempt failed: %s", error_for(status))
 
 
 def unregister(name: str) -> None:
     with _registered_lock:
-        check(_ffi.outlive_unregister(name.encode("utf-8")))
+        check(_ffi.outlive_handler_unregister(name.encode("utf-8")))
         _registered.pop(name, None)

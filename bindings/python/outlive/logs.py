@@ -19,7 +19,7 @@ def _forward(level, message, context):
 def set_log_level(level: int) -> None:
     """Which library messages reach the "outlive" logger (a logging level)."""
     native = 4 if level <= logging.DEBUG else 3 if level <= logging.INFO else 2 if level <= logging.WARNING else 1
-    check(_ffi.outlive_set_log_handler(_forward, native, None))
+    check(_ffi.outlive_log_set_handler(_forward, native, None, _ffi.RELEASE()))  # no context to release
 
 
 set_log_level(logging.WARNING)

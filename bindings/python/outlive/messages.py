@@ -5,7 +5,7 @@ import dataclasses
 import typing
 
 from . import _callbacks, _ffi
-from .errors import check, error_for
+from .errors import check
 from .values import Args, args_to_dict
 
 CHOICE_KINDS = {"regular": 1, "cancel": 2, "destructive": 3, "default": 4}
@@ -174,9 +174,9 @@ class Messages:
              choices=(), payload: dict = None, response_handler=None, auto_remove: bool = False) -> str:
         """Posts a message; choices are (id, label[, kind]) with kind one of
         regular, cancel, destructive, default. Returns its id."""
-        draft = _ffi.outlive_message_draft_new(category.encode("utf-8"), title.encode("utf-8"))
-        if not draft:
-            raise error_for(1)
+        out = ctypes.c_void_p()
+        check(_ffi.outlive_message_draft_new(category.encode("utf-8"), title.encode("utf-8"), ctypes.byref(out)))
+        draft = out.value
         try:
             if text is not None:
                 check(_ffi.outlive_message_draft_set_text(draft, text.encode("utf-8")))
@@ -224,15 +224,14 @@ class Messages:
             _ffi.outlive_message_free(out.value)
 
     def ids(self, scope: str = None, category: str = None):
-        data, count = ctypes.c_void_p(), ctypes.c_size_t()
-        check(_ffi.outlive_messages_list(self._store.handle, None if scope is None else scope.encode("utf-8"),
-                                         None if category is None else category.encode("utf-8"),
-                                         ctypes.byref(data), ctypes.byref(count)))
+        out = ctypes.c_void_p()
+        check(_ffi.outlive_message_list_new(self._store.handle, None if scope is None else scope.encode("utf-8"),
+                                            None if category is None else category.encode("utf-8"), None, 0,
+                                            ctypes.byref(out)))
         try:
-            raw = ctypes.string_at(data.value, count.value * 37)
-            return [raw[i * 37:i * 37 + 36].decode() for i in range(count.value)]
+            return [_ffi.outlive_message_list_id(out, i).decode() for i in range(_ffi.outlive_message_list_count(out))]
         finally:
-            _ffi.outlive_free(data)
+            _ffi.outlive_message_list_free(out)
 
     def __iter__(self):
         for message_id in self.ids():
@@ -254,8 +253,8 @@ class Messages:
         int, or a function of the message (0 declines)."""
         callbacks = _PresenterCallbacks(priority, present, end)
         key = _callbacks.register(callbacks)
-        table = _ffi.Presenter(_priority, _present, _end)
-        status = _ffi.outlive_presenter_add_with_release(self._store.handle, presenter_id.encode("utf-8"),
+        table = _ffi.Presenter(1, _priority, _present, _end)  # OUTLIVE_PRESENTER_VERSION
+        status = _ffi.outlive_presenter_add(self._store.handle, presenter_id.encode("utf-8"),
                                                          ctypes.byref(table), key, _callbacks.release)
         if status != 0:
             _callbacks.forget(key)
@@ -270,7 +269,7 @@ class Messages:
 
     def add_response_handler(self, handler_id: str, function) -> None:
         """function(message) -> bool for answered messages; True removes it."""
-        _register(_ffi.outlive_response_handler_add_with_release, self._store, handler_id, _respond, function)
+        _register(_ffi.outlive_response_handler_add, self._store, handler_id, _respond, function)
 
     def remove_response_handler(self, handler_id: str) -> None:
         check(_ffi.outlive_response_handler_remove(self._store.handle, handler_id.encode("utf-8")))
@@ -278,7 +277,7 @@ class Messages:
     def add_auto_resolver(self, resolver_id: str, function) -> None:
         """function(message) -> a choice id (answer), True (resolve without an
         answer) or None (leave it), before presenters see it."""
-        _register(_ffi.outlive_auto_resolver_add_with_release, self._store, resolver_id, _auto_resolve, function)
+        _register(_ffi.outlive_auto_resolver_add, self._store, resolver_id, _auto_resolve, function)
 
     def remove_auto_resolver(self, resolver_id: str) -> None:
         check(_ffi.outlive_auto_resolver_remove(self._store.handle, resolver_id.encode("utf-8")))

@@ -61,7 +61,7 @@ class InteractionQueue(NativeHandle):
     def add(self, function) -> None:
         """function(interaction) runs on the loop's thread when its turn comes."""
         key = _callbacks.register(function)
-        status = _ffi.outlive_interactions_add_with_release(self.handle, _run_interaction, key, _callbacks.release)
+        status = _ffi.outlive_interactions_add(self.handle, _run_interaction, key, _callbacks.release)
         if status != 0:
             _callbacks.forget(key)
         check(status)
@@ -135,7 +135,7 @@ class Operation:
         self._completions = []
         self._key = _callbacks.register(self)
         out = ctypes.c_void_p()
-        status = _ffi.outlive_operation_new_with_release(_run_operation, self._key, _callbacks.release,
+        status = _ffi.outlive_operation_new(_run_operation, self._key, _callbacks.release,
                                                          ctypes.byref(out))
         if status != 0:
             _callbacks.forget(self._key)
@@ -239,12 +239,6 @@ class OperationQueue(NativeHandle):
 
 # ── durable interactions ───────────────────────────────────────────────────
 
-@_ffi.DURABLE_VISITOR
-def _visit_durable(interaction_id, handler_name, presentations, context):
-    collected = _callbacks.lookup(context)
-    collected.append((interaction_id.decode(), handler_name.decode("utf-8"), presentations))
-
-
 class DurableInteractionQueue(NativeHandle):
     """A named interaction queue kept in the store: interactions are handlers,
     shown one at a time by one process, and those queued before a restart are
@@ -281,13 +275,15 @@ class DurableInteractionQueue(NativeHandle):
 
     def list(self):
         """(id, handler name, times presented) of each stored interaction, first first."""
-        collected = []
-        key = _callbacks.register(collected)
+        out = ctypes.c_void_p()
+        check(_ffi.outlive_durable_interaction_list_new(self.handle, None, 0, ctypes.byref(out)))
         try:
-            check(_ffi.outlive_durable_interactions_list(self.handle, _visit_durable, key))
+            return [(_ffi.outlive_durable_interaction_list_id(out, i).decode(),
+                     _ffi.outlive_durable_interaction_list_handler_name(out, i).decode("utf-8"),
+                     _ffi.outlive_durable_interaction_list_presentations(out, i))
+                    for i in range(_ffi.outlive_durable_interaction_list_count(out))]
         finally:
-            _callbacks.forget(key)
-        return collected
+            _ffi.outlive_durable_interaction_list_free(out)
 
     def remove(self, interaction_id: str) -> None:
         check(_ffi.outlive_durable_interactions_remove(self.handle, interaction_id.encode()))

@@ -66,9 +66,9 @@ class Signals:
         signal_id, version and terminated). Returns the consumer's id."""
         delivery, lifetime = _member(Delivery, delivery), _member(Lifetime, lifetime)
         out = ctypes.create_string_buffer(37)
-        check(_ffi.outlive_signal_consume_with_id(self._store.handle, signal_id.encode(), handler.handle,
-                                                  _DELIVERY_CODES[delivery], _LIFETIME_CODES[lifetime],
-                                                  None if scope is None else scope.encode("utf-8"), out))
+        check(_ffi.outlive_signal_consume(self._store.handle, signal_id.encode(), handler.handle,
+                                          _DELIVERY_CODES[delivery], _LIFETIME_CODES[lifetime],
+                                          None if scope is None else scope.encode("utf-8"), out))
         return out.value.decode()
 
     def post(self, signal_id: str, terminates: bool = True, **payload) -> None:
@@ -96,7 +96,7 @@ class Signals:
     def consumers(self, signal_id: str = None) -> typing.List[Consumer]:
         out = ctypes.c_void_p()
         check(_ffi.outlive_signal_consumer_list_new(self._store.handle, None if signal_id is None else signal_id.encode(),
-                                                    ctypes.byref(out)))
+                                                    None, 0, ctypes.byref(out)))
         try:
             text = lambda value: None if value is None else value.decode("utf-8")
             handle = out.value

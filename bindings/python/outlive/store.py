@@ -49,9 +49,8 @@ class Store(NativeHandle):
             raise ValueError(f"durability is 'full' or 'normal', not {durability!r}") from None
         options = _ffi.StoreOptions(1, _DURABILITY_CODES[durability], int(busy_timeout * 1000))
         handle = ctypes.c_void_p()
-        check(_ffi.outlive_store_open_with_options(os.fsencode(path), _encode(process, "process"),
-                                                   loop.handle if loop else None, ctypes.byref(options),
-                                                   ctypes.byref(handle)))
+        check(_ffi.outlive_store_open(os.fsencode(path), _encode(process, "process"),
+                                      loop.handle if loop else None, ctypes.byref(options), ctypes.byref(handle)))
         self._handle = handle.value
         self.path = os.fspath(path)
         self.loop = loop if loop is not None else Loop(_handle=_ffi.outlive_store_loop(self._handle))
@@ -146,16 +145,18 @@ class KeyValue(MutableMapping):
         after = None
         encoded = _encode(prefix, "prefix")
         while True:
+            # One page of keys per snapshot; the next starts after its last key.
             out = ctypes.c_void_p()
+            check(_ffi.outlive_kv_key_list_new(self._store.handle, encoded, after, 1000, ctypes.byref(out)))
             try:
-                check(_ffi.outlive_kv_next_key(self._store.handle, encoded, after, ctypes.byref(out)))
-            except NotFoundError:
-                return
-            try:
-                after = ctypes.string_at(out.value)
+                page = [_ffi.outlive_kv_key_list_key(out, i) for i in range(_ffi.outlive_kv_key_list_count(out))]
             finally:
-                _ffi.outlive_free(out)
-            yield after.decode("utf-8")
+                _ffi.outlive_kv_key_list_free(out)
+            if not page:
+                return
+            after = page[-1]
+            for key in page:
+                yield key.decode("utf-8")
 
     def __iter__(self):
         return self.keys_with_prefix("")
@@ -187,7 +188,7 @@ class KeyValue(MutableMapping):
         prefix changed by any process."""
         token = ctypes.c_uint64()
         handle = _callbacks.register(function)
-        status = _ffi.outlive_kv_observe_with_release(self._store.handle, _encode(prefix, "prefix"),
+        status = _ffi.outlive_kv_observe(self._store.handle, _encode(prefix, "prefix"),
                                                       _observer_trampoline, handle, _callbacks.release,
                                                       ctypes.byref(token))
         if status != 0:

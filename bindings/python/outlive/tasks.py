@@ -52,7 +52,7 @@ class Tasks:
         handlers = list(handlers)
         if not handlers:
             return []
-        specs = (_ffi.TaskSpec * len(handlers))(*[_ffi.TaskSpec(h.handle, None, None, 0) for h in handlers])
+        specs = (_ffi.TaskSpec * len(handlers))(*[_ffi.TaskSpec(1, h.handle, None, None, 0) for h in handlers])
         out = ctypes.create_string_buffer(37 * len(handlers))
         check(_ffi.outlive_tasks_add_batch(self._store.handle, specs, len(handlers), out))
         raw = out.raw
@@ -85,19 +85,25 @@ class Tasks:
         return count.value
 
     def list(self, after: str = None, limit: int = 1000) -> typing.List[TaskInfo]:
-        out, count = ctypes.POINTER(_ffi.TaskInfo)(), ctypes.c_size_t()
-        check(_ffi.outlive_tasks_list(self._store.handle, None if after is None else after.encode(), limit,
-                                      ctypes.byref(out), ctypes.byref(count)))
+        out = ctypes.c_void_p()
+        check(_ffi.outlive_task_list_new(self._store.handle, None if after is None else after.encode(), limit,
+                                         ctypes.byref(out)))
         try:
             text = lambda value: None if value is None else value.decode("utf-8")
-            return [TaskInfo(id=item.id.decode(), handler=text(item.handler_name), state=TaskState(item.state),
-                             attempts=item.attempts, last_error=text(item.last_error), next_attempt=item.next_attempt,
-                             created=item.created, group_start=text(item.group_start),
-                             group_members=tuple(item.group_members[i].decode("utf-8")
-                                                 for i in range(item.group_member_count)))
-                    for item in (out[i] for i in range(count.value))]
+            tasks = out.value
+            return [TaskInfo(id=text(_ffi.outlive_task_list_id(tasks, i)),
+                             handler=text(_ffi.outlive_task_list_handler_name(tasks, i)),
+                             state=TaskState(_ffi.outlive_task_list_state(tasks, i)),
+                             attempts=_ffi.outlive_task_list_attempts(tasks, i),
+                             last_error=text(_ffi.outlive_task_list_last_error(tasks, i)),
+                             next_attempt=_ffi.outlive_task_list_next_attempt(tasks, i),
+                             created=_ffi.outlive_task_list_created(tasks, i),
+                             group_start=text(_ffi.outlive_task_list_group_start(tasks, i)),
+                             group_members=tuple(text(_ffi.outlive_task_list_group_member(tasks, i, m))
+                                                 for m in range(_ffi.outlive_task_list_group_member_count(tasks, i))))
+                    for i in range(_ffi.outlive_task_list_count(tasks))]
         finally:
-            _ffi.outlive_task_info_free(out, count.value)
+            _ffi.outlive_task_list_free(out)
 
     def __iter__(self):
         after = None

@@ -65,9 +65,11 @@ class Args(NativeHandle):
     _what = "argument list"
 
     def __init__(self, values=None, _handle=None):
-        self._handle = _handle if _handle is not None else _ffi.outlive_args_new()
-        if not self._handle:
-            raise MemoryError("outlive_args_new failed")
+        if _handle is None:
+            out = ctypes.c_void_p()
+            check(_ffi.outlive_args_new(ctypes.byref(out)))
+            _handle = out.value
+        self._handle = _handle
         for name, value in (values or {}).items():
             self.set(name, value)
 
