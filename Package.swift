@@ -18,14 +18,15 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
     ],
     targets: [
-        // Shims over libc, SQLite, libffi and dlfcn, prefixed outlive_sys_*.
+        // Shims over libc, SQLite, libffi and dlfcn, prefixed COutlive_.
         .target(
             name: "COutliveSystem",
             linkerSettings: [.linkedLibrary("sqlite3"), .linkedLibrary("ffi"), .linkedLibrary("dl"), .linkedLibrary("pthread")]
         ),
         // include/outlive.h as a module, so that every export is checked against it.
         .systemLibrary(name: "COutliveAPI", path: "Sources/COutliveAPI"),
-        .target(name: "OutliveCore", dependencies: ["COutliveSystem"]),
+        // The core reads what the header defines (the handler descriptor) from the header itself.
+        .target(name: "OutliveCore", dependencies: ["COutliveSystem", "COutliveAPI"]),
         .target(
             name: "Outlive",
             dependencies: ["OutliveCore", "COutliveAPI", "COutliveSystem"],

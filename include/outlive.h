@@ -850,8 +850,12 @@ OUTLIVE_API outlive_status outlive_handler_deserialize(const void *bytes, size_t
  *   arguments `task_id` (ID, the task's id as UTF-8 text), `attempt` (INTEGER,
  *   1 for the first) and `completion` (HANDLER); a handler takes those it
  *   declares. A handler that declares `completion` ends its attempt by calling
- *   it, exactly once, from any thread or any process, with `success` (BOOL) and
+ *   it, exactly once, from any thread, or from any process that has the store
+ *   open (a completion never opens a store itself), with `success` (BOOL) and
  *   optionally `error` (ID, a UTF-8 message): outlive_handler_call(completion, args).
+ *   The first completion of an attempt, from whichever process, is its
+ *   outcome; any later one returns OUTLIVE_E_STATE and changes nothing, as
+ *   does one called in a process without the store open.
  *   A handler that does not declare it succeeds when it returns.
  * - Success deletes the task. Failure keeps it, waiting for an exponential
  *   backoff with jitter (outlive_task_policy), after which it runs again by
@@ -893,7 +897,10 @@ OUTLIVE_API outlive_status outlive_handler_deserialize(const void *bytes, size_t
  * OUTLIVE_E_INVALID_ARGUMENT: NULL store or work, NULL group_members with a
  *   count, a group id that is empty, too long, not UTF-8, or more than
  *   OUTLIVE_TASK_MAX_GROUP_MEMBERS of them.
- * OUTLIVE_E_INVALIDATED: work was invalidated. */
+ * OUTLIVE_E_INVALIDATED: work was invalidated.
+ * OUTLIVE_E_INVALID_ARGUMENT also: work is one of the library's own handlers
+ *   (outlive.task_completion, outlive.durable_interaction.finish), which
+ *   stored work can never name; or it serializes to more than the size limit. */
 OUTLIVE_API outlive_status outlive_task_add(outlive_store *store, const outlive_handler *work,
                                             const char *group_start,
                                             const char *const *group_members, size_t group_member_count,

@@ -2,8 +2,9 @@
 """Runs every test suite of Outlive and ends with one line: "N passed, N failed".
 
 Suites: the C programs in build/tests (each prints PASS/FAIL lines), the Swift
-unit tests (swift test), and pytest over Tests/api (header, symbols, versions)
-and bindings/python/tests (the Python package). Exits 1 if anything failed.
+unit tests (swift test), pytest over Tests/api (header, symbols, versions)
+and bindings/python/tests (the Python package), and cargo test of the Rust
+binding (bindings/rust). Exits 1 if anything failed.
 """
 import argparse
 import os
@@ -52,7 +53,7 @@ def run_c(timeout):
 # indirect or possible, bar the Swift runtime's metadata caches in
 # Tests/valgrind.supp), no invalid read or write.
 VALGRIND_SUITES = ["test_kv", "test_security", "test_handlers", "test_handlers_cross", "test_interactions", "test_operations",
-                   "test_messages", "test_signals", "test_tasks", "test_durable_interactions"]
+                   "test_messages", "test_signals", "test_tasks", "test_tasks_completion", "test_durable_interactions"]
 
 
 def run_valgrind(timeout):
@@ -168,9 +169,41 @@ def run_pytest(label, paths, timeout):
     return tests - failures - skipped, failures
 
 
+def run_cargo(timeout):
+    """cargo test of the Rust workspace, offline (it has no registry
+    dependency), against build/liboutlive.so, its target dir under build/.
+    Each test binary prints "test result: ok. N passed; M failed; ..."."""
+    env = dict(os.environ)
+    env["PATH"] = os.path.expanduser("~/.cargo/bin") + os.pathsep + env.get("PATH", "")
+    env.setdefault("CARGO_TARGET_DIR", os.path.join(BUILD, "cargo"))
+    library = env.get("OUTLIVE_LIBRARY", os.path.join(BUILD, "liboutlive.so"))
+    env.setdefault("OUTLIVE_LIB_DIR", os.path.dirname(os.path.abspath(library)))
+    command = ["cargo", "test", "--offline", "--workspace"]
+    try:
+        result = subprocess.run(command, cwd=os.path.join(ROOT, "bindings", "rust"), capture_output=True, text=True,
+                                timeout=timeout, env=env)
+    except FileNotFoundError:
+        print("  rust: cargo not found (install rustup's toolchain, ~/.cargo/bin)")
+        return 0, 1
+    except subprocess.TimeoutExpired:
+        print("  rust: timed out")
+        return 0, 1
+    output = result.stdout + result.stderr
+    totals = re.findall(r"test result: \w+\. (\d+) passed; (\d+) failed", output)
+    passed = sum(int(p) for p, _ in totals)
+    failed = sum(int(f) for _, f in totals)
+    if result.returncode != 0 and failed == 0:
+        failed = 1  # a build failure or a crashed test binary
+    if failed:
+        print("\n".join(output.splitlines()[-80:]))
+    print(f"  rust: {passed} passed, {failed} failed")
+    return passed, failed
+
+
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--only", choices=["c", "valgrind", "fuzz", "swift", "swift-address", "swift-thread", "python"])
+    parser.add_argument("--only", choices=["c", "valgrind", "fuzz", "swift", "swift-address", "swift-thread", "python",
+                                             "rust"])
     args = parser.parse_args()
     total_passed = total_failed = 0
     suites = [
@@ -181,6 +214,7 @@ def main():
         ("swift-address", lambda: run_swift(timeout=1800, sanitizer="address")),
         ("swift-thread", lambda: run_swift(timeout=1800, sanitizer="thread")),
         ("python", lambda: run_pytest("python", ["Tests/api", "bindings/python/tests"], timeout=1200)),
+        ("rust", lambda: run_cargo(timeout=1800)),
     ]
     for name, suite in suites:
         if args.only and args.only != name:

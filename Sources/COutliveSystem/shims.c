@@ -28,6 +28,25 @@ void COutlive_set_errno(int value) { errno = value; }
 
 int COutlive_open(const char *path, int flags, mode_t mode) { return open(path, flags, mode); }
 
+/* The handler descriptor of outlive.h, for the core: its magic and version
+ * (macros Swift cannot import), and the build-time proof that its layout is
+ * the 64-bit one the header documents — the ABI that the descriptors in every
+ * compiled handler library already have. (Here rather than in a file of its
+ * own: valgrind's DWARF 5 reader gives up on a second C unit in the library.) */
+#include <stddef.h>
+#include "../../include/outlive.h"
+
+_Static_assert(offsetof(outlive_handler_descriptor, magic) == 0, "outlive_handler_descriptor.magic moved");
+_Static_assert(offsetof(outlive_handler_descriptor, version) == 8, "outlive_handler_descriptor.version moved");
+_Static_assert(offsetof(outlive_handler_descriptor, name) == 16, "outlive_handler_descriptor.name moved");
+_Static_assert(offsetof(outlive_handler_descriptor, signature) == 24, "outlive_handler_descriptor.signature moved");
+_Static_assert(offsetof(outlive_handler_descriptor, function) == 32, "outlive_handler_descriptor.function moved");
+_Static_assert(offsetof(outlive_handler_descriptor, resolver) == 40, "outlive_handler_descriptor.resolver moved");
+_Static_assert(sizeof(outlive_handler_descriptor) == 48, "outlive_handler_descriptor changed size");
+
+uint64_t COutlive_handler_magic(void) { return OUTLIVE_HANDLER_MAGIC; }
+uint32_t COutlive_handler_descriptor_version(void) { return OUTLIVE_HANDLER_DESCRIPTOR_VERSION; }
+
 int COutlive_sqlite3_bind_blob_transient(sqlite3_stmt *statement, int index, const void *bytes, int size) {
     return sqlite3_bind_blob(statement, index, bytes, size, SQLITE_TRANSIENT);
 }

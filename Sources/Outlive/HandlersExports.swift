@@ -51,7 +51,6 @@ public func outlive_handler_library_load(_ path: UnsafePointer<CChar>?) -> outli
 @c @implementation
 public func outlive_handler_resolve(_ name: UnsafePointer<CChar>?) -> outlive_status {
     guarded {
-        ensureBuiltins()
         _ = try HandlerRegistry.shared.resolve(try handlerName(name, "name"))
     }
 }
@@ -88,7 +87,6 @@ public func outlive_handler_bind(_ handler: OpaquePointer?, _ more: OpaquePointe
 @c @implementation
 public func outlive_handler_call(_ handler: OpaquePointer?, _ callArgs: OpaquePointer?) -> outlive_status {
     guarded {
-        ensureBuiltins()
         try handlerBox(handler).call(with: try optionalArguments(callArgs))
     }
 }
@@ -96,7 +94,6 @@ public func outlive_handler_call(_ handler: OpaquePointer?, _ callArgs: OpaquePo
 @c @implementation
 public func outlive_handler_invalidate(_ handler: OpaquePointer?, _ callArgs: OpaquePointer?) -> outlive_status {
     guarded {
-        ensureBuiltins()
         try handlerBox(handler).invalidate(with: try optionalArguments(callArgs))
     }
 }

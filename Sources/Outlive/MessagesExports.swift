@@ -55,26 +55,23 @@ final class MessageView {
 /// (never dereferenced) looked up here, so that a token finished already — or
 /// never issued — is OUTLIVE_E_STATE rather than a use after free.
 enum PresentationTokens {
-    private static let lock = Lock()
-    nonisolated(unsafe) private static var live: [UInt: Presentation] = [:]
-    nonisolated(unsafe) private static var next: UInt = 1
+    private static let live = TokenTable<UInt64, Presentation>()
 
     static func issue(_ presentation: Presentation) -> OpaquePointer? {
-        lock.withLock {
-            let token = next
-            next += 1
-            live[token] = presentation
-            return OpaquePointer(bitPattern: token)
-        }
+        OpaquePointer(bitPattern: UInt(truncatingIfNeeded: live.issue(presentation)))
     }
 
     static func lookup(_ token: OpaquePointer?) -> Presentation? {
         guard let token else { return nil }
-        return lock.withLock { live[UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(token)))] }
+        return live.value(for: number(token))
     }
 
     static func retire(_ token: OpaquePointer) {
-        lock.withLock { _ = live.removeValue(forKey: UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(token)))) }
+        live.remove(number(token))
+    }
+
+    private static func number(_ token: OpaquePointer) -> UInt64 {
+        UInt64(UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(token))))
     }
 }
 

@@ -365,6 +365,21 @@ final class TaskQueueTests: XCTestCase {
         XCTAssertEqual(code { try store.tasks.delete(id: ids[0]) }, .notFound)
     }
 
+    func testAHandlerTooLargeToSerializeIsRefusedBeforeAnythingIsStored() throws {
+        // Two IDs at the size limit of one ID: the handler is over the limit of a serialized handler.
+        let half = IDValue(bytes: [UInt8](repeating: 0x61, count: ValueLimits.maxIDSize))
+        let work = try Handler(name: "test.tasks.record", bound: Arguments([("a", .id(half)), ("b", .id(half))]))
+        XCTAssertThrowsError(try store.tasks.add(NewTask(work: work))) { error in
+            XCTAssertEqual((error as? OutliveError)?.code, .invalidArgument)
+        }
+        XCTAssertThrowsError(try store.tasks.add(batch: [try task("test.tasks.record", "fits"), NewTask(work: work)])) { error in
+            XCTAssertEqual((error as? OutliveError)?.code, .invalidArgument)
+            XCTAssertTrue((error as? OutliveError)?.message.hasPrefix("tasks[1]:") ?? false)
+        }
+        XCTAssertEqual(try store.tasks.pendingCount(), 0)
+        XCTAssertEqual(try store.tasks.list(), [])
+    }
+
     func testARunnerThatClosesReturnsItsTaskToPendingAndReleasesTheClaim() throws {
         try store.tasks.add(try task("test.tasks.later", "interrupted"))
         try store.tasks.runNow()

@@ -41,6 +41,11 @@ void COutlive_set_errno(int value);
 /* open(2) with a mode, which Swift cannot call as a variadic. */
 int COutlive_open(const char *path, int flags, mode_t mode);
 
+/* OUTLIVE_HANDLER_MAGIC and OUTLIVE_HANDLER_DESCRIPTOR_VERSION of outlive.h
+ * (shims.c, which also asserts the descriptor's layout at build time). */
+uint64_t COutlive_handler_magic(void);
+uint32_t COutlive_handler_descriptor_version(void);
+
 /* SQLITE_TRANSIENT / SQLITE_STATIC are macros of function-pointer casts. */
 int COutlive_sqlite3_bind_blob_transient(sqlite3_stmt *statement, int index, const void *bytes, int size);
 int COutlive_sqlite3_bind_text_transient(sqlite3_stmt *statement, int index, const char *text, int size);

@@ -13,7 +13,11 @@ public final class Declaration {
     }
 
     public enum Origin: Equatable {
-        case registered, builtin, descriptor(library: String)
+        /// Registered at run time: a C function, or a Swift body (`registerBuiltin`).
+        case registered, builtin
+        /// One of the library's own handlers (`LibraryHandlers`).
+        case library
+        case descriptor(library: String)
     }
 
     public let name: String

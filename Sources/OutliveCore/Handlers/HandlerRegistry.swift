@@ -1,3 +1,4 @@
+import COutliveAPI
 import COutliveSystem
 import Synchronization
 
@@ -10,16 +11,18 @@ import Synchronization
 /// very name asked for, and names with '.' are never looked up as symbols.
 ///
 /// CONTRACT for the systems (signals, tasks, messages, interactions): they
-/// use only `canResolve`, `call`, `invalidate` and `registerBuiltin`.
+/// use only `canResolve`, `call`, `invalidate` and `checkStorable`, and call
+/// stored work with `call(storedWork:)`.
 public final class HandlerRegistry {
     public static let shared = HandlerRegistry()
 
-    /// The descriptor layout (include/outlive.h, outlive_handler_descriptor).
-    enum DescriptorLayout {
-        static let magic: UInt64 = 0x4F55_544C_4956_4548  // "HEVILTUO" read little-endian: "OUTLIVEH"
-        static let version: UInt32 = 1
-        static let magicOffset = 0, versionOffset = 8, nameOffset = 16, signatureOffset = 24
-        static let functionOffset = 32, resolverOffset = 40, size = 48
+    /// The descriptor is `outlive_handler_descriptor` of include/outlive.h,
+    /// read as that struct; its magic and version are the header's macros
+    /// (through the shims, which also assert its 64-bit layout at build time).
+    enum Descriptor {
+        static let magic: UInt64 = COutlive_handler_magic()
+        static let version: UInt32 = COutlive_handler_descriptor_version()
+        static let size = MemoryLayout<outlive_handler_descriptor>.size
         static let symbolPrefix = "outlive_handler__"
     }
 
@@ -39,6 +42,14 @@ public final class HandlerRegistry {
 
     init() {
         mainProgram = dlopen(nil, RTLD_NOW)
+        for entry in LibraryHandlers.all {
+            do {
+                let signature = try Signature(parsing: entry.signature)
+                registrations[entry.name] = Declaration(name: entry.name, signature: signature, body: .builtin(entry.body), origin: .library)
+            } catch {
+                Log.emit(.error, "cannot register the library's handler \(entry.name): \(error)")
+            }
+        }
     }
 
     public var generation: UInt64 { generationCounter.load(ordering: .acquiring) }
@@ -55,7 +66,7 @@ public final class HandlerRegistry {
         }
         return try lock.withLock {
             if let found = registrations[name] ?? resolved[name] { return found }
-            let symbol = DescriptorLayout.symbolPrefix + name
+            let symbol = Descriptor.symbolPrefix + name
             var candidates: [(UnsafeMutableRawPointer, String)] = []
             if let mainProgram { candidates.append((mainProgram, "the main program")) }
             for library in libraries { candidates.append((library.handle, library.path)) }
@@ -90,7 +101,7 @@ public final class HandlerRegistry {
         // Elf64_Sym: st_name u32, st_info u8, st_other u8, st_shndx u16, st_value u64, st_size u64.
         let type = entry.load(fromByteOffset: 4, as: UInt8.self) & 0x0F
         let size = entry.loadUnaligned(fromByteOffset: 16, as: UInt64.self)
-        return type == 1 /* STT_OBJECT */ && size >= UInt64(DescriptorLayout.size)
+        return type == 1 /* STT_OBJECT */ && size >= UInt64(Descriptor.size)
     }
 
     /// The declaration a descriptor symbol describes, or nil when the symbol is
@@ -98,14 +109,12 @@ public final class HandlerRegistry {
     /// magic, version, name, NULL function).
     private func declaration(at address: UnsafeMutableRawPointer, name: String, symbol: String, origin: String) throws -> Declaration? {
         guard isDescriptorSizedObject(address) else { return nil }
-        let raw = UnsafeRawPointer(address)
-        guard raw.loadUnaligned(fromByteOffset: DescriptorLayout.magicOffset, as: UInt64.self) == DescriptorLayout.magic,
-              raw.loadUnaligned(fromByteOffset: DescriptorLayout.versionOffset, as: UInt32.self) == DescriptorLayout.version,
-              let namePointer = raw.loadUnaligned(fromByteOffset: DescriptorLayout.nameOffset, as: UnsafePointer<CChar>?.self),
-              let signaturePointer = raw.loadUnaligned(fromByteOffset: DescriptorLayout.signatureOffset, as: UnsafePointer<CChar>?.self),
-              let function = raw.loadUnaligned(fromByteOffset: DescriptorLayout.functionOffset, as: UnsafeRawPointer?.self)
+        let descriptor = UnsafeRawPointer(address).loadUnaligned(as: outlive_handler_descriptor.self)
+        guard descriptor.magic == Descriptor.magic, descriptor.version == Descriptor.version,
+              let namePointer = descriptor.name, let signaturePointer = descriptor.signature,
+              let function = descriptor.function.map({ unsafeBitCast($0, to: UnsafeRawPointer.self) })
         else { return nil }
-        let resolver = raw.loadUnaligned(fromByteOffset: DescriptorLayout.resolverOffset, as: UnsafeRawPointer?.self)
+        let resolver = descriptor.resolver.map { unsafeBitCast($0, to: UnsafeRawPointer.self) }
         let nameLength = strnlen(namePointer, HandlerName.maxLength + 1)
         guard nameLength == name.utf8.count,
               name.utf8.elementsEqual(UnsafeRawBufferPointer(start: namePointer, count: nameLength)) else { return nil }
@@ -135,6 +144,7 @@ public final class HandlerRegistry {
     /// (the signature grammar). A second registration of a name replaces the first.
     public func register(name: String, signature: String, function: @escaping Declaration.CFunction) throws {
         try HandlerName.validate(name)
+        try HandlerRegistry.refuseLibraryName(name)
         let parsed = try Signature(parsing: signature)
         let declaration = try Declaration.function(name: name, signature: parsed, function: function, resolver: nil, origin: .registered)
         store(declaration)
@@ -147,15 +157,31 @@ public final class HandlerRegistry {
     /// (call-time over bound), undeclared ones included.
     public func registerBuiltin(name: String, signature: String, _ body: @escaping (Arguments) throws -> Void) throws {
         try HandlerName.validate(name)
+        try HandlerRegistry.refuseLibraryName(name)
         let parsed = try Signature(parsing: signature)
         store(Declaration(name: name, signature: parsed, body: .builtin(body), origin: .builtin))
     }
 
     /// Removes a run-time registration. Throws `.notFound` when there is none.
     public func unregister(name: String) throws {
+        try HandlerRegistry.refuseLibraryName(name)
         let removed = lock.withLock { registrations.removeValue(forKey: name) }
         guard removed != nil else { throw OutliveError.notFound("no handler named \(name) is registered at run time") }
         generationCounter.add(1, ordering: .releasing)
+    }
+
+    private static func refuseLibraryName(_ name: String) throws {
+        guard !LibraryHandlers.names.contains(name) else {
+            throw OutliveError.invalidArgument("\(name) is one of the library's own handlers; it cannot be registered or unregistered")
+        }
+    }
+
+    /// Throws `.invalidArgument` for a handler that must not be stored as
+    /// work: one of the library's own (see `LibraryHandlers`).
+    public static func checkStorable(_ handler: Handler, as what: String) throws {
+        guard !LibraryHandlers.names.contains(handler.name) else {
+            throw OutliveError.invalidArgument("\(handler.name) is one of the library's own handlers; it cannot be \(what)")
+        }
     }
 
     private func store(_ declaration: Declaration) {
@@ -201,6 +227,19 @@ public final class HandlerRegistry {
     public func call(_ handler: Handler, with callArguments: Arguments = Arguments()) throws {
         if handler.isInvalidated { throw OutliveError(.invalidated, "handler \(handler.name) was invalidated") }
         try resolve(handler.name).invoke(bound: handler.bound, call: callArguments)
+    }
+
+    /// Calls a handler read from the store as a task's, a consumer's, a
+    /// response's or an interaction's work. The library's own handlers are
+    /// refused (`.invalidArgument`, nothing called): stored data must not reach
+    /// them with arguments of its choosing.
+    public func call(storedWork handler: Handler, with callArguments: Arguments = Arguments()) throws {
+        if handler.isInvalidated { throw OutliveError(.invalidated, "handler \(handler.name) was invalidated") }
+        let declaration = try resolve(handler.name)
+        guard declaration.origin != .library else {
+            throw OutliveError.invalidArgument("the stored work names \(handler.name), one of the library's own handlers, which stored work cannot call")
+        }
+        try declaration.invoke(bound: handler.bound, call: callArguments)
     }
 
     /// Calls the invalidation handler (if any) with the merged arguments and

@@ -75,7 +75,7 @@ extension HandlerRegistry {
     /// The handlers a library declares (after loading it, as `outlive_handler_library_load`
     /// does, which runs its constructors): name, signature, instance or not.
     public func declaredHandlers(inLibrary path: String) throws -> [(name: String, signature: String, isInstance: Bool)] {
-        let names = try LibrarySymbols.definedNames(inFile: path, withPrefix: DescriptorLayout.symbolPrefix)
+        let names = try LibrarySymbols.definedNames(inFile: path, withPrefix: HandlerRegistry.Descriptor.symbolPrefix)
         try loadLibrary(path: path)
         return names.compactMap { name in
             guard let declaration = try? resolve(name) else { return nil }

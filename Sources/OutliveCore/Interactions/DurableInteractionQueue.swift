@@ -42,8 +42,10 @@ public final class DurableInteractionQueue: @unchecked Sendable {
     private var reportedWaiting: String?
 
     private static let holderCounter = HolderCounter()
+    let claim: RunClaim
 
-    init(store: Store, name: String, suspended: Bool) throws {
+    init(store: Store, claim: RunClaim, name: String, suspended: Bool) throws {
+        self.claim = claim
         self.store = store
         self.name = name
         self.suspended = suspended
@@ -68,6 +70,7 @@ public final class DurableInteractionQueue: @unchecked Sendable {
         if handler.isInvalidated {
             throw OutliveError(.invalidated, "handler \(handler.name) was invalidated; an invalidated handler cannot be an interaction")
         }
+        try HandlerRegistry.checkStorable(handler, as: "a durable interaction")
         let bytes = try handler.serializedChecked()
         let id = Identifier.make()
         let queue = name
@@ -202,21 +205,11 @@ public final class DurableInteractionQueue: @unchecked Sendable {
         if post { store.loop.post { [weak self] in self?.startNext() } }
     }
 
-    /// What the claim row says when a presenter looks at it.
-    private enum ClaimState {
-        case free                    // no row, or a row of a run that is not alive
-        case ours
-        case heldByLivePresenter(run: String)
-    }
+    private var key: SQLValue { .text(name) }
+    private var token: SQLValue { .integer(holder) }
 
-    private func claimState(in transaction: StoreTransaction) throws -> ClaimState {
-        var row: (run: String, holder: Int64)?
-        try transaction.query("SELECT run_id, holder FROM outlive_durable_interaction_claims WHERE queue = ?", [.text(name)]) {
-            row = ($0.text(0) ?? "", $0.integer(1))
-        }
-        guard let row else { return .free }
-        if row.run == store.runID { return row.holder == holder ? .ours : .heldByLivePresenter(run: row.run) }
-        return store.isAlive(run: row.run) ? .heldByLivePresenter(run: row.run) : .free
+    private func claimState(in transaction: StoreTransaction) throws -> RunClaim.Holder {
+        try claim.holder(of: key, token: token, in: transaction)
     }
 
     private struct Head {
@@ -255,7 +248,7 @@ public final class DurableInteractionQueue: @unchecked Sendable {
         let (state, first) = try store.database.read { transaction in
             (try claimState(in: transaction), try head(in: transaction))
         }
-        if case .heldByLivePresenter = state { return }
+        if case .live = state { return }
         guard let first else {
             if case .ours = state { try releaseClaim() }
             return
@@ -278,12 +271,9 @@ public final class DurableInteractionQueue: @unchecked Sendable {
         // Claim the queue and mark the presentation, unless another presenter
         // got there first or the first interaction changed.
         let claimed: Bool = try store.database.write { transaction in
-            if case .heldByLivePresenter = try claimState(in: transaction) { return false }
+            if case .live = try claimState(in: transaction) { return false }
             guard let current = try head(in: transaction), current.id == first.id else { return false }
-            try transaction.execute("""
-                INSERT INTO outlive_durable_interaction_claims(queue, run_id, holder, interaction_id) VALUES (?, ?, ?, ?)
-                ON CONFLICT(queue) DO UPDATE SET run_id = excluded.run_id, holder = excluded.holder, interaction_id = excluded.interaction_id
-                """, [.text(name), .text(store.runID), .integer(holder), .text(first.id)])
+            guard try claim.take(key, token: token, setting: [("interaction_id", .text(first.id))], in: transaction) else { return false }
             try transaction.execute("UPDATE outlive_durable_interactions SET presentations = presentations + 1 WHERE id = ?", [.text(first.id)])
             return true
         }
@@ -305,7 +295,7 @@ public final class DurableInteractionQueue: @unchecked Sendable {
         }
         table.insert(presentation)
         do {
-            try HandlerRegistry.shared.call(handler, with: Arguments([
+            try HandlerRegistry.shared.call(storedWork: handler, with: Arguments([
                 ("interaction_id", .id(IDValue(string: first.id))),
                 ("finish", .handler(finish)),
             ]))
@@ -331,15 +321,22 @@ public final class DurableInteractionQueue: @unchecked Sendable {
     }
 
     /// Called by the finish built-in, on the finishing thread, once per
-    /// presentation: deletes the interaction (it may have been removed
-    /// already) and clears the claim's interaction, in one transaction.
+    /// presentation: clears the claim's interaction and deletes the
+    /// interaction (it may have been removed already), in one transaction —
+    /// only while this handle still holds the queue's claim: a run that others
+    /// ended finishes nothing (`.state`), and the presenter that took over
+    /// presents the interaction again.
     func finished(_ presentation: DurablePresentation) throws {
         try store.checkUsable()
-        let queue = name, runID = store.runID, holder = holder
+        let queue = name, key = key, token = token
         try store.database.write { transaction in
+            let (fence, fenced) = claim.fence(token: token)
+            try transaction.execute("UPDATE outlive_durable_interaction_claims SET interaction_id = NULL WHERE queue = ? AND \(fence) AND interaction_id = ?",
+                                    [key] + fenced + [.text(presentation.interactionID)])
+            guard transaction.changedRows == 1 else {
+                throw OutliveError.state("durable interaction queue \"\(queue)\" is no longer presented by this handle (its run was ended by another process); interaction \(presentation.interactionID) is presented again")
+            }
             try transaction.execute("DELETE FROM outlive_durable_interactions WHERE id = ?", [.text(presentation.interactionID)])
-            try transaction.execute("UPDATE outlive_durable_interaction_claims SET interaction_id = NULL WHERE queue = ? AND run_id = ? AND holder = ?",
-                                    [.text(queue), .text(runID), .integer(holder)])
             try transaction.recordChange(topic: DurableInteractions.topic, key: queue)
         }
         let releaseNow: Bool = lock.withLock {
@@ -353,16 +350,13 @@ public final class DurableInteractionQueue: @unchecked Sendable {
     /// Deletes this handle's claim (if it holds one) and tells the other
     /// presenters.
     private func releaseClaim() throws {
-        let queue = name, runID = store.runID, holder = holder
-        let held = try store.database.read {
-            try $0.integer("SELECT 1 FROM outlive_durable_interaction_claims WHERE queue = ? AND run_id = ? AND holder = ?",
-                           [.text(queue), .text(runID), .integer(holder)]) != nil
-        }
-        guard held else { return }
+        let queue = name, key = key, token = token
+        // A read first: most calls find nothing to release and need no write.
+        guard try store.database.read({ try claim.holds(key, token: token, in: $0) }) else { return }
         try store.database.write { transaction in
-            try transaction.execute("DELETE FROM outlive_durable_interaction_claims WHERE queue = ? AND run_id = ? AND holder = ?",
-                                    [.text(queue), .text(runID), .integer(holder)])
-            if transaction.changedRows > 0 { try transaction.recordChange(topic: DurableInteractions.topic, key: queue) }
+            if try claim.release(key, token: token, in: transaction) {
+                try transaction.recordChange(topic: DurableInteractions.topic, key: queue)
+            }
         }
     }
 }

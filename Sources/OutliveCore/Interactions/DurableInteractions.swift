@@ -9,10 +9,11 @@
 ///   finished or removed.
 /// - `outlive_durable_interaction_claims`: at most one row per queue name, the
 ///   presenter that may present it now (its run and its handle number), and the
-///   interaction it presents. A claim of a run that ended (closed, or died:
-///   `kill -9` included) is deleted by the end-of-run hook, in the transaction
-///   that removes the run, and a claim whose run is no longer alive is broken by
-///   the next presenter at once; nothing waits for a timeout.
+///   interaction it presents: a `RunClaim` of its own row. A claim of a run that
+///   ended (closed, or died: `kill -9` included) is deleted by the end-of-run
+///   hook, in the transaction that removes the run, and a claim whose run is no
+///   longer alive is broken by the next presenter at once; nothing waits for a
+///   timeout.
 ///
 /// Feed: topic `durable_interactions`, key = the queue name, for every add,
 /// removal, finish and claim change, so presenters of other processes learn of
@@ -33,20 +34,20 @@ public final class DurableInteractions {
     public static let finishHandlerName = "outlive.durable_interaction.finish"
 
     let store: Store
+    /// A queue being presented by one handle (`holder`) of one run.
+    let presenterClaim: RunClaim
 
     public init(store: Store) {
         self.store = store
-        DurablePresentations.registerFinishHandler()
-        store.onRunEnded { transaction, run in
-            try DurableInteractions.releaseClaims(of: run, in: transaction)
-        }
+        presenterClaim = RunClaim(store: store, table: "outlive_durable_interaction_claims", key: "queue", run: "run_id", token: "holder",
+                                  form: .row, freed: DurableInteractions.claimsEnded)
     }
 
     /// Opens a handle on the queue `name`. See `DurableInteractionQueue`.
     public func open(_ name: String, suspended: Bool = false) throws -> DurableInteractionQueue {
         try DurableInteractions.validate(queueName: name)
         try store.checkUsable()
-        return try DurableInteractionQueue(store: store, name: name, suspended: suspended)
+        return try DurableInteractionQueue(store: store, claim: presenterClaim, name: name, suspended: suspended)
     }
 
     public static func validate(queueName name: String) throws {
@@ -59,16 +60,10 @@ public final class DurableInteractions {
         }
     }
 
-    /// The end-of-run hook: the claims of the run go, and each of their queues
-    /// gets a feed entry so that a waiting presenter takes over.
-    static func releaseClaims(of run: EndedRun, in transaction: StoreTransaction) throws {
-        var queues: [String] = []
-        try transaction.query("SELECT queue FROM outlive_durable_interaction_claims WHERE run_id = ?", [.text(run.runID)]) { row in
-            if let queue = row.text(0) { queues.append(queue) }
-        }
-        guard !queues.isEmpty else { return }
-        try transaction.execute("DELETE FROM outlive_durable_interaction_claims WHERE run_id = ?", [.text(run.runID)])
-        for queue in queues {
+    /// The claims of an ended run: each of their queues gets a feed entry so
+    /// that a waiting presenter takes over (the claims go with `RunClaim`).
+    static func claimsEnded(_ transaction: StoreTransaction, _ run: EndedRun, _ queues: [SQLValue]) throws {
+        for case .text(let queue) in queues {
             Log.emit(.info, "durable interaction queue \"\(queue)\": the presenting run \(run.runID) of \(run.processName) \(run.died ? "died" : "ended"); its claim is released")
             try transaction.recordChange(topic: topic, key: queue)
         }

@@ -17,7 +17,7 @@ final class DurablePresentation {
     let token: UInt64
     let interactionID: String
     let queue: DurableInteractionQueue
-    var phase: Phase = .presenting  // guarded by the table's lock
+    var phase: Phase = .presenting  // changed under the table's lock
 
     init(token: UInt64, interactionID: String, queue: DurableInteractionQueue) {
         self.token = token
@@ -38,43 +38,21 @@ final class DurablePresentation {
 /// The process-wide table of durable presentations, by token.
 final class DurablePresentations: @unchecked Sendable {
     static let shared = DurablePresentations()
+    static let finishSignature = "UINTEGER token, ID interaction_id, ID run_id"
 
-    private let lock = Lock()
-    // Guarded by `lock`.
-    private var presenting: [UInt64: DurablePresentation] = [:]
-    private var nextToken: UInt64 = 1
-
-    private static let registration: Void = {
-        do {
-            try HandlerRegistry.shared.registerBuiltin(name: DurableInteractions.finishHandlerName,
-                                                       signature: "UINTEGER token, ID interaction_id, ID run_id") { arguments in
-                try DurablePresentations.shared.finish(arguments)
-            }
-        } catch {
-            Log.emit(.error, "cannot register the built-in handler \(DurableInteractions.finishHandlerName): \(error)")
-        }
-    }()
-
-    /// Registers the finish built-in (once per process).
-    static func registerFinishHandler() {
-        _ = registration
-    }
+    private let presenting = TokenTable<UInt64, DurablePresentation>()
 
     func makeToken() -> UInt64 {
-        lock.withLock {
-            let token = nextToken
-            nextToken &+= 1
-            return token
-        }
+        presenting.reserve()
     }
 
     func insert(_ presentation: DurablePresentation) {
-        lock.withLock { presenting[presentation.token] = presentation }
+        presenting.insert(presentation.token, presentation)
     }
 
     /// Drops a presentation without finishing it (its queue was closed).
     func drop(_ token: UInt64) {
-        _ = lock.withLock { presenting.removeValue(forKey: token) }
+        presenting.remove(token)
     }
 
     /// The body of the finish built-in. Any thread.
@@ -83,8 +61,9 @@ final class DurablePresentations: @unchecked Sendable {
               case .id(let id)? = arguments["interaction_id"], let interactionID = id.string else {
             throw OutliveError.invalidArgument("the finish handler needs token (UINTEGER) and interaction_id (ID)")
         }
-        let presentation: DurablePresentation = try lock.withLock {
-            guard let presentation = presenting[token], presentation.interactionID == interactionID else {
+        // The phase changes under the table's lock: one finish at a time.
+        let presentation: DurablePresentation = try presenting.update(token) { entry in
+            guard let presentation = entry, presentation.interactionID == interactionID else {
                 throw OutliveError.state("durable interaction \(interactionID) is not being presented by this process under token \(token): it was finished already, its queue was freed, or the finish handler comes from another process")
             }
             guard presentation.phase == .presenting else {
@@ -96,12 +75,14 @@ final class DurablePresentations: @unchecked Sendable {
         do {
             try presentation.queue.finished(presentation)
         } catch {
-            lock.withLock {
-                if presenting[token] === presentation { presentation.phase = .presenting }
+            presenting.update(token) { entry in
+                if entry === presentation { presentation.phase = .presenting }
             }
             throw error
         }
-        lock.withLock { if presenting[token] === presentation { presenting.removeValue(forKey: token) } }
+        presenting.update(token) { entry in
+            if entry === presentation { entry = nil }
+        }
         presentation.queue.startNextLater()
     }
 }

@@ -42,31 +42,6 @@ public final class Interaction {
 }
 
 /// The process-wide table of running interactions, by token.
-final class RunningInteractions: @unchecked Sendable {
-    static let shared = RunningInteractions()
-
-    private let lock = Lock()
-    // Guarded by `lock`.
-    private var running: [UInt64: Interaction] = [:]
-    private var nextToken: UInt64 = 1
-
-    func makeToken() -> UInt64 {
-        lock.withLock {
-            let token = nextToken
-            nextToken &+= 1
-            return token
-        }
-    }
-
-    func insert(_ interaction: Interaction) {
-        lock.withLock { running[interaction.token] = interaction }
-    }
-
-    func remove(_ token: UInt64) -> Interaction? {
-        lock.withLock { running.removeValue(forKey: token) }
-    }
-
-    func contains(_ token: UInt64) -> Bool {
-        lock.withLock { running[token] != nil }
-    }
+enum RunningInteractions {
+    static let shared = TokenTable<UInt64, Interaction>()
 }

@@ -116,9 +116,9 @@ public final class InteractionQueue: @unchecked Sendable {
             startPosted = false
             guard !closed, !suspended, running == nil, let work = waiting.popFirst() else { return nil }
             let table = RunningInteractions.shared
-            let interaction = Interaction(token: table.makeToken(), queue: self, work: work)
+            let interaction = Interaction(token: table.reserve(), queue: self, work: work)
             running = interaction
-            table.insert(interaction)
+            table.insert(interaction.token, interaction)
             if let reporter = stallReporter, stallSeconds > 0 {
                 let limit = stallSeconds
                 interaction.stallTimer = loop.schedule(after: limit) { [weak self, weak interaction] in

@@ -80,6 +80,7 @@ public struct MessageDraft {
         if let handler, handler.isInvalidated {
             throw OutliveError(.invalidated, "handler \(handler.name) was invalidated; it cannot answer a message")
         }
+        if let handler { try HandlerRegistry.checkStorable(handler, as: "a message's response handler") }
         responseHandler = handler
     }
 }

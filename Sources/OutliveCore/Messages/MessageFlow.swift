@@ -1,4 +1,5 @@
-/// The flow of seed 000 across processes, run on the loop thread of each
+/// The message flow of the ownCloud SDK's OCMessageQueue (presenters, response
+/// handlers, auto-resolvers) across processes, run on the loop thread of each
 /// process for the messages that changed:
 ///
 /// - removed: the presenting run's presenter gets `end` if it asked for it,
@@ -10,13 +11,15 @@
 ///   by a live run, this run's presenters that have not had it yet are asked
 ///   for a priority. Those that say 0 are recorded in `processed_by`; the
 ///   highest (first added on a tie) is recorded too, the message is locked by
-///   this run (`locking_run`) and presented. Its presentation's outcome is
-///   recorded and the lock released when the token is finished.
+///   this run (the presentation lock, a `RunClaim` on `locking_run`) and
+///   presented. Its presentation's outcome is recorded and the lock released
+///   when the token is finished — only while this run still holds the lock.
 ///
 /// A run that ends (closed, or dead — seen at once through its liveness lock)
-/// loses its locks and claims inside the transaction that removes it, and the
-/// end notifications it owed pass to a live run of the same process name that
-/// has a presenter of the same id, or the record simply goes.
+/// loses its locks and claims inside the transaction that removes it (the
+/// claims' end-of-run hook), and the end notifications it owed pass to a live
+/// run of the same process name that has a presenter of the same id, or the
+/// record simply goes.
 extension MessageQueue {
     func changed(_ batch: ChangeBatch) {
         if batch.resync {
@@ -103,8 +106,7 @@ extension MessageQueue {
     }
 
     private func lockedByOther(_ message: Message) -> Bool {
-        guard let holder = message.lockingRun, holder != store.runID else { return false }
-        return store.isAlive(run: holder)
+        presentationLock.isHeldByAnotherLiveRun(message.lockingRun)
     }
 
     private func offer(_ message: Message) throws {
@@ -124,7 +126,7 @@ extension MessageQueue {
                 best = priority
             }
         }
-        let run = store.runID, name = store.processName
+        let name = store.processName
         let locked = try store.database.write { transaction -> Bool in
             guard let current = try MessageTable.read(message.id, in: transaction),
                   !current.presented, !current.handled, !current.removed, !lockedByOther(current) else { return false }
@@ -136,9 +138,9 @@ extension MessageQueue {
                 return false
             }
             processed.append(prefix + winner.id)
-            try transaction.execute("UPDATE outlive_messages SET processed_by = ?, locking_run = ?, locking_process = ? WHERE id = ?",
-                                    [.text(processed.joined(separator: "\n")), .text(run), .text(name), .text(message.id)])
-            return true
+            return try presentationLock.take(.text(message.id), setting: [("processed_by", .text(processed.joined(separator: "\n"))),
+                                                                          ("locking_process", .text(name))],
+                                             where: "presented = 0 AND handled = 0 AND removed = 0", in: transaction)
         }
         guard locked, let winner else { return }
         lock.withLock { _ = presenting.insert(message.id) }
@@ -155,23 +157,25 @@ extension MessageQueue {
         lock.withLock { _ = presenting.remove(id) }
         guard (try? store.checkUsable()) != nil else { return }
         let run = store.runID
+        let key: SQLValue = .text(id)
         do {
             try store.database.write { transaction in
-                guard let current = try MessageTable.read(id, in: transaction), current.lockingRun == run else { return }
+                guard try presentationLock.holds(key, in: transaction),
+                      let current = try MessageTable.read(id, in: transaction) else { return }
                 var handled = current.handled, choice = current.choice, removed = current.removed
                 if let answer = outcome.choice, !handled {
                     handled = true
                     choice = answer
                 }
                 if outcome.presented && current.autoRemove && current.choices.isEmpty && !handled { removed = true }
+                var values: [(column: String, value: SQLValue)] = [
+                    ("handled", .integer(handled ? 1 : 0)), ("choice", choice.map { .text($0) } ?? .null), ("removed", .integer(removed ? 1 : 0)),
+                ]
                 if outcome.presented {
-                    try transaction.execute("""
-                        UPDATE outlive_messages SET presented = 1, presenter = ?, presenter_run = ?, requires_end = ? WHERE id = ?
-                        """, [.text(presentation.presenterID), .text(run), .integer(outcome.requiresEndNotification ? 1 : 0), .text(id)])
+                    values += [("presented", .integer(1)), ("presenter", .text(presentation.presenterID)), ("presenter_run", .text(run)),
+                               ("requires_end", .integer(outcome.requiresEndNotification ? 1 : 0))]
                 }
-                try transaction.execute("""
-                    UPDATE outlive_messages SET handled = ?, choice = ?, removed = ?, locking_run = NULL, locking_process = NULL WHERE id = ?
-                    """, [.integer(handled ? 1 : 0), choice.map { .text($0) } ?? .null, .integer(removed ? 1 : 0), .text(id)])
+                guard try presentationLock.release(key, setting: values, in: transaction) else { return }
                 try transaction.recordChange(topic: MessageQueue.topic, key: id)
             }
         } catch {
@@ -194,13 +198,11 @@ extension MessageQueue {
         }
         let runsDurable = durable.map { HandlerRegistry.shared.canResolve($0.name) } ?? false
         guard !handlers.isEmpty || runsDurable else { return }
-        if let holder = message.respondingRun, holder == store.runID || store.isAlive(run: holder) { return }
-        let run = store.runID
+        // Not while this run or another live run answers it.
+        if message.respondingRun == store.runID || responseClaim.isHeldByAnotherLiveRun(message.respondingRun) { return }
+        let key: SQLValue = .text(message.id)
         let claimed = try store.database.write { transaction -> Bool in
-            guard let current = try MessageTable.read(message.id, in: transaction), current.handled, !current.removed else { return false }
-            if let holder = current.respondingRun, holder == run || store.isAlive(run: holder) { return false }
-            try transaction.execute("UPDATE outlive_messages SET responding_run = ? WHERE id = ?", [.text(run), .text(message.id)])
-            return true
+            try responseClaim.take(key, where: "handled = 1 AND removed = 0", in: transaction)
         }
         guard claimed else { return }
         var done = false
@@ -213,7 +215,7 @@ extension MessageQueue {
                                        ("choice", .id(IDValue(string: message.choice ?? "")))])
             if let scope = message.scope { arguments.set("scope", .id(IDValue(string: scope))) }
             do {
-                try HandlerRegistry.shared.call(durable, with: arguments)
+                try HandlerRegistry.shared.call(storedWork: durable, with: arguments)
                 done = true
             } catch let error as OutliveError where error.code == .unresolved {
                 Log.emit(.info, "messages: the response handler of message \(message.id) does not resolve here: \(error)")
@@ -225,9 +227,10 @@ extension MessageQueue {
         }
         if !done { lock.withLock { _ = declinedResponses.insert(message.id) } }
         try store.database.write { transaction in
-            try transaction.execute("UPDATE outlive_messages SET responding_run = NULL, removed = (removed OR ?) WHERE id = ? AND responding_run = ?",
-                                    [.integer(done ? 1 : 0), .text(message.id), .text(run)])
-            if transaction.changedRows == 1 { try transaction.recordChange(topic: MessageQueue.topic, key: message.id) }
+            let values: [(column: String, value: SQLValue)] = done ? [("removed", .integer(1))] : []
+            if try responseClaim.release(key, setting: values, in: transaction) {
+                try transaction.recordChange(topic: MessageQueue.topic, key: message.id)
+            }
         }
     }
 
@@ -251,19 +254,17 @@ extension MessageQueue {
 
     // MARK: - Ended runs
 
-    /// Inside the transaction that removes `run`: its locks and claims are
-    /// broken, the end notifications it owed pass on or are dropped, its
-    /// presenters are unregistered.
+    /// The presentation locks and response claims of an ended run: each
+    /// message is announced, so that a live run takes it up (the claims
+    /// themselves are freed by `RunClaim`).
+    static func claimsEnded(_ transaction: StoreTransaction, _ run: EndedRun, _ messages: [SQLValue]) throws {
+        for case .text(let id) in messages { try transaction.recordChange(topic: MessageQueue.topic, key: id) }
+    }
+
+    /// Inside the transaction that removes `run`: the end notifications it
+    /// owed pass on or are dropped, its presenters are unregistered.
     func runEnded(_ run: EndedRun, in transaction: StoreTransaction) throws {
         let dead: [SQLValue] = [.text(run.runID)]
-        for id in try MessageTable.ids(where: "locking_run = ?", dead, in: transaction) {
-            try transaction.execute("UPDATE outlive_messages SET locking_run = NULL, locking_process = NULL WHERE id = ?", [.text(id)])
-            try transaction.recordChange(topic: MessageQueue.topic, key: id)
-        }
-        for id in try MessageTable.ids(where: "responding_run = ?", dead, in: transaction) {
-            try transaction.execute("UPDATE outlive_messages SET responding_run = NULL WHERE id = ?", [.text(id)])
-            try transaction.recordChange(topic: MessageQueue.topic, key: id)
-        }
         var owed: [(id: String, presenter: String, removed: Bool)] = []
         try transaction.query("SELECT id, presenter, removed FROM outlive_messages WHERE presenter_run = ? AND requires_end = 1 ORDER BY seq", dead) { row in
             owed.append((row.text(0) ?? "", row.text(1) ?? "", row.integer(2) != 0))

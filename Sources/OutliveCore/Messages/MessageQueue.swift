@@ -24,8 +24,8 @@ public enum AutoResolution: Equatable {
     case resolved
 }
 
-/// The message queue of one store handle (seed 000, OCMessageQueue, across
-/// processes). Messages are durable records; presenters, response handlers and
+/// The message queue of one store handle (the ownCloud SDK's OCMessageQueue,
+/// across processes). Messages are durable records; presenters, response handlers and
 /// auto-resolvers are callbacks of this run, called on the loop. The change
 /// feed drives the flow (`MessageFlow.swift`): each process looks only at the
 /// messages that changed, and scans — through the state index, never every
@@ -61,9 +61,17 @@ public final class MessageQueue {
     /// again when a response handler is added.
     var declinedResponses: Set<String> = []
     private var subscription: UInt64?
+    /// A message being presented by one run (`locking_run`, and which process).
+    let presentationLock: RunClaim
+    /// An answered message whose response handlers one run is calling.
+    let responseClaim: RunClaim
 
     public init(store: Store) throws {
         self.store = store
+        presentationLock = RunClaim(store: store, table: "outlive_messages", key: "id", run: "locking_run", form: .columns,
+                                    describing: ["locking_process"], freed: MessageQueue.claimsEnded)
+        responseClaim = RunClaim(store: store, table: "outlive_messages", key: "id", run: "responding_run", form: .columns,
+                                 freed: MessageQueue.claimsEnded)
         store.onRunEnded { [weak self] transaction, run in try self?.runEnded(run, in: transaction) }
         subscription = try store.subscribe(topic: MessageQueue.topic) { [weak self] batch in self?.changed(batch) }
         // Answered and removed messages may be waiting for what this process can

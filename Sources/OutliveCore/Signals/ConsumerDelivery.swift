@@ -12,9 +12,11 @@
 /// a time on its loop: the handler is called, then the delivered version is
 /// recorded. `process` and `any_process` consumers may be wanted by several
 /// live runs at once, so delivery is claim-then-deliver: a write transaction
-/// marks the consumer as being delivered by this run (only one transaction can
-/// win), the handler is called, and a second transaction records the delivered
-/// version and releases the claim. The consumers of one signal due in one
+/// takes the consumer's delivery claim (`RunClaim` on `claim_run`: only one run
+/// can hold it), the handler is called, and a second transaction records the
+/// delivered version and releases the claim — only while this run still holds
+/// it, so a run that others declared ended records nothing over the run that
+/// took over. The consumers of one signal due in one
 /// round share these transactions: one claim and one record per signal, not
 /// per consumer, so a post to a signal with 100 consumers costs two commits. A run that dies between the two — inside the
 /// handler — has its claim released by the end-of-run hook, and another process
@@ -177,7 +179,7 @@ extension Signals {
             arguments.set("version", .uinteger(UInt64(clamping: posted.version)))
             arguments.set("terminated", .bool(posted.terminated))
             do {
-                try HandlerRegistry.shared.call(handler, with: arguments)
+                try HandlerRegistry.shared.call(storedWork: handler, with: arguments)
             } catch let error as OutliveError where error.code == .unresolved {
                 if consumer.lifetime != .thisRun { unresolved.append(consumer) }
                 continue
@@ -201,16 +203,13 @@ extension Signals {
     /// returns the version to deliver and the consumers this run got (not
     /// those another run holds, removed, or with nothing new).
     private func claim(_ consumers: [PendingConsumer], of signal: String) throws -> (PostedVersion, Set<String>)? {
-        let run = store.runID
-        return try store.database.write { transaction -> (PostedVersion, Set<String>)? in
+        try store.database.write { transaction -> (PostedVersion, Set<String>)? in
             guard let posted = try Signals.postedVersion(of: signal, in: transaction) else { return nil }
             var claimed = Set<String>()
             for consumer in consumers {
-                try transaction.execute("""
-                    UPDATE outlive_signal_consumers SET claim_run = ?
-                    WHERE consumer_id = ? AND claim_run IS NULL AND last_delivered < ?
-                    """, [.text(run), .text(consumer.consumerID), .integer(posted.version)])
-                if transaction.changedRows == 1 { claimed.insert(consumer.consumerID) }
+                if try deliveryClaim.take(.text(consumer.consumerID), where: "last_delivered < ?", [.integer(posted.version)], in: transaction) {
+                    claimed.insert(consumer.consumerID)
+                }
             }
             return claimed.isEmpty ? nil : (posted, claimed)
         }
@@ -229,18 +228,23 @@ extension Signals {
     /// record with its last consumer).
     private func record(_ delivered: [(PendingConsumer, PostedVersion)], releasing unresolved: [PendingConsumer],
                         of signal: String) throws {
-        let run = store.runID
         try store.database.write { transaction in
             for consumer in unresolved {
-                try transaction.execute("UPDATE outlive_signal_consumers SET claim_run = NULL WHERE consumer_id = ? AND claim_run = ?",
-                                        [.text(consumer.consumerID), .text(run)])
+                try deliveryClaim.release(.text(consumer.consumerID), in: transaction)
             }
             var removed = false
             for (consumer, posted) in delivered {
-                try transaction.execute("""
-                    UPDATE outlive_signal_consumers SET last_delivered = ?, claim_run = NULL
-                    WHERE consumer_id = ? AND last_delivered < ?
-                    """, [.integer(posted.version), .text(consumer.consumerID), .integer(posted.version)])
+                let key: SQLValue = .text(consumer.consumerID)
+                if consumer.lifetime == .thisRun {
+                    // Only its own run delivers it: no claim.
+                    try transaction.execute("UPDATE outlive_signal_consumers SET last_delivered = ? WHERE consumer_id = ? AND run_id = ? AND last_delivered < ?",
+                                            [.integer(posted.version), key, .text(store.runID), .integer(posted.version)])
+                } else {
+                    // Fenced: recorded only while this run holds the delivery claim.
+                    let (fence, fenced) = deliveryClaim.fence()
+                    try transaction.execute("UPDATE outlive_signal_consumers SET last_delivered = ?, claim_run = NULL WHERE consumer_id = ? AND \(fence) AND last_delivered < ?",
+                                            [.integer(posted.version), key] + fenced + [.integer(posted.version)])
+                }
                 guard transaction.changedRows == 1, consumer.delivery == .once || posted.terminated else { continue }
                 try transaction.execute("DELETE FROM outlive_signal_consumers WHERE consumer_id = ?", [.text(consumer.consumerID)])
                 removed = true

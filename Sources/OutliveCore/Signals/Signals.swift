@@ -6,7 +6,7 @@
 /// delivery, lifetime, scope, registering process and run, last delivered
 /// version, and the run delivering to it right now). A post touches only its
 /// signal's row and appends one feed entry; a process woken by the feed reads
-/// only the signals named in it (see `SignalDelivery.swift`).
+/// only the signals named in it (see `ConsumerDelivery.swift`).
 ///
 /// Posts keep only the latest payload: a consumer that is behind receives the
 /// newest version, never an older one after a newer one, and never one version
@@ -38,13 +38,17 @@ public final class Signals {
     ])
 
     let store: Store
+    /// A `process` or `any_process` consumer being delivered by one run.
+    let deliveryClaim: RunClaim
 
-    /// Attaches signals to an open store: the end-of-run hook (register before
+    /// Attaches signals to an open store: the end-of-run hooks (register before
     /// the store reaps ended runs), the feed subscription, and a first look for
     /// consumers that waited for this process name or for any process.
     public init(store: Store) throws {
         self.store = store
         store.onRunEnded { transaction, run in try Signals.runEnded(run, in: transaction) }
+        deliveryClaim = RunClaim(store: store, table: "outlive_signal_consumers", key: "consumer_id", run: "claim_run",
+                                 form: .columns, freed: Signals.deliveriesEnded)
         _ = try store.subscribe(topic: Signals.topic) { [weak self] batch in self?.changed(batch) }
         store.loop.post { [weak self] in self?.deliverWaiting() }
     }
@@ -84,6 +88,7 @@ public final class Signals {
         let signal = try Signals.validate(signalID: signalID)
         try Signals.validate(scope: scope)
         if handler.isInvalidated { throw OutliveError(.invalidated, "handler \(handler.name) was invalidated; it cannot consume a signal") }
+        try HandlerRegistry.checkStorable(handler, as: "a signal consumer")
         let encoded = try handler.serializedChecked()
         try store.checkUsable()
         let consumer = Identifier.make()
@@ -170,9 +175,7 @@ public final class Signals {
     }
 
     /// Inside the transaction that removes a closed or dead run: its this-run
-    /// consumers go (and records left without consumers); deliveries it had
-    /// claimed are released, and their signals announced so that another
-    /// process delivers them.
+    /// consumers go (and records left without consumers).
     static func runEnded(_ run: EndedRun, in transaction: StoreTransaction) throws {
         var owned: [String] = []
         try transaction.query("SELECT DISTINCT signal_id FROM outlive_signal_consumers WHERE run_id = ? AND lifetime = ?",
@@ -184,13 +187,15 @@ public final class Signals {
                                     [.text(run.runID), .integer(Int64(SignalLifetime.thisRun.rawValue))])
             for signal in owned { try removeRecordIfUnconsumed(signal, in: transaction) }
         }
+    }
+
+    /// The delivery claims of an ended run: their signals are announced, so
+    /// that another process delivers them (the claim itself is freed by `RunClaim`).
+    static func deliveriesEnded(_ transaction: StoreTransaction, _ run: EndedRun, _ consumers: [SQLValue]) throws {
         var claimed: [String] = []
         try transaction.query("SELECT DISTINCT signal_id FROM outlive_signal_consumers WHERE claim_run = ?", [.text(run.runID)]) { row in
             if let id = row.text(0) { claimed.append(id) }
         }
-        if !claimed.isEmpty {
-            try transaction.execute("UPDATE outlive_signal_consumers SET claim_run = NULL WHERE claim_run = ?", [.text(run.runID)])
-            for signal in claimed { try transaction.recordChange(topic: Signals.topic, key: signal) }
-        }
+        for signal in claimed { try transaction.recordChange(topic: Signals.topic, key: signal) }
     }
 }

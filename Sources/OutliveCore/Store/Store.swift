@@ -188,13 +188,35 @@ public final class Store {
     }
 
     private func end(_ run: EndedRun) throws {
+        try backend.write { _ = try end(run, in: $0) }
+    }
+
+    /// Removes `run` and runs the end hooks, inside `transaction`. False when
+    /// the run was not registered (another process ended it first).
+    @discardableResult
+    private func end(_ run: EndedRun, in transaction: StoreTransaction) throws -> Bool {
         let hooks = lock.withLock { endHooks }
-        try backend.write { transaction in
-            try transaction.execute("DELETE FROM outlive_runs WHERE run_id = ?", [.text(run.runID)])
-            guard transaction.changedRows == 1 else { return }  // another process ended it first
-            try transaction.execute("DELETE FROM outlive_watchers WHERE run_id = ?", [.text(run.runID)])
-            for hook in hooks { try hook(transaction, run) }
-        }
+        try transaction.execute("DELETE FROM outlive_runs WHERE run_id = ?", [.text(run.runID)])
+        guard transaction.changedRows == 1 else { return false }
+        try transaction.execute("DELETE FROM outlive_watchers WHERE run_id = ?", [.text(run.runID)])
+        for hook in hooks { try hook(transaction, run) }
+        return true
+    }
+
+    /// Ends a run that is no longer alive inside `transaction` (its claims
+    /// are freed by the end hooks): how `RunClaim.take` breaks a dead run's
+    /// claim. Its lock file goes once the transaction committed.
+    func endDeadRun(_ runID: String, in transaction: StoreTransaction) throws {
+        guard runID != self.runID, !isAlive(run: runID) else { return }
+        var name: String?
+        try transaction.query("SELECT process FROM outlive_runs WHERE run_id = ?", [.text(runID)]) { name = $0.text(0) }
+        guard let name else { return }
+        Log.emit(.info, "store \(path): run \(runID) of \(name) is no longer alive; cleaning up after it")
+        try end(EndedRun(runID: runID, processName: name, died: true), in: transaction)
+        // Never a path built from a stored id that is not one Outlive writes.
+        guard Identifier.isValid(runID) else { return }
+        let lockPath = directory.lockPath(run: runID)
+        transaction.afterCommit { unlink(lockPath) }
     }
 
     /// Live runs (run id, process name) as registered now.

@@ -1,46 +1,35 @@
 import COutliveSystem
 
 /// The completion handler a task handler receives as `completion`: a library
-/// built-in bound with the store directory, the task id and the attempt's
-/// claim token, so that calling it works from any thread and any process.
+/// built-in bound with the store directory, the task id, the attempt's claim
+/// token and the running run's id, so that calling it works from any thread,
+/// and from any process that has the store open.
 ///
-/// Call-time arguments: `success` (BOOL), optional `error` (ID). In the process
-/// that runs the attempt it hands the result to the runner directly; elsewhere
-/// it opens the store, records the outcome on the task row (only if that
-/// attempt is still running) and the runner learns of it through the change
-/// feed. A completion for an attempt that already ended (timed out, completed,
-/// its runner died) changes nothing and throws `.state`.
+/// Call-time arguments: `success` (BOOL), optional `error` (ID). Exactly one
+/// completion per attempt, whichever process sends it: the outcome is written
+/// on the task's row, fenced by the attempt claim (this task, this attempt's
+/// token, its run) and only while no outcome is there, in one transaction; a
+/// completion for an attempt that already has an outcome or has ended (timed
+/// out and recorded, its runner ended) changes nothing and throws `.state`.
+/// The runner learns of it directly in its own process, through the change
+/// feed in another.
+///
+/// The `store` argument only names one of this process's open stores: a
+/// completion never opens, let alone creates, a store itself, so a completion
+/// bound with a path of stored data's choosing reaches no file.
 public enum TaskCompletion {
     public static let handlerName = "outlive.task_completion"
-    static let signature = "ID store, ID task_id, ID claim, BOOL success, ID? error"
+    static let signature = "ID store, ID task_id, ID claim, ID? run_id, BOOL success, ID? error"
 
-    private static let lock = Lock()
-    // Guarded by `lock`: attempts running in this process, by claim token.
-    nonisolated(unsafe) private static var running: [String: Weak] = [:]
-    nonisolated(unsafe) private static var registered = false
+    /// Attempts running in this process, by claim token.
+    private static let running = TokenTable<String, WeakReference<TaskQueue>>()
 
-    private struct Weak {
-        weak var queue: TaskQueue?
-    }
-
-    /// Registers the built-in (once per process). Called when a store opens;
-    /// a process that never opens a store needs it registered at library load.
-    public static func register() {
-        let already = lock.withLock { () -> Bool in
-            defer { registered = true }
-            return registered
-        }
-        guard !already else { return }
-        try? HandlerRegistry.shared.registerBuiltin(name: handlerName, signature: signature) { arguments in
-            try complete(arguments)
-        }
-    }
-
-    static func make(storePath: String, taskID: String, claim: String) -> Handler? {
+    static func make(storePath: String, taskID: String, claim: String, runID: String) -> Handler? {
         try? Handler(name: handlerName, bound: Arguments([
-            ("store", .id(IDValue(string: absolute(storePath)))),
+            ("store", .id(IDValue(string: storePath))),
             ("task_id", .id(IDValue(string: taskID))),
             ("claim", .id(IDValue(string: claim))),
+            ("run_id", .id(IDValue(string: runID))),
         ]))
     }
 
@@ -54,11 +43,11 @@ public enum TaskCompletion {
     }
 
     static func began(claim: String, queue: TaskQueue) {
-        lock.withLock { running[claim] = Weak(queue: queue) }
+        running.insert(claim, WeakReference(queue))
     }
 
     static func ended(claim: String) {
-        _ = lock.withLock { running.removeValue(forKey: claim) }
+        running.remove(claim)
     }
 
     private static func text(_ arguments: Arguments, _ name: String) throws -> String {
@@ -71,10 +60,12 @@ public enum TaskCompletion {
         return text
     }
 
+    /// The body of the built-in.
     static func complete(_ arguments: Arguments) throws {
         let path = try text(arguments, "store")
         let taskID = try text(arguments, "task_id")
         let claim = try text(arguments, "claim")
+        let runID = arguments["run_id"] == nil ? nil : try text(arguments, "run_id")
         guard let successValue = arguments["success"] else {
             throw OutliveError(.missingArgument, "the task completion handler needs the argument success (BOOL)")
         }
@@ -88,33 +79,32 @@ public enum TaskCompletion {
             }
             error = id.string ?? "(\(id.bytes.count) bytes that are not UTF-8 text)"
         }
-        if let queue = lock.withLock({ running[claim]?.queue }) {
-            try queue.completed(claim: claim, success: success, error: error)
-            return
+        guard let store = TaskQueue.openStore(path: path) else {
+            throw OutliveError.state("the completion of task \(taskID) names the store \(path), which this process has not open; open it first (a completion never opens a store itself)")
         }
-        try recordRemotely(path: path, taskID: taskID, claim: claim, success: success, error: error)
+        let local = running.value(for: claim)?.object
+        try record(in: store, taskID: taskID, claim: claim, runID: runID, success: success, error: error, announce: local == nil)
+        local?.completed(claim: claim, .completion(success: success, error: error))
     }
 
-    /// In a process that does not run the attempt: write the outcome on the row.
-    private static func recordRemotely(path: String, taskID: String, claim: String, success: Bool, error: String?) throws {
-        let write: (Store) throws -> Void = { store in
-            try store.database.write { transaction in
-                try transaction.execute("UPDATE outlive_tasks SET outcome = ?, last_error = coalesce(?, last_error) WHERE id = ? AND claim = ? AND state = 1 AND outcome IS NULL",
-                                        [.integer((success ? TaskSchema.Outcome.success : .failure).rawValue),
-                                         success ? .null : .text(error ?? "the handler reported a failure"),
-                                         .text(taskID), .text(claim)])
-                guard transaction.changedRows == 1 else {
-                    throw OutliveError.state("attempt \(claim) of task \(taskID) has ended already (completed, timed out, or its runner ended); the completion is ignored")
-                }
-                try transaction.recordChange(topic: TaskSchema.topic, key: "completed")
+    /// Writes the outcome on the task's row while the attempt holds it and
+    /// has none: the one completion of the attempt.
+    private static func record(in store: Store, taskID: String, claim: String, runID: String?, success: Bool, error: String?,
+                               announce: Bool) throws {
+        var fence = "claim = ?", fenced: [SQLValue] = [.text(claim)]
+        if let runID {
+            fence = "runner = ? AND " + fence
+            fenced.insert(.text(runID), at: 0)
+        }
+        try store.database.write { transaction in
+            try transaction.execute("UPDATE outlive_tasks SET outcome = ?, last_error = coalesce(?, last_error) WHERE id = ? AND \(fence) AND state = 1 AND outcome IS NULL",
+                                    [.integer((success ? TaskSchema.Outcome.success : .failure).rawValue),
+                                     success ? .null : .text(error ?? "the handler reported a failure"),
+                                     .text(taskID)] + fenced)
+            guard transaction.changedRows == 1 else {
+                throw OutliveError.state("attempt \(claim) of task \(taskID) was completed already, or has ended (timed out, or its runner ended); this completion is ignored")
             }
+            if announce { try transaction.recordChange(topic: TaskSchema.topic, key: "completed") }
         }
-        if let store = TaskQueue.openStore(path: path) {
-            try write(store)
-            return
-        }
-        let store = try Store(path: path, processName: "outlive-completion", loop: try Loop(), components: OutliveStore.components)
-        defer { store.close() }
-        try write(store)
     }
 }

@@ -40,6 +40,7 @@ public struct NewTask {
 
     func validate() throws {
         if work.isInvalidated { throw OutliveError(.invalidated, "the task's handler \(work.name) was invalidated") }
+        try HandlerRegistry.checkStorable(work, as: "a task's handler")
         if let groupStart { try NewTask.validate(groupID: groupStart, "group_start") }
         guard groupMembers.count <= NewTask.maxGroupMembers else {
             throw OutliveError.invalidArgument("a task is a member of at most \(NewTask.maxGroupMembers) groups, got \(groupMembers.count)")

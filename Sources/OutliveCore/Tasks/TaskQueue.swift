@@ -1,5 +1,5 @@
-/// The durable background task queue of one store handle (DESIGN.md, Task
-/// queue): tasks added by any process, run in order by one runner at a time
+/// The durable background task queue of one store handle (docs/tasks.md):
+/// tasks added by any process, run in order by one runner at a time
 /// across all processes, retried with backoff, kept as `dead` when they keep
 /// failing. Public calls are thread-safe; runs happen on the store's loop.
 public final class TaskQueue {
@@ -12,8 +12,8 @@ public final class TaskQueue {
     var policy = TaskPolicy()
     var triggers = TaskTriggers()
     var concurrency = 1
-    /// Results of attempts of this process handed in by completion handlers.
-    var results: [String: (success: Bool, error: String?)] = [:]
+    /// Results of attempts of this process (completions, timeouts, returns), by claim token.
+    var results: [String: AttemptResult] = [:]
     /// Whether a trigger evaluation is posted to the loop and not yet run: adds
     /// from a producer that seldom dispatches post one, not one each.
     var triggerEvaluationPosted = false
@@ -26,24 +26,30 @@ public final class TaskQueue {
     var retryTimer: UInt64?
     private var subscription: UInt64?
 
-    private static let registryLock = Lock()
-    nonisolated(unsafe) private static var openQueues: [String: [WeakQueue]] = [:]
-    private struct WeakQueue { weak var queue: TaskQueue? }
+    /// The one runner across processes: a row of `outlive_task_runner`.
+    let runnerClaim: RunClaim
+    static let runnerSlot: SQLValue = .integer(0)
+    /// Each attempt: its task's row held by this run under the attempt's token.
+    let attemptClaim: RunClaim
+
+    /// The open queues of this process, for completions.
+    private static let openQueues = TokenTable<ObjectIdentifier, WeakReference<TaskQueue>>()
+    /// The store's path as completions name it (absolute, taken at open).
+    let completionStorePath: String
 
     public init(store: Store) throws {
         self.store = store
-        TaskCompletion.register()
-        store.onRunEnded { transaction, run in
-            try TaskQueue.runEnded(run, in: transaction)
+        completionStorePath = TaskCompletion.absolute(store.path)
+        runnerClaim = RunClaim(store: store, table: "outlive_task_runner", key: "slot", keyType: .integer, run: "run_id",
+                               form: .row) { transaction, _, _ in
+            try transaction.recordChange(topic: TaskSchema.topic, key: "released")
         }
+        attemptClaim = RunClaim(store: store, table: "outlive_tasks", key: "seq", keyType: .integer, run: "runner", token: "claim",
+                                form: .columns, freed: TaskQueue.attemptsEnded)
         subscription = try store.subscribe(topic: TaskSchema.topic) { [weak self] batch in
             self?.changed(batch)
         }
-        TaskQueue.registryLock.withLock {
-            let key = TaskCompletion.absolute(store.path)
-            TaskQueue.openQueues[key, default: []].removeAll { $0.queue == nil }
-            TaskQueue.openQueues[key, default: []].append(WeakQueue(queue: self))
-        }
+        TaskQueue.openQueues.insert(ObjectIdentifier(self), WeakReference(self))
         // Tasks left by earlier runs: start the add trigger and the due timer.
         store.loop.post { [weak self] in
             self?.evaluateTriggers()
@@ -53,16 +59,16 @@ public final class TaskQueue {
 
     deinit {
         if let subscription { store.unsubscribe(subscription) }
+        TaskQueue.openQueues.remove(ObjectIdentifier(self))
     }
 
-    /// An open store handle of this process on `path`, for completions.
+    /// An open store handle of this process on `path` (absolute), for completions.
     static func openStore(path: String) -> Store? {
-        registryLock.withLock {
-            for entry in openQueues[path] ?? [] {
-                if let queue = entry.queue, (try? queue.store.checkUsable()) != nil { return queue.store }
-            }
-            return nil
+        for entry in openQueues.values {
+            guard let queue = entry.object, queue.completionStorePath == path, (try? queue.store.checkUsable()) != nil else { continue }
+            return queue.store
         }
+        return nil
     }
 
     // MARK: - Which handlers take a completion
@@ -123,8 +129,14 @@ public final class TaskQueue {
         guard tasks.count <= TaskQueue.maxBatch else {
             throw OutliveError.invalidArgument("a batch holds at most \(TaskQueue.maxBatch) tasks, got \(tasks.count)")
         }
+        // Serialized (and checked against the size limit) before the transaction.
+        var handlers: [[UInt8]] = []
+        handlers.reserveCapacity(tasks.count)
         for (index, task) in tasks.enumerated() {
-            do { try task.validate() } catch let error as OutliveError {
+            do {
+                try task.validate()
+                handlers.append(try task.work.serializedChecked())
+            } catch let error as OutliveError {
                 throw tasks.count == 1 ? error : OutliveError(error.code, "tasks[\(index)]: \(error.message)")
             }
         }
@@ -133,12 +145,12 @@ public final class TaskQueue {
         var ids: [String] = []
         ids.reserveCapacity(tasks.count)
         try store.database.write { transaction in
-            for task in tasks {
+            for (task, handler) in zip(tasks, handlers) {
                 let id = Identifier.make()
                 try transaction.execute("""
                     INSERT INTO outlive_tasks(id, handler_name, handler, group_start, group_members, created, age_from)
                     VALUES (?, ?, ?, ?, ?, ?, ?)
-                    """, [.text(id), .text(task.work.name), .blob(task.work.serialized()),
+                    """, [.text(id), .text(task.work.name), .blob(handler),
                           task.groupStart.map { .text($0) } ?? .null,
                           TaskSchema.encode(members: task.groupMembers).map { .blob($0) } ?? .null,
                           .double(now), .double(now)])
@@ -315,16 +327,16 @@ public final class TaskQueue {
 
     // MARK: - Ended runs (inside the transaction that removes the run)
 
-    static func runEnded(_ ended: EndedRun, in transaction: StoreTransaction) throws {
-        try transaction.execute("DELETE FROM outlive_task_runner WHERE run_id = ?", [.text(ended.runID)])
-        let released = transaction.changedRows > 0
+    /// The attempt claims of an ended run: a task whose completion recorded
+    /// a success before the runner ended succeeded; any other goes back to
+    /// pending (at-least-once).
+    static func attemptsEnded(_ transaction: StoreTransaction, _ ended: EndedRun, _ keys: [SQLValue]) throws {
         var held: [(seq: Int64, outcome: Int64?)] = []
         try transaction.query("SELECT seq, outcome FROM outlive_tasks WHERE state = 1 AND runner = ?", [.text(ended.runID)]) { row in
             held.append((row.integer(0), row.isNull(1) ? nil : row.integer(1)))
         }
         for task in held {
             if task.outcome == TaskSchema.Outcome.success.rawValue {
-                // Its completion came before the runner ended: it succeeded.
                 try transaction.execute("DELETE FROM outlive_tasks WHERE seq = ?", [.integer(task.seq)])
                 try TaskSchema.addCounts(pending: -1, dead: 0, in: transaction)
             } else {
@@ -335,6 +347,6 @@ public final class TaskQueue {
                     """, [.text(why), .integer(task.seq)])
             }
         }
-        if released || !held.isEmpty { try transaction.recordChange(topic: TaskSchema.topic, key: held.isEmpty ? "released" : "returned") }
+        try transaction.recordChange(topic: TaskSchema.topic, key: "returned")
     }
 }

@@ -16,7 +16,8 @@ final class TaskRun {
     var unresolvedNames: Set<String> = []
 }
 
-/// One attempt of one task.
+/// One attempt of one task. `claim` is the attempt's token: with this run's
+/// id it is the attempt claim on the task's row (`runner`, `claim`).
 struct TaskAttempt {
     let seq: Int64
     let id: String
@@ -27,17 +28,41 @@ struct TaskAttempt {
     var timer: UInt64?
 }
 
+/// How an attempt ended, as this process learned it.
+enum AttemptResult {
+    case succeeded
+    /// With the reason kept as the task's last error.
+    case failed(String)
+    /// The handler did not resolve here after all: back to ready, not counted.
+    case unresolved
+
+    static func completion(success: Bool, error: String?) -> AttemptResult {
+        success ? .succeeded : .failed(error ?? "the handler reported a failure")
+    }
+}
+
+/// What one step of a run did (one write transaction).
+private enum RunStep {
+    /// Another live run holds the runner claim: this run stops and waits.
+    case yielded
+    /// An attempt started; its handler is called next.
+    case started(TaskAttempt)
+    /// Nothing to start now; attempts are in flight.
+    case waiting
+    /// Nothing left: the runner claim was released.
+    case released
+    /// Nothing to do, and no claim was taken.
+    case idle
+}
+
 extension TaskQueue {
     // MARK: - Completions (any thread)
 
-    /// A completion of an attempt of this process.
-    func completed(claim: String, success: Bool, error: String?) throws {
-        let accepted = lock.withLock { () -> Bool in
-            guard results[claim] == nil else { return false }
-            results[claim] = (success, error)
-            return true
-        }
-        guard accepted else { throw OutliveError.state("the completion of attempt \(claim) was called already") }
+    /// A completion of an attempt of this process, already recorded on the
+    /// task's row (`TaskCompletion`, which refuses a second one): hands it to
+    /// the run, over a timeout this process may have seen meanwhile.
+    func completed(claim: String, _ result: AttemptResult) {
+        lock.withLock { results[claim] = result }
         store.loop.post { [weak self] in self?.pump() }
     }
 
@@ -45,36 +70,9 @@ extension TaskQueue {
 
     func requestRun() {
         guard run == nil, (try? store.checkUsable()) != nil else { return }
-        do {
-            // A dead holder's run is ended first, so that its hooks return its task.
-            var holder: String?
-            try store.database.read { transaction in
-                try transaction.query("SELECT run_id FROM outlive_task_runner WHERE slot = 0") { holder = $0.text(0) }
-            }
-            if let holder, holder != store.runID, !store.isAlive(run: holder) {
-                try store.reapEndedRuns(candidates: [holder])
-            }
-        } catch {
-            retryLater()
-            return
-        }
         if let timer = delayTimer { store.loop.cancelTimer(timer); delayTimer = nil }
         run = TaskRun()
         pump()
-    }
-
-    /// Takes the runner claim inside `transaction`; false while another live run holds it.
-    private func claim(in transaction: StoreTransaction) throws -> Bool {
-        let me = store.runID
-        var current: String?
-        try transaction.query("SELECT run_id FROM outlive_task_runner WHERE slot = 0") { current = $0.text(0) }
-        if let current, current != me {
-            if store.isAlive(run: current) { return false }
-            try TaskQueue.runEnded(EndedRun(runID: current, processName: "(unknown)", died: true), in: transaction)
-        }
-        try transaction.execute("INSERT INTO outlive_task_runner(slot, run_id, started) VALUES (0, ?, ?) ON CONFLICT(slot) DO UPDATE SET run_id = excluded.run_id, started = excluded.started",
-                                [.text(me), .double(Clock.wall())])
-        return true
     }
 
     /// After a database failure (busy, I/O): try again in a second.
@@ -104,37 +102,14 @@ extension TaskQueue {
         while true {
             let finished = takeFinished(run)
             let (limit, policy) = lock.withLock { (concurrency, self.policy) }
-            let wantStart = run.inFlight.count < limit
-            var started: TaskAttempt?
-            var released = false
-            var claimedNow = false
-            var lostClaim = false
+            let step: RunStep
             do {
                 try store.checkUsable()
-                try store.database.write { transaction in
+                step = try store.database.write { transaction in
                     for (attempt, result) in finished {
                         try finish(attempt, result, policy: policy, in: transaction)
                     }
-                    guard wantStart else { return }
-                    if !run.claimed {
-                        // Another live runner: leave before looking at a task.
-                        var current: String?
-                        try transaction.query("SELECT run_id FROM outlive_task_runner WHERE slot = 0") { current = $0.text(0) }
-                        if let current, current != store.runID, store.isAlive(run: current) {
-                            lostClaim = true
-                            return
-                        }
-                    }
-                    started = try startNext(run, policy: policy, in: transaction)
-                    if started != nil && !run.claimed {
-                        guard try claim(in: transaction) else { throw OutliveError(.busy, "the runner claim was taken meanwhile") }
-                        claimedNow = true
-                    }
-                    if started == nil && run.inFlight.isEmpty && run.claimed {
-                        try transaction.execute("DELETE FROM outlive_task_runner WHERE slot = 0 AND run_id = ?", [.text(store.runID)])
-                        try transaction.recordChange(topic: TaskSchema.topic, key: "released")
-                        released = true
-                    }
+                    return try next(run, wantStart: run.inFlight.count < limit, policy: policy, in: transaction)
                 }
             } catch {
                 // Put the results back to be written on the next try.
@@ -151,40 +126,76 @@ extension TaskQueue {
                 retryLater()
                 return
             }
+            lock.withLock { for (attempt, _) in finished { results.removeValue(forKey: attempt.claim) } }
             for (attempt, _) in finished { TaskCompletion.ended(claim: attempt.claim) }
-            if claimedNow { run.claimed = true; wantsRun = false }
-            if lostClaim {
+            if !finished.isEmpty { scheduleDue() }
+            switch step {
+            case .yielded:
                 self.run = nil
                 wantsRun = true
                 return
-            }
-            if !finished.isEmpty { scheduleDue() }
-            if started == nil && run.inFlight.isEmpty && !run.claimed {
-                self.run = nil  // nothing to do: no claim was taken, nothing to release
+            case .idle:
+                self.run = nil
                 wantsRun = false
                 scheduleDue()
                 return
-            }
-            if released {
+            case .released:
                 self.run = nil
                 scheduleDue()
                 return
-            }
-            if let started {
-                call(started, run: run, policy: policy)
+            case .started(let attempt):
+                if !run.claimed { run.claimed = true; wantsRun = false }
+                call(attempt, run: run, policy: policy)
                 if Clock.monotonic() - began >= TaskQueue.dispatchBudget {
                     store.loop.post { [weak self] in self?.pump() }
                     return
                 }
-                continue
+            case .waiting:
+                if finished.isEmpty { return }  // waiting for completions in flight
             }
-            if finished.isEmpty { return }  // waiting for completions in flight
         }
     }
 
+    /// Inside the step's transaction, after the finished attempts were
+    /// written: starts the next task (taking the runner claim with the first),
+    /// or releases the claim when nothing is left. Changes nothing of `run`
+    /// but its cursor: the transaction may still roll back.
+    private func next(_ run: TaskRun, wantStart: Bool, policy: TaskPolicy, in transaction: StoreTransaction) throws -> RunStep {
+        guard wantStart else { return .waiting }
+        var holding = run.claimed
+        if !holding {
+            switch try runnerClaim.holder(of: TaskQueue.runnerSlot, in: transaction) {
+            case .live:
+                return .yielded
+            case .dead:
+                // Taken before looking at a task: ending the dead runner returns
+                // its task, which comes first in queue order.
+                holding = try takeRunnerClaim(in: transaction)
+                if !holding { return .yielded }
+            case .free, .ours:
+                break
+            }
+        }
+        if let started = try startNext(run, policy: policy, in: transaction) {
+            if !holding, !(try takeRunnerClaim(in: transaction)) {
+                throw OutliveError(.busy, "the runner claim was taken meanwhile")
+            }
+            return .started(started)
+        }
+        if !run.inFlight.isEmpty { return .waiting }
+        guard holding else { return .idle }
+        try runnerClaim.release(TaskQueue.runnerSlot, in: transaction)
+        try transaction.recordChange(topic: TaskSchema.topic, key: "released")
+        return .released
+    }
+
+    private func takeRunnerClaim(in transaction: StoreTransaction) throws -> Bool {
+        try runnerClaim.take(TaskQueue.runnerSlot, setting: [("started", .double(Clock.wall()))], in: transaction)
+    }
+
     /// Attempts that have a result: from a completion, or timed out.
-    private func takeFinished(_ run: TaskRun) -> [(TaskAttempt, (success: Bool, error: String?))] {
-        var done: [(TaskAttempt, (success: Bool, error: String?))] = []
+    private func takeFinished(_ run: TaskRun) -> [(TaskAttempt, AttemptResult)] {
+        var done: [(TaskAttempt, AttemptResult)] = []
         lock.withLock {
             for (claim, attempt) in run.inFlight {
                 if let result = results.removeValue(forKey: claim) { done.append((attempt, result)) }
@@ -203,109 +214,111 @@ extension TaskQueue {
         run.inFlight[attempt.claim] = attempt
         TaskCompletion.began(claim: attempt.claim, queue: self)
         guard let handler = attempt.handler else {
-            deliver(attempt.claim, success: false, error: attempt.decodeError ?? "the stored handler does not decode")
+            deliver(attempt.claim, .failed(attempt.decodeError ?? "the stored handler does not decode"))
             return
         }
         var arguments = Arguments([("task_id", .id(IDValue(string: attempt.id))), ("attempt", .integer(attempt.number))])
-        if let completion = TaskCompletion.make(storePath: store.path, taskID: attempt.id, claim: attempt.claim) {
+        if let completion = TaskCompletion.make(storePath: completionStorePath, taskID: attempt.id, claim: attempt.claim, runID: store.runID) {
             arguments.set("completion", .handler(completion))
         }
         do {
-            try HandlerRegistry.shared.call(handler, with: arguments)
+            try HandlerRegistry.shared.call(storedWork: handler, with: arguments)
         } catch let error as OutliveError where error.code == .unresolved {
             // Not this process's to run after all: back to ready, attempt not counted.
             run.unresolvedNames.insert(handler.name)
-            deliver(attempt.claim, success: false, error: nil, unresolved: true)
+            deliver(attempt.claim, .unresolved)
             return
         } catch {
-            deliver(attempt.claim, success: false, error: "the handler \(handler.name) could not be called: \(error)")
+            deliver(attempt.claim, .failed("the handler \(handler.name) could not be called: \(error)"))
             return
         }
         let answered = lock.withLock { results[attempt.claim] != nil }
         if answered || !TaskQueue.takesCompletion(handler.name) {
-            deliver(attempt.claim, success: true, error: nil)
+            deliver(attempt.claim, .succeeded)
             return
         }
         let claim = attempt.claim
         attempt.timer = store.loop.schedule(after: policy.timeout) { [weak self] in
-            self?.deliver(claim, success: false, error: "no completion within \(policy.timeout) s (timeout)")
+            self?.deliver(claim, .failed("no completion within \(policy.timeout) s (timeout)"))
             self?.pump()
         }
         run.inFlight[claim] = attempt
     }
 
     /// Records a result unless one is there already (the first one wins).
-    private func deliver(_ claim: String, success: Bool, error: String?, unresolved: Bool = false) {
+    private func deliver(_ claim: String, _ result: AttemptResult) {
         lock.withLock {
             guard results[claim] == nil else { return }
-            results[claim] = (success, unresolved ? TaskQueue.unresolvedMarker : error)
+            results[claim] = result
         }
     }
-
-    static let unresolvedMarker = "\u{0}unresolved"
 
     /// Outcomes written by completions in other processes.
     func collectRemoteOutcomes() {
         guard let run, !run.inFlight.isEmpty else { return }
-        var found: [(String, Bool, String?)] = []
+        var found: [(String, AttemptResult)] = []
         _ = try? store.database.read { transaction in
             for (claim, attempt) in run.inFlight {
-                try transaction.query("SELECT outcome, last_error FROM outlive_tasks WHERE seq = ? AND claim = ? AND outcome IS NOT NULL",
-                                      [.integer(attempt.seq), .text(claim)]) { row in
-                    found.append((claim, row.integer(0) == TaskSchema.Outcome.success.rawValue, row.text(1)))
+                let (fence, fenced) = attemptClaim.fence(token: .text(claim))
+                try transaction.query("SELECT outcome, last_error FROM outlive_tasks WHERE seq = ? AND \(fence) AND outcome IS NOT NULL",
+                                      [.integer(attempt.seq)] + fenced) { row in
+                    found.append((claim, .completion(success: row.integer(0) == TaskSchema.Outcome.success.rawValue, error: row.text(1))))
                 }
             }
         }
         guard !found.isEmpty else { return }
-        for (claim, success, error) in found { deliver(claim, success: success, error: error) }
+        for (claim, result) in found { deliver(claim, result) }
         pump()
     }
 
     // MARK: - Steps inside the write transaction
 
     /// Ends an attempt: success deletes the task; failure keeps it with
-    /// backoff, or makes it dead. Only if this attempt still holds the task.
-    private func finish(_ attempt: TaskAttempt, _ result: (success: Bool, error: String?), policy: TaskPolicy,
+    /// backoff, or makes it dead. Only while this attempt still holds the
+    /// task (the attempt claim: this run and the attempt's token). A
+    /// completion recorded on the row is the attempt's outcome, whatever this
+    /// process saw (a timeout that fired meanwhile, say).
+    private func finish(_ attempt: TaskAttempt, _ result: AttemptResult, policy: TaskPolicy,
                         in transaction: StoreTransaction) throws {
+        let token: SQLValue = .text(attempt.claim)
+        let (fence, fenced) = attemptClaim.fence(token: token)
         var row: (attempts: Int64, ageFrom: Double, groupStart: Bool, outcome: Int64?, error: String?)?
-        try transaction.query("SELECT attempts, age_from, group_start IS NOT NULL, outcome, last_error FROM outlive_tasks WHERE seq = ? AND claim = ? AND state = 1",
-                              [.integer(attempt.seq), .text(attempt.claim)]) {
+        try transaction.query("SELECT attempts, age_from, group_start IS NOT NULL, outcome, last_error FROM outlive_tasks WHERE seq = ? AND \(fence) AND state = 1",
+                              [.integer(attempt.seq)] + fenced) {
             row = ($0.integer(0), $0.double(1), $0.integer(2) != 0, $0.isNull(3) ? nil : $0.integer(3), $0.text(4))
         }
         guard let row else { return }
-        var success = result.success
-        var error = result.error
-        if let outcome = row.outcome {  // a completion from another process came first
-            success = outcome == TaskSchema.Outcome.success.rawValue
-            error = row.error
+        var result = result
+        if let outcome = row.outcome {
+            result = .completion(success: outcome == TaskSchema.Outcome.success.rawValue, error: row.error)
         }
-        if error == TaskQueue.unresolvedMarker {
-            try transaction.execute("UPDATE outlive_tasks SET state = 0, runner = NULL, claim = NULL, outcome = NULL, attempts = attempts - 1 WHERE seq = ?",
-                                    [.integer(attempt.seq)])
+        let key: SQLValue = .integer(attempt.seq)
+        switch result {
+        case .unresolved:
+            try attemptClaim.release(key, token: token, setting: [("state", .integer(TaskSchema.State.ready.rawValue)), ("outcome", .null),
+                                                                  ("attempts", .integer(max(0, row.attempts - 1)))], in: transaction)
             try transaction.recordChange(topic: TaskSchema.topic, key: "returned")
-            return
-        }
-        if success {
+        case .succeeded:
             Log.emit(.info, "task \(attempt.id) succeeded (attempt \(row.attempts))")
-            try transaction.execute("DELETE FROM outlive_tasks WHERE seq = ?", [.integer(attempt.seq)])
+            try transaction.execute("DELETE FROM outlive_tasks WHERE seq = ? AND \(fence)", [key] + fenced)
             try TaskSchema.addCounts(pending: -1, dead: 0, in: transaction)
             try transaction.recordChange(topic: TaskSchema.topic, key: "finished")
-            return
+        case .failed(let why):
+            let now = Clock.wall()
+            let tooOld = !row.groupStart && now - row.ageFrom >= policy.maxAge
+            if row.attempts >= Int64(policy.maxAttempts) || tooOld {
+                Log.emit(.warning, "task \(attempt.id) is dead after attempt \(row.attempts)\(tooOld ? " (past its maximum age)" : ""): \(why)")
+                try attemptClaim.release(key, token: token, setting: [("state", .integer(TaskSchema.State.dead.rawValue)), ("outcome", .null),
+                                                                      ("waiting_until", .null), ("last_error", .text(why))], in: transaction)
+                try TaskSchema.addCounts(pending: -1, dead: 1, in: transaction)
+            } else {
+                Log.emit(.info, "task \(attempt.id) failed attempt \(row.attempts) and will be retried: \(why)")
+                try attemptClaim.release(key, token: token, setting: [("state", .integer(TaskSchema.State.waiting.rawValue)), ("outcome", .null),
+                                                                      ("waiting_until", .double(now + policy.backoff(afterAttempt: row.attempts))),
+                                                                      ("last_error", .text(why))], in: transaction)
+            }
+            try transaction.recordChange(topic: TaskSchema.topic, key: "finished")
         }
-        let now = Clock.wall()
-        let why = error ?? "the handler reported a failure"
-        let tooOld = !row.groupStart && now - row.ageFrom >= policy.maxAge
-        if row.attempts >= Int64(policy.maxAttempts) || tooOld {
-            Log.emit(.warning, "task \(attempt.id) is dead after attempt \(row.attempts)\(tooOld ? " (past its maximum age)" : ""): \(why)")
-            try transaction.execute("UPDATE outlive_tasks SET state = 2, runner = NULL, claim = NULL, outcome = NULL, waiting_until = NULL, last_error = ? WHERE seq = ?",
-                                    [.text(why), .integer(attempt.seq)])
-            try TaskSchema.addCounts(pending: -1, dead: 1, in: transaction)
-        } else {
-            Log.emit(.info, "task \(attempt.id) failed attempt \(row.attempts) and will be retried: \(why)")
-            try transaction.execute("UPDATE outlive_tasks SET state = 3, runner = NULL, claim = NULL, outcome = NULL, waiting_until = ?, last_error = ? WHERE seq = ?",
-                                    [.double(now + policy.backoff(afterAttempt: row.attempts)), .text(why), .integer(attempt.seq)])
-        }
-        try transaction.recordChange(topic: TaskSchema.topic, key: "finished")
     }
 
     private struct Candidate {
@@ -378,8 +391,10 @@ extension TaskQueue {
                 continue
             }
             let claim = Identifier.make()
-            try transaction.execute("UPDATE outlive_tasks SET state = 1, runner = ?, claim = ?, outcome = NULL, attempts = attempts + 1 WHERE seq = ?",
-                                    [.text(store.runID), .text(claim), .integer(task.seq)])
+            guard try attemptClaim.take(.integer(task.seq), token: .text(claim),
+                                        setting: [("state", .integer(TaskSchema.State.running.rawValue)), ("outcome", .null),
+                                                  ("attempts", .integer(task.attempts + 1))],
+                                        where: "state = ?", [.integer(TaskSchema.State.ready.rawValue)], in: transaction) else { continue }
             run.startedInPass += 1
             var handler: Handler?
             var decodeError: String?

@@ -1,6 +1,8 @@
 /// A serializable callback: the name of a declared handler, bound arguments,
 /// an optional invalidation handler's name, and whether it was invalidated.
 /// The serialized form names a handler, never a library path or an address.
+/// A handler is a value like the others (it can be an argument); resolving and
+/// calling one is the job of Handlers/, which uses Values/ and never the reverse.
 public struct Handler: Equatable {
     public let name: String
     public let invalidationName: String?

@@ -1,0 +1,272 @@
+/* A task's completion across real processes, and the library's own handlers
+ * out of reach of stored data:
+ * - exactly one completion per attempt, whichever process sends it: the
+ *   second, from another process, is OUTLIVE_E_STATE and changes nothing
+ *   (it used to return OK and override the first: failure, then success,
+ *   deleted the task);
+ * - a task row crafted with SQLite that names the built-in
+ *   outlive.task_completion with a `store` of its choosing does not make the
+ *   runner open, let alone create, a store at that path;
+ * - a completion names only a store this process has open. */
+#include "harness.h"
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* The completion of the attempt running now, kept by `keeper` and also
+ * written, serialized, to completion_path for another process. */
+static outlive_handler *kept;
+static _Atomic int keeper_calls;
+static char completion_path[4200];
+
+OUTLIVE_HANDLER(completion_keeper, OUTLIVE_HANDLER_ARG(completion)) {
+    if (outlive_handler_copy(completion, &kept) != OUTLIVE_OK) kept = NULL;
+    void *bytes = NULL;
+    size_t size = 0;
+    if (outlive_handler_serialize(completion, &bytes, &size) == OUTLIVE_OK) {
+        FILE *file = fopen(completion_path, "wb");
+        if (file) {
+            fwrite(bytes, 1, size, file);
+            fclose(file);
+        }
+        outlive_free(bytes);
+    }
+    keeper_calls++;
+}
+
+static outlive_status complete_here(bool success, const char *error) {
+    outlive_args *args = NULL;
+    if (outlive_args_new(&args) != OUTLIVE_OK) return OUTLIVE_E_NO_MEMORY;
+    outlive_args_set_bool(args, "success", success);
+    if (error) outlive_args_set_string(args, "error", error);
+    outlive_status status = outlive_handler_call(kept, args);
+    outlive_args_free(args);
+    return status;
+}
+
+/* Runs tasks_worker DIR completer --complete FILE 0|1; its exit code (0: OK,
+ * 2: the completion failed). */
+static int complete_elsewhere(const char *dir, bool success) {
+    char program[4096];
+    snprintf(program, sizeof program, "%s/tasks_worker", harness_bin_dir());
+    pid_t pid = fork();
+    if (pid == 0) {
+        int null = open("/dev/null", O_WRONLY);
+        if (null >= 0) dup2(null, STDERR_FILENO);
+        execl(program, program, dir, "completer", "--complete", completion_path, success ? "1" : "0", (char *)NULL);
+        _exit(127);
+    }
+    int status = 0;
+    if (waitpid(pid, &status, 0) != pid) return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* Opens a store in `dir` with one task of completion_keeper, runs it until its
+ * handler was called, and leaves the attempt waiting for its completion. The
+ * loop is not dispatched afterwards until the test says so, so that the runner
+ * records nothing in between. */
+static outlive_store *start_attempt(const char *dir) {
+    snprintf(completion_path, sizeof completion_path, "%s.completion", dir);
+    unlink(completion_path);
+    kept = NULL;
+    keeper_calls = 0;
+    outlive_store *store = NULL;
+    if (outlive_store_open(dir, "runner", NULL, NULL, &store) != OUTLIVE_OK) return NULL;
+    outlive_tasks_set_triggers(store, 0, 1e6);
+    outlive_handler *work = NULL;
+    outlive_status added = outlive_handler_new("completion_keeper", NULL, NULL, &work);
+    if (added == OUTLIVE_OK) added = outlive_task_add(store, work, NULL, NULL, 0, NULL);
+    outlive_handler_free(work);
+    if (added != OUTLIVE_OK || outlive_tasks_run_now(store) != OUTLIVE_OK ||
+        !harness_dispatch_until(outlive_store_loop(store), &keeper_calls, 1, 30)) {
+        outlive_store_close(store);
+        return NULL;
+    }
+    return store;
+}
+
+/* The one stored task, after the loop ran long enough to record the attempt. */
+static bool only_task(outlive_store *store, outlive_task_state *state, char *last_error, size_t size) {
+    for (int round = 0; round < 200; round++) {
+        outlive_loop_dispatch(outlive_store_loop(store), 50);
+        outlive_task_list *list = NULL;
+        if (outlive_task_list_new(store, NULL, 10, &list) != OUTLIVE_OK) return false;
+        size_t count = outlive_task_list_count(list);
+        bool settled = count != 1 || outlive_task_list_state(list, 0) != OUTLIVE_TASK_RUNNING;
+        if (settled) {
+            if (count == 1) {
+                const char *error = outlive_task_list_last_error(list, 0);
+                *state = outlive_task_list_state(list, 0);
+                snprintf(last_error, size, "%s", error ? error : "");
+            }
+            outlive_task_list_free(list);
+            return count == 1;
+        }
+        outlive_task_list_free(list);
+    }
+    return false;
+}
+
+static void test_second_completion_from_another_process_is_refused_and_the_first_stands(void) {
+    const char *dir = harness_temp_dir();
+    outlive_store *store = start_attempt(dir);
+    CHECK(store != NULL);
+    CHECK_OK(complete_here(false, "the first completion said no"));
+    /* Before the runner recorded anything: the other process's success must not override it. */
+    CHECK_MSG(complete_elsewhere(dir, true) == 2, "a second completion from another process was accepted");
+    outlive_task_state state = OUTLIVE_TASK_RUNNING;
+    char error[512] = "";
+    CHECK_MSG(only_task(store, &state, error, sizeof error), "the task is gone: the second completion overrode the first");
+    CHECK(state == OUTLIVE_TASK_PENDING);
+    CHECK_MSG(strstr(error, "the first completion said no") != NULL, "last_error is \"%s\"", error);
+    outlive_handler_free(kept);
+    outlive_store_close(store);
+    unlink(completion_path);
+    harness_remove_tree(dir);
+}
+
+static void test_completion_in_the_runner_after_one_from_another_process_is_refused(void) {
+    const char *dir = harness_temp_dir();
+    outlive_store *store = start_attempt(dir);
+    CHECK(store != NULL);
+    CHECK(complete_elsewhere(dir, false) == 0);
+    CHECK_STATUS(complete_here(true, NULL), OUTLIVE_E_STATE);
+    outlive_task_state state = OUTLIVE_TASK_RUNNING;
+    char error[512] = "";
+    CHECK_MSG(only_task(store, &state, error, sizeof error), "the task is gone: the runner's late success overrode the other process's failure");
+    CHECK(state == OUTLIVE_TASK_PENDING);
+    outlive_handler_free(kept);
+    outlive_store_close(store);
+    unlink(completion_path);
+    harness_remove_tree(dir);
+}
+
+static void test_two_other_processes_complete_once(void) {
+    const char *dir = harness_temp_dir();
+    outlive_store *store = start_attempt(dir);
+    CHECK(store != NULL);
+    CHECK(complete_elsewhere(dir, true) == 0);
+    CHECK(complete_elsewhere(dir, false) == 2);
+    CHECK_STATUS(complete_here(false, "too late"), OUTLIVE_E_STATE);
+    size_t pending = 1;
+    for (int round = 0; round < 200 && pending != 0; round++) {
+        outlive_loop_dispatch(outlive_store_loop(store), 50);
+        CHECK_OK(outlive_tasks_count(store, &pending));
+    }
+    CHECK_MSG(pending == 0, "the first completion (a success) did not end the task");
+    outlive_handler_free(kept);
+    outlive_store_close(store);
+    unlink(completion_path);
+    harness_remove_tree(dir);
+}
+
+/* The bytes of outlive.task_completion bound with a store of the data's choosing. */
+static void *crafted_completion(const char *victim, size_t *size) {
+    outlive_args *args = NULL;
+    if (outlive_args_new(&args) != OUTLIVE_OK) return NULL;
+    outlive_args_set_string(args, "store", victim);
+    outlive_args_set_string(args, "task_id", "00000000-0000-4000-8000-000000000001");
+    outlive_args_set_string(args, "claim", "00000000-0000-4000-8000-000000000002");
+    outlive_args_set_bool(args, "success", true);
+    outlive_handler *handler = NULL;
+    outlive_status made = outlive_handler_new("outlive.task_completion", NULL, args, &handler);
+    outlive_args_free(args);
+    void *bytes = NULL;
+    if (made != OUTLIVE_OK || outlive_handler_serialize(handler, &bytes, size) != OUTLIVE_OK) bytes = NULL;
+    outlive_handler_free(handler);
+    return bytes;
+}
+
+static void test_crafted_task_naming_the_completion_built_in_creates_no_store(void) {
+    const char *dir = harness_temp_dir();
+    char victim[4300];
+    snprintf(victim, sizeof victim, "%s-victim", dir);
+    harness_remove_tree(victim);
+    outlive_store *store = NULL;
+    CHECK_OK(outlive_store_open(dir, "runner", NULL, NULL, &store));
+    outlive_task_policy policy = OUTLIVE_TASK_POLICY_INIT;
+    policy.max_attempts = 1;
+    CHECK_OK(outlive_tasks_set_policy(store, &policy));
+    CHECK_OK(outlive_tasks_set_triggers(store, 0, 1e6));
+
+    /* Written by SQLite into the real store, as an attacker with the file would. */
+    size_t size = 0;
+    void *bytes = crafted_completion(victim, &size);
+    CHECK(bytes != NULL);
+    char path[4300];
+    snprintf(path, sizeof path, "%s/outlive.db", dir);
+    sqlite3 *db = NULL;
+    CHECK(sqlite3_open(path, &db) == SQLITE_OK);
+    sqlite3_busy_timeout(db, 10000);
+    sqlite3_stmt *insert = NULL;
+    CHECK(sqlite3_prepare_v2(db, "INSERT INTO outlive_tasks(id, handler_name, handler, created, age_from) "
+                                 "VALUES ('00000000-0000-4000-8000-000000000001', 'outlive.task_completion', ?, 0, CAST(strftime('%s', 'now') AS REAL))",
+                             -1, &insert, NULL) == SQLITE_OK);
+    sqlite3_bind_blob(insert, 1, bytes, (int)size, SQLITE_TRANSIENT);
+    int stepped = sqlite3_step(insert);
+    sqlite3_finalize(insert);
+    outlive_free(bytes);
+    CHECK_MSG(stepped == SQLITE_DONE, "insert: %s", sqlite3_errmsg(db));
+    CHECK(sqlite3_exec(db, "UPDATE outlive_task_counts SET pending = pending + 1", NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(db);
+
+    CHECK_OK(outlive_tasks_run_now(store));
+    outlive_task_state state = OUTLIVE_TASK_RUNNING;
+    char error[512] = "";
+    CHECK(only_task(store, &state, error, sizeof error));
+    CHECK_MSG(access(victim, F_OK) != 0, "the runner created the store the stored task chose");
+    CHECK_MSG(state == OUTLIVE_TASK_DEAD, "the crafted task is in state %d", (int)state);
+    CHECK_MSG(strstr(error, "library's own handlers") != NULL, "last_error is \"%s\"", error);
+    outlive_store_close(store);
+    harness_remove_tree(dir);
+    harness_remove_tree(victim);
+}
+
+static void test_completion_of_a_store_this_process_has_not_open_touches_no_file(void) {
+    const char *dir = harness_temp_dir();
+    char victim[4300];
+    snprintf(victim, sizeof victim, "%s-victim", dir);
+    harness_remove_tree(victim);
+    size_t size = 0;
+    void *bytes = crafted_completion(victim, &size);
+    CHECK(bytes != NULL);
+    outlive_handler *completion = NULL;
+    CHECK_OK(outlive_handler_deserialize(bytes, size, &completion));
+    outlive_free(bytes);
+    CHECK_STATUS(outlive_handler_call(completion, NULL), OUTLIVE_E_STATE);
+    outlive_handler_free(completion);
+    CHECK_MSG(access(victim, F_OK) != 0, "calling a completion created a store at the path it names");
+    harness_remove_tree(dir);
+}
+
+static void test_the_library_s_own_handlers_cannot_be_stored_as_work(void) {
+    const char *dir = harness_temp_dir();
+    outlive_store *store = NULL;
+    CHECK_OK(outlive_store_open(dir, "app", NULL, NULL, &store));
+    outlive_handler *builtin = NULL;
+    CHECK_OK(outlive_handler_new("outlive.task_completion", NULL, NULL, &builtin));
+    CHECK_STATUS(outlive_task_add(store, builtin, NULL, NULL, 0, NULL), OUTLIVE_E_INVALID_ARGUMENT);
+    outlive_handler *finish = NULL;
+    CHECK_OK(outlive_handler_new("outlive.durable_interaction.finish", NULL, NULL, &finish));
+    CHECK_STATUS(outlive_task_add(store, finish, NULL, NULL, 0, NULL), OUTLIVE_E_INVALID_ARGUMENT);
+    size_t pending = 1;
+    CHECK_OK(outlive_tasks_count(store, &pending));
+    CHECK(pending == 0);
+    CHECK_STATUS(outlive_handler_unregister("outlive.task_completion"), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_OK(outlive_handler_resolve("outlive.task_completion"));
+    outlive_handler_free(builtin);
+    outlive_handler_free(finish);
+    outlive_store_close(store);
+    harness_remove_tree(dir);
+}
+
+HARNESS_MAIN(
+    T(test_second_completion_from_another_process_is_refused_and_the_first_stands),
+    T(test_completion_in_the_runner_after_one_from_another_process_is_refused),
+    T(test_two_other_processes_complete_once),
+    T(test_crafted_task_naming_the_completion_built_in_creates_no_store),
+    T(test_completion_of_a_store_this_process_has_not_open_touches_no_file),
+    T(test_the_library_s_own_handlers_cannot_be_stored_as_work),
+)
