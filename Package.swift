@@ -21,6 +21,9 @@ let package = Package(
         // Shims over libc, SQLite, libffi and dlfcn, prefixed COutlive_.
         .target(
             name: "COutliveSystem",
+            // DWARF 4: valgrind 3.19 (Debian 12) cannot read a library with more
+            // than one DWARF 5 unit (the C shims are the only ones clang makes).
+            cSettings: [.unsafeFlags(["-gdwarf-4"])],
             linkerSettings: [.linkedLibrary("sqlite3"), .linkedLibrary("ffi"), .linkedLibrary("dl"), .linkedLibrary("pthread")]
         ),
         // include/outlive.h as a module, so that every export is checked against it.

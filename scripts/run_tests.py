@@ -5,6 +5,10 @@ Suites: the C programs in build/tests (each prints PASS/FAIL lines), the Swift
 unit tests (swift test), pytest over Tests/api (header, symbols, versions)
 and bindings/python/tests (the Python package), and cargo test of the Rust
 binding (bindings/rust). Exits 1 if anything failed.
+
+The suites that test the PostgreSQL backend get a throwaway server of their own
+(scripts/pg_cluster.py), started before them and always stopped at the end; its
+URI is in OUTLIVE_TEST_PG. A URI already in OUTLIVE_TEST_PG is used as it is.
 """
 import argparse
 import os
@@ -13,6 +17,9 @@ import subprocess
 import sys
 import time
 import xml.etree.ElementTree as ET
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pg_cluster  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.join(ROOT, "build")
@@ -121,8 +128,10 @@ def run_swift(timeout, sanitizer=None):
         print(f"  {label}: timed out")
         return 0, 1
     output = result.stdout + result.stderr
-    # XCTest: "Executed 12 tests, with 0 failures"; take the last (the total).
-    totals = re.findall(r"Executed (\d+) tests?, with (\d+) failures?", output)
+    # XCTest: "Executed 12 tests, with 0 failures", or "…, with 2 tests skipped
+    # and 0 failures" (the PostgreSQL tests without a server, the network
+    # namespace test without root); take the last (the total).
+    totals = re.findall(r"Executed (\d+) tests?, with (?:(\d+) tests? skipped and )?(\d+) failures?", output)
     if not totals:
         print(output[-3000:])
         print(f"  {label}: no test summary (build failure?)")
@@ -131,14 +140,18 @@ def run_swift(timeout, sanitizer=None):
         print("\n".join(line for line in output.splitlines() if "Sanitizer" in line or "#" in line[:4])[-3000:])
         print(f"  {label}: sanitizer report")
         return 0, 1
-    executed, failures = map(int, totals[-1])
+    executed, skipped, failures = (int(value or 0) for value in totals[-1])
     if result.returncode != 0 and failures == 0:
         failures = 1
     for line in output.splitlines():
         if "error:" in line or " failed (" in line:
             print("    " + line)
-    print(f"  {label}: {executed - failures} passed, {failures} failed")
-    return executed - failures, failures
+    if skipped:
+        for line in output.splitlines():
+            if "Test skipped" in line:
+                print("    " + line.split(": ", 1)[-1])
+    print(f"  {label}: {executed - failures - skipped} passed, {failures} failed, {skipped} skipped")
+    return executed - failures - skipped, failures
 
 
 def run_pytest(label, paths, timeout):
@@ -206,6 +219,8 @@ def main():
                                              "rust"])
     args = parser.parse_args()
     total_passed = total_failed = 0
+    # Suites that test the PostgreSQL backend against a real server.
+    postgres_suites = {"c", "swift", "swift-address", "swift-thread", "python"}
     suites = [
         ("c", lambda: run_c(timeout=600)),
         ("valgrind", lambda: run_valgrind(timeout=600)),
@@ -216,13 +231,24 @@ def main():
         ("python", lambda: run_pytest("python", ["Tests/api", "bindings/python/tests"], timeout=1200)),
         ("rust", lambda: run_cargo(timeout=1800)),
     ]
-    for name, suite in suites:
-        if args.only and args.only != name:
-            continue
-        print(f"[{name}]", flush=True)
-        p, f = suite()
-        total_passed += p
-        total_failed += f
+    selected = [(name, suite) for name, suite in suites if not args.only or args.only == name]
+    started_server = False
+    try:
+        if not os.environ.get(pg_cluster.VARIABLE) and any(name in postgres_suites for name, _ in selected):
+            try:
+                os.environ[pg_cluster.VARIABLE], started_server = pg_cluster.start_owned()
+                print(f"[postgresql] test server at {os.environ[pg_cluster.VARIABLE]}", flush=True)
+            except Exception as error:  # the PostgreSQL tests then fail, saying why
+                print(f"[postgresql] cannot start the test server: {error}", flush=True)
+                total_failed += 1
+        for name, suite in selected:
+            print(f"[{name}]", flush=True)
+            p, f = suite()
+            total_passed += p
+            total_failed += f
+    finally:
+        if started_server:
+            pg_cluster.stop()
     print(f"{total_passed} passed, {total_failed} failed")
     return 1 if total_failed else 0
 

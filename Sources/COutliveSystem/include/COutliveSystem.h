@@ -28,6 +28,7 @@
 #include <sys/timerfd.h>
 #include <sqlite3.h>
 #include <ffi.h>
+#include "COutliveLibpq.h"
 
 /* The calling thread's message for its last failing call; never NULL. */
 const char *COutlive_last_error(void);

@@ -121,7 +121,8 @@ final class SQLiteConnection {
     var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 }
 
-/// The current row of a statement, valid only inside the row callback.
+/// The current row of a statement, valid only inside the row callback: an
+/// SQLite statement's, or a PostgreSQL result's (`postgres`).
 ///
 /// The database file is untrusted input: every accessor checks that the stored
 /// value has the type Outlive writes (text is also valid UTF-8 without NUL, a
@@ -130,37 +131,58 @@ final class SQLiteConnection {
 /// statement fails with `.corrupt` as soon as the row callback returns, so a
 /// damaged row ends the operation with OUTLIVE_E_CORRUPT instead of being used.
 /// `isNull` and `textIfValid` never fail: they are for callers that skip or
-/// tell apart such values themselves.
+/// tell apart such values themselves. (PostgreSQL's columns are typed by the
+/// schema, which is checked at open; its rows are read as the server typed them.)
 public struct SQLRow {
-    let statement: OpaquePointer
-    let damage: RowDamage
+    let statement: OpaquePointer?
+    let damage: RowDamage?
+    let postgres: PostgreSQLRow?
 
-    public func isNull(_ column: Int32) -> Bool { sqlite3_column_type(statement, column) == SQLITE_NULL }
+    init(statement: OpaquePointer, damage: RowDamage) {
+        self.statement = statement
+        self.damage = damage
+        postgres = nil
+    }
+
+    init(postgres: PostgreSQLRow) {
+        statement = nil
+        damage = nil
+        self.postgres = postgres
+    }
+
+    public func isNull(_ column: Int32) -> Bool {
+        if let postgres { return postgres.isNull(column) }
+        return sqlite3_column_type(statement, column) == SQLITE_NULL
+    }
 
     /// An INTEGER value (NULL or another type is corrupt).
     public func integer(_ column: Int32) -> Int64 {
-        guard sqlite3_column_type(statement, column) == SQLITE_INTEGER else { return damage.note(self, column, expected: "an integer", 0) }
+        if let postgres { return postgres.integer(column) }
+        guard sqlite3_column_type(statement, column) == SQLITE_INTEGER else { return note(column, expected: "an integer", 0) }
         return sqlite3_column_int64(statement, column)
     }
 
     /// A finite REAL or an INTEGER value (NULL, another type or not finite is corrupt).
     public func double(_ column: Int32) -> Double {
+        if let postgres { return postgres.double(column) }
         let type = sqlite3_column_type(statement, column)
-        guard type == SQLITE_FLOAT || type == SQLITE_INTEGER else { return damage.note(self, column, expected: "a number", 0) }
+        guard type == SQLITE_FLOAT || type == SQLITE_INTEGER else { return note(column, expected: "a number", 0) }
         let value = sqlite3_column_double(statement, column)
-        guard value.isFinite else { return damage.note(self, column, expected: "a finite number", 0) }
+        guard value.isFinite else { return note(column, expected: "a finite number", 0) }
         return value
     }
 
     /// TEXT that is UTF-8 without NUL; nil for NULL.
     public func text(_ column: Int32) -> String? {
+        if let postgres { return postgres.text(column) }
         if isNull(column) { return nil }
-        guard let value = textIfValid(column) else { return damage.note(self, column, expected: "UTF-8 text without NUL", nil) }
+        guard let value = textIfValid(column) else { return note(column, expected: "UTF-8 text without NUL", nil) }
         return value
     }
 
     /// The value if it is TEXT that is UTF-8 without NUL, else nil; never corrupt.
     public func textIfValid(_ column: Int32) -> String? {
+        if let postgres { return postgres.text(column) }
         guard sqlite3_column_type(statement, column) == SQLITE_TEXT, let bytes = textBytes(column) else { return nil }
         guard !bytes.contains(0) else { return nil }
         return String(validating: bytes, as: UTF8.self)
@@ -168,6 +190,7 @@ public struct SQLRow {
 
     /// The stored bytes of a TEXT value, unchecked; nil for any other type.
     public func textBytes(_ column: Int32) -> [UInt8]? {
+        if let postgres { return postgres.text(column).map { Array($0.utf8) } }
         guard sqlite3_column_type(statement, column) == SQLITE_TEXT else { return nil }
         guard let pointer = sqlite3_column_text(statement, column) else { return nil }
         let count = Int(sqlite3_column_bytes(statement, column))
@@ -176,12 +199,17 @@ public struct SQLRow {
 
     /// A BLOB value; nil for NULL (another type is corrupt).
     public func blob(_ column: Int32) -> [UInt8]? {
+        if let postgres { return postgres.blob(column) }
         let type = sqlite3_column_type(statement, column)
         if type == SQLITE_NULL { return nil }
-        guard type == SQLITE_BLOB else { return damage.note(self, column, expected: "a blob", nil) }
+        guard type == SQLITE_BLOB else { return note(column, expected: "a blob", nil) }
         let count = Int(sqlite3_column_bytes(statement, column))
         guard count > 0, let pointer = sqlite3_column_blob(statement, column) else { return [] }
         return Array(UnsafeRawBufferPointer(start: pointer, count: count))
+    }
+
+    private func note<T>(_ column: Int32, expected: String, _ fallback: T) -> T {
+        damage?.note(self, column, expected: expected, fallback) ?? fallback
     }
 
     var columnName: (Int32) -> String {

@@ -1,0 +1,222 @@
+import COutliveSystem
+
+/// The PostgreSQL store: one connection per open handle for transactions, the
+/// store's tables in a schema of its own (PostgreSQLSchema).
+///
+/// Write transactions keep StoreBackend's promise, "serialised with every other
+/// writer of every process": each first takes the store's transaction advisory
+/// lock. That is also what keeps the change feed gap-free in commit order: a
+/// `bigserial` feed read by `seq > cursor` loses rows committed out of sequence
+/// order (measured: 1,982 of 6,481), none when each writer first takes
+/// `pg_advisory_xact_lock`. Under the lock, a transaction's feed entries are
+/// numbered max(seq) + 1, …, so a rolled-back transaction leaves no hole either.
+///
+/// A write transaction that recorded changes sends one NOTIFY on the store's
+/// channel (its name is the schema's) with the newest sequence, just before
+/// COMMIT: PostgreSQL delivers it at commit and never after a rollback. It is a
+/// wake-up hint only: a woken handle reads the feed from its cursor.
+///
+/// Reads are REPEATABLE READ, READ ONLY transactions: one snapshot, like an
+/// SQLite read transaction.
+///
+/// Not done yet (see docs/postgresql.md): a failing statement aborts the whole
+/// PostgreSQL transaction, where SQLite lets the transaction go on.
+final class PostgreSQLBackend: StoreBackend {
+    let schema: String
+    /// The NOTIFY channel of this store.
+    let channel: String
+    /// The schema's OID, unique in the database: the first key of the store's
+    /// advisory locks (two-key form), as a signed 32-bit value.
+    let storeKey: Int32
+    let schemaOID: Int64
+    let conninfo: String
+    private let quotedSchema: String
+    private let connection: PostgreSQLConnection
+    private let lock = Lock()
+    /// Called after a commit that recorded changes, with the newest sequence.
+    var onChangesCommitted: ((Int64) -> Void)?
+
+    static let feedRetention: Int64 = 65_536
+    static let pruneEvery: Int64 = 4_096
+
+    /// Connects to `conninfo` (a postgresql:// URI or libpq conninfo string)
+    /// and opens (creating or upgrading) the store named `store` there.
+    init(conninfo: String, store: String, components: [SchemaComponent] = []) throws {
+        schema = try PostgreSQLSchema.schemaName(store: store)
+        channel = schema
+        self.conninfo = conninfo
+        connection = try PostgreSQLConnection(conninfo: conninfo, defaults: [("application_name", "outlive")])
+        try connection.exec("SET bytea_output = 'hex'")
+        try PostgreSQLSchema.migrate(connection, schema: schema, components: [PostgreSQLSchema.store] + components)
+        quotedSchema = try connection.quoteIdentifier(schema)
+        guard let oid = try connection.integer("SELECT oid::bigint FROM pg_namespace WHERE nspname = ?", [.text(schema)]) else {
+            throw OutliveError(.io, "the schema \(schema) vanished right after it was created")
+        }
+        schemaOID = oid
+        storeKey = Int32(truncatingIfNeeded: oid)
+    }
+
+    private final class Transaction: StoreTransaction {
+        let connection: PostgreSQLConnection
+        var newestSequence: Int64?
+        var commitActions: [() -> Void] = []
+
+        init(connection: PostgreSQLConnection) { self.connection = connection }
+
+        func execute(_ sql: String, _ arguments: [SQLValue], row: ((SQLRow) throws -> Void)?) throws {
+            try connection.run(sql, arguments, row: row)
+        }
+
+        func executeScript(_ sql: String) throws {
+            try connection.exec(sql)
+        }
+
+        var changedRows: Int { connection.changes }
+
+        func recordChange(topic: String, key: String) throws {
+            // One round trip: written only when a live run watches the topic,
+            // numbered after the newest entry (the store's write lock is held).
+            var sequence: Int64?
+            try connection.run("""
+                INSERT INTO outlive_feed(seq, topic, key)
+                SELECT coalesce((SELECT max(seq) FROM outlive_feed), 0) + 1, ?, ?
+                WHERE EXISTS (SELECT 1 FROM outlive_watchers WHERE topic = ?)
+                RETURNING seq
+                """, [.text(topic), .text(key), .text(topic)]) { sequence = $0.integer(0) }
+            guard let sequence else { return }
+            newestSequence = sequence
+            if sequence % PostgreSQLBackend.pruneEvery == 0 {
+                try connection.run("DELETE FROM outlive_feed WHERE seq <= ?", [.integer(sequence - PostgreSQLBackend.feedRetention)])
+            }
+        }
+
+        func afterCommit(_ body: @escaping () -> Void) { commitActions.append(body) }
+    }
+
+    private func enter() throws {
+        let marker = Unmanaged.passUnretained(self).toOpaque()
+        if COutlive_current_transaction() == marker {
+            throw OutliveError.state("the store was used from inside its own transaction (a kv_update modifier or another callback that runs in a transaction); use the value passed to the callback instead")
+        }
+    }
+
+    /// A lost connection (server restarted, link dropped) is made again before
+    /// the next transaction; a transaction under way when it was lost failed.
+    private func ensureConnected() throws {
+        guard connection.isBroken else { return }
+        try connection.reconnect()
+        try connection.exec("SET bytea_output = 'hex'; SET search_path = \(quotedSchema)")
+    }
+
+    private func transaction<T>(write: Bool, _ body: (StoreTransaction) throws -> T) throws -> (T, Transaction) {
+        try enter()
+        return try lock.withLock {
+            let marker = Unmanaged.passUnretained(self).toOpaque()
+            COutlive_set_current_transaction(marker)
+            defer { COutlive_set_current_transaction(nil) }
+            try ensureConnected()
+            let transaction = Transaction(connection: connection)
+            // storeKey is our own integer: inlined, BEGIN and the lock cost one round trip.
+            try connection.exec(write ? "BEGIN; SELECT pg_advisory_xact_lock(\(storeKey), 0)"
+                                      : "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            do {
+                let result = try body(transaction)
+                guard connection.transactionStatus == Int32(COUTLIVE_PQTRANS_INTRANS) else {
+                    throw OutliveError.state("a statement failed inside the transaction, which PostgreSQL then rolls back as a whole")
+                }
+                if let sequence = transaction.newestSequence {
+                    // At most one NOTIFY per transaction; channel and payload are ours (no quoting needed).
+                    try connection.exec("SELECT pg_notify('\(channel)', '\(sequence)'); COMMIT")
+                } else {
+                    try connection.exec("COMMIT")
+                }
+                return (result, transaction)
+            } catch {
+                if !connection.isBroken && connection.transactionStatus != Int32(COUTLIVE_PQTRANS_IDLE) {
+                    try? connection.exec("ROLLBACK")
+                }
+                throw error
+            }
+        }
+    }
+
+    func write<T>(_ body: (StoreTransaction) throws -> T) throws -> T {
+        let (result, transaction) = try self.transaction(write: true, body)
+        if let sequence = transaction.newestSequence { onChangesCommitted?(sequence) }
+        for action in transaction.commitActions { action() }
+        return result
+    }
+
+    func read<T>(_ body: (StoreTransaction) throws -> T) throws -> T {
+        try transaction(write: false, body).0
+    }
+
+    func changes(after sequence: Int64, limit: Int) throws -> (changes: [Change], oldestKept: Int64?) {
+        try read { transaction in
+            var changes: [Change] = []
+            try transaction.query("SELECT seq, topic, key FROM outlive_feed WHERE seq > ? ORDER BY seq LIMIT ?",
+                                  [.integer(sequence), .integer(Int64(limit))]) {
+                changes.append(Change(sequence: $0.integer(0), topic: $0.text(1) ?? "", key: $0.text(2) ?? ""))
+            }
+            if let first = changes.first, first.sequence == sequence + 1 { return (changes, first.sequence) }
+            let oldest = try transaction.integer("SELECT min(seq) FROM outlive_feed")
+            return (changes, oldest)
+        }
+    }
+
+    func latestSequence() throws -> Int64 {
+        try read { try $0.integer("SELECT max(seq) FROM outlive_feed") ?? 0 }
+    }
+
+    // MARK: - Runs and their liveness locks
+
+    /// Registers a run whose liveness lock (PostgreSQLRunLock) holds `lockKey`.
+    func registerRun(_ runID: String, process: String, pid: Int64, host: String, lockKey: Int32) throws {
+        try write {
+            try $0.execute("INSERT INTO outlive_runs(run_id, process, pid, started, host, lock_key) VALUES (?, ?, ?, extract(epoch from clock_timestamp()), ?, ?)",
+                           [.text(runID), .text(process), .integer(pid), .text(host), .integer(Int64(lockKey))])
+        }
+    }
+
+    /// The lock keys of this store's runs whose session lock is held now (key 0
+    /// is the store's write lock, never a run's). A run
+    /// is alive exactly while its key is in here: the server frees a session
+    /// lock when the session ends, at the holder's death or after the
+    /// keepalive/tcp_user_timeout bound when its host is cut off.
+    func heldRunKeys() throws -> Set<Int32> {
+        var keys: Set<Int32> = []
+        try read { transaction in
+            try transaction.query("""
+                SELECT objid::bigint FROM pg_locks
+                WHERE locktype = 'advisory' AND objsubid = 2 AND granted AND objid <> 0
+                  AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                  AND classid = ?::bigint::oid
+                """, [.integer(schemaOID)]) { keys.insert(Int32(truncatingIfNeeded: $0.integer(0))) }
+        }
+        return keys
+    }
+
+    func isAlive(lockKey: Int32) throws -> Bool {
+        try heldRunKeys().contains(lockKey)
+    }
+
+    /// Registered runs whose lock is free: ended (closed or dead).
+    /// The runs are read before the locks: a run takes its lock before it
+    /// registers, so a run registered in between cannot look ended.
+    func endedRuns() throws -> [(runID: String, processName: String)] {
+        var runs: [(String, String, Int32)] = []
+        try read { transaction in
+            try transaction.query("SELECT run_id, process, lock_key FROM outlive_runs ORDER BY started") { row in
+                runs.append((row.text(0) ?? "", row.text(1) ?? "", Int32(truncatingIfNeeded: row.integer(2))))
+            }
+        }
+        let held = try heldRunKeys()
+        return runs.filter { !held.contains($0.2) }.map { ($0.0, $0.1) }
+    }
+
+    /// Drops the store's schema and everything in it (tests; a future
+    /// `outlive` command). Other handles of the store fail afterwards.
+    func dropStore() throws {
+        try lock.withLock { try connection.exec("DROP SCHEMA IF EXISTS \(quotedSchema) CASCADE") }
+    }
+}

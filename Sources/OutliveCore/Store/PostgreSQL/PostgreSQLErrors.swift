@@ -1,0 +1,49 @@
+import COutliveSystem
+
+/// PostgreSQL's SQLSTATE classes as Outlive statuses, the way SQLiteConnection.error
+/// maps SQLite's codes, so that a system sees the same status on either engine.
+enum PostgreSQLErrors {
+    static func status(sqlState: String) -> OutliveError.Code {
+        switch sqlState {
+        case "40001", "40P01", "55P03", "57014": return .busy        // serialization, deadlock, lock not available, cancelled
+        case "42501": return .permission                              // insufficient privilege
+        case "53100", "53200": return .noMemory                      // disk full, out of memory
+        case "22021", "22P02", "22003", "54000", "54001": return .invalidArgument  // bad encoding, bad value, out of range, too long
+        default: break
+        }
+        switch sqlState.prefix(2) {
+        case "23": return .state        // integrity constraint violation, as SQLITE_CONSTRAINT
+        case "28": return .permission   // invalid authorization
+        case "XX": return .corrupt      // internal error: data corrupted, index corrupted
+        default: return .io             // connection lost, undefined table (a tampered schema), …
+        }
+    }
+
+    /// The error of a failed result (the connection's message when there is no result).
+    static func error(result: OpaquePointer?, connection: OpaquePointer, context: String) -> OutliveError {
+        guard let result else {
+            return OutliveError(.io, "\(context): \(message(COutlive_PQerrorMessage(connection)))")
+        }
+        let state = COutlive_PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) } ?? ""
+        // "ERROR:  duplicate key …": the status already says it is an error.
+        var text = message(COutlive_PQresultErrorMessage(result))
+        if text.hasPrefix("ERROR:") { text = String(text.dropFirst(6).drop { $0 == " " }) }
+        if text.isEmpty { text = message(COutlive_PQerrorMessage(connection)) }
+        return OutliveError(state.isEmpty ? .io : status(sqlState: state), "\(context): \(text)")
+    }
+
+    /// libpq's messages end with a newline and may span lines ("DETAIL: …").
+    static func message(_ pointer: UnsafePointer<CChar>?) -> String {
+        guard let pointer else { return "" }
+        return String(cString: pointer).split(separator: "\n").map { $0.trimmingSpaces }.joined(separator: "; ")
+    }
+}
+
+private extension Substring {
+    var trimmingSpaces: String {
+        var text = self
+        while text.first == " " || text.first == "\t" { text.removeFirst() }
+        while text.last == " " || text.last == "\t" { text.removeLast() }
+        return String(text)
+    }
+}

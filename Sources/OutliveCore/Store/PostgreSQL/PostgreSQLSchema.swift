@@ -1,0 +1,86 @@
+/// Where a store lives in a PostgreSQL database, and its tables.
+///
+/// Several stores share one database without seeing each other: each store is a
+/// schema of its own, `outlive_<store name>`, and every connection of the store
+/// sets `search_path` to it, so the systems' unqualified SQL (`outlive_feed`, …)
+/// names the store's own tables. Advisory locks are per database, not per
+/// schema: their keys carry the schema's OID (see PostgreSQLBackend.storeKey).
+///
+/// Migrations run in one transaction under a transaction advisory lock derived
+/// from the schema name (concurrent openers: one migrates, the others wait and
+/// find it done). A store whose format or a component is newer than this
+/// library is refused with `.version`, as SQLite stores are.
+enum PostgreSQLSchema {
+    static let formatVersion: Int64 = 1
+    static let maxStoreNameLength = 40
+
+    /// The schema of `store`: lower-case letters, digits and `_`, starting with a
+    /// letter (so that the name needs no quoting anywhere, channel names included).
+    static func schemaName(store: String) throws -> String {
+        let bytes = Array(store.utf8)
+        guard !bytes.isEmpty, bytes.count <= maxStoreNameLength,
+              let first = bytes.first, first >= UInt8(ascii: "a") && first <= UInt8(ascii: "z"),
+              bytes.allSatisfy({ ($0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "z")) || ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9")) || $0 == UInt8(ascii: "_") })
+        else {
+            throw OutliveError.invalidArgument("the PostgreSQL store name \"\(store)\" must be 1 to \(maxStoreNameLength) lower-case letters, digits or '_', starting with a letter")
+        }
+        return "outlive_" + store
+    }
+
+    /// The tables every store has. The PostgreSQL forms of Schema.store:
+    /// `outlive_runs` also holds each run's advisory lock key, and a foreign key
+    /// (not a trigger) refuses a watcher of a run the store no longer has.
+    static let store = SchemaComponent(name: "store", migrations: [
+        """
+        CREATE TABLE outlive_feed(seq bigint PRIMARY KEY, topic text NOT NULL, key text NOT NULL);
+        CREATE SEQUENCE outlive_run_keys AS integer MINVALUE 1 CYCLE;
+        CREATE TABLE outlive_runs(run_id text PRIMARY KEY, process text NOT NULL, pid bigint NOT NULL,
+                                  started double precision NOT NULL, host text NOT NULL DEFAULT '',
+                                  lock_key integer NOT NULL UNIQUE);
+        CREATE TABLE outlive_watchers(topic text NOT NULL,
+                                      run_id text NOT NULL REFERENCES outlive_runs(run_id) ON DELETE CASCADE,
+                                      PRIMARY KEY(topic, run_id));
+        """,
+    ])
+
+    /// Creates or upgrades the store's schema; leaves the connection's
+    /// search_path on it.
+    static func migrate(_ connection: PostgreSQLConnection, schema: String, components: [SchemaComponent]) throws {
+        let quoted = try connection.quoteIdentifier(schema)
+        try connection.exec("BEGIN")
+        do {
+            try connection.run("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", [.text("outlive migration " + schema)])
+            let exists = try connection.integer("SELECT count(*) FROM pg_namespace WHERE nspname = ?", [.text(schema)]) ?? 0
+            if exists > 0 {
+                let marked = try connection.integer("SELECT count(*) FROM pg_tables WHERE schemaname = ? AND tablename = 'outlive_schema'", [.text(schema)]) ?? 0
+                let tables = try connection.integer("SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = ?", [.text(schema)]) ?? 0
+                if marked == 0 && tables > 0 {
+                    throw OutliveError.corrupt("the PostgreSQL schema \(schema) holds tables but is not an Outlive store")
+                }
+            }
+            try connection.exec("CREATE SCHEMA IF NOT EXISTS \(quoted); SET LOCAL search_path = \(quoted)")
+            try connection.exec("CREATE TABLE IF NOT EXISTS outlive_schema(component text PRIMARY KEY, version bigint NOT NULL)")
+            let format = try connection.integer("SELECT version FROM outlive_schema WHERE component = 'format'") ?? 0
+            if format > formatVersion {
+                throw OutliveError(.version, "the store \(schema) was written in format \(format) by a newer Outlive; this library reads format \(formatVersion)")
+            }
+            try connection.run("INSERT INTO outlive_schema(component, version) VALUES ('format', ?) ON CONFLICT(component) DO NOTHING", [.integer(formatVersion)])
+            for component in components {
+                let current = try connection.integer("SELECT version FROM outlive_schema WHERE component = ?", [.text(component.name)]) ?? 0
+                if current > Int64(component.migrations.count) {
+                    throw OutliveError(.version, "the store's \(component.name) tables are at version \(current), written by a newer Outlive; this library knows version \(component.migrations.count)")
+                }
+                for step in Int(current)..<component.migrations.count {
+                    try connection.exec(component.migrations[step])
+                }
+                try connection.run("INSERT INTO outlive_schema(component, version) VALUES (?, ?) ON CONFLICT(component) DO UPDATE SET version = excluded.version",
+                                   [.text(component.name), .integer(Int64(component.migrations.count))])
+            }
+            try connection.exec("COMMIT")
+        } catch {
+            if !connection.isBroken { try? connection.exec("ROLLBACK") }
+            throw error
+        }
+        try connection.exec("SET search_path = \(quoted)")
+    }
+}

@@ -1,0 +1,323 @@
+import COutliveSystem
+import XCTest
+@testable import OutliveCore
+
+/// What only the PostgreSQL backend has: its doorbell (NOTIFY), its schema per
+/// store and migrations, libpq loaded at run time, and hostile input.
+final class PostgreSQLBackendTests: XCTestCase {
+    var uri = ""
+    var stores: [String] = []
+
+    override func setUpWithError() throws {
+        uri = try TestServer.uri()
+    }
+
+    override func tearDown() {
+        for store in stores { try? PostgreSQLBackend(conninfo: uri, store: store).dropStore() }
+    }
+
+    func newStore(_ prefix: String = "backend") -> String {
+        let name = TestServer.storeName(prefix)
+        stores.append(name)
+        return name
+    }
+
+    func testAtMostOneNotifyPerWriteTransaction() throws {
+        let backend = try PostgreSQLBackend(conninfo: uri, store: newStore())
+        try backend.write {
+            try $0.execute("INSERT INTO outlive_runs(run_id, process, pid, started, lock_key) VALUES ('r', 'test', 0, 0, 0)")
+            try $0.execute("INSERT INTO outlive_watchers(topic, run_id) VALUES ('t', 'r')")
+        }
+        let listener = try PostgreSQLConnection(conninfo: uri)
+        try listener.exec("LISTEN \(backend.channel)")
+        try backend.write { transaction in
+            for key in ["a", "b", "c"] { try transaction.recordChange(topic: "t", key: key) }
+        }
+        XCTAssertThrowsError(try backend.write { transaction -> Void in
+            try transaction.recordChange(topic: "t", key: "d")
+            throw Rollback()
+        })
+        try backend.write { try $0.execute("UPDATE outlive_runs SET pid = 1") }
+        try backend.write { try $0.recordChange(topic: "t", key: "e") }
+        // Notifications arrive in commit order: a marker sent last closes the count.
+        let marker = try PostgreSQLConnection(conninfo: uri)
+        try marker.exec("NOTIFY \(backend.channel), 'end'")
+        var payloads: [String] = []
+        let deadline = Clock.monotonic() + 10
+        while payloads.last != "end" && Clock.monotonic() < deadline {
+            var descriptor = pollfd(fd: listener.socket, events: Int16(POLLIN), revents: 0)
+            _ = poll(&descriptor, 1, 100)
+            for notification in listener.drainNotifications() ?? [] where notification.channel == backend.channel {
+                payloads.append(notification.payload)
+            }
+        }
+        XCTAssertEqual(payloads, ["3", "4", "end"])
+    }
+
+    func testDoorbellWakesTheRunLockConnection() throws {
+        let backend = try PostgreSQLBackend(conninfo: uri, store: newStore())
+        let lock = try PostgreSQLRunLock(conninfo: uri, backend: backend, bound: PostgreSQLLivenessBound())
+        try backend.registerRun("r", process: "test", pid: Int64(getpid()), host: "", lockKey: lock.lockKey)
+        try backend.write { try $0.execute("INSERT INTO outlive_watchers(topic, run_id) VALUES ('t', 'r')") }
+        XCTAssertEqual(lock.poll(), .quiet)
+        let writer = try PostgreSQLBackend(conninfo: uri, store: stores.last!)
+        try writer.write { try $0.recordChange(topic: "t", key: "k") }
+        var event = PostgreSQLRunLock.Event.quiet
+        for _ in 0..<100 where event == .quiet {
+            var descriptor = pollfd(fd: lock.fd, events: Int16(POLLIN), revents: 0)
+            _ = poll(&descriptor, 1, 100)
+            event = lock.poll()
+        }
+        XCTAssertEqual(event, .woken)
+        XCTAssertEqual(lock.poll(), .quiet)
+    }
+
+    func testSchemaIsNamedAfterTheStoreAndTheConnectionUsesIt() throws {
+        let name = newStore()
+        let backend = try PostgreSQLBackend(conninfo: uri, store: name)
+        XCTAssertEqual(backend.schema, "outlive_" + name)
+        var path = ""
+        try backend.read { try $0.query("SHOW search_path") { path = $0.text(0) ?? "" } }
+        XCTAssertEqual(path, "outlive_" + name)
+    }
+
+    func testBadStoreNamesAreRefused() {
+        for name in ["", "Upper", "1digit", "semi;colon", "a-b", "quote\"", String(repeating: "a", count: 41)] {
+            XCTAssertThrowsError(try PostgreSQLBackend(conninfo: uri, store: name), name) {
+                XCTAssertEqual(($0 as? OutliveError)?.code, .invalidArgument)
+            }
+        }
+    }
+
+    func testConcurrentOpenersOfANewStoreMigrateItOnce() throws {
+        let name = newStore("migrate")
+        var children: [pid_t] = []
+        for _ in 0..<3 {
+            let child = fork()
+            if child == 0 {
+                do { _ = try PostgreSQLBackend(conninfo: uri, store: name) } catch {
+                    fputs("opener: \(error)\n", stderr)
+                    _exit(1)
+                }
+                _exit(0)
+            }
+            children.append(child)
+        }
+        for child in children {
+            var status: Int32 = 0
+            waitpid(child, &status, 0)
+            XCTAssertEqual(status, 0)
+        }
+        let backend = try PostgreSQLBackend(conninfo: uri, store: name)
+        var versions: [String: Int64] = [:]
+        try backend.read { try $0.query("SELECT component, version FROM outlive_schema") { versions[$0.text(0) ?? ""] = $0.integer(1) } }
+        XCTAssertEqual(versions, ["format": PostgreSQLSchema.formatVersion, "store": Int64(PostgreSQLSchema.store.migrations.count)])
+    }
+
+    func testNewerFormatOrComponentIsRefusedWithVersion() throws {
+        let name = newStore()
+        let backend = try PostgreSQLBackend(conninfo: uri, store: name)
+        try backend.write { try $0.execute("UPDATE outlive_schema SET version = 99 WHERE component = 'store'") }
+        XCTAssertThrowsError(try PostgreSQLBackend(conninfo: uri, store: name)) { XCTAssertEqual(($0 as? OutliveError)?.code, .version) }
+        try backend.write {
+            try $0.execute("UPDATE outlive_schema SET version = 1 WHERE component = 'store'")
+            try $0.execute("UPDATE outlive_schema SET version = 2 WHERE component = 'format'")
+        }
+        XCTAssertThrowsError(try PostgreSQLBackend(conninfo: uri, store: name)) { XCTAssertEqual(($0 as? OutliveError)?.code, .version) }
+    }
+
+    func testSchemaWithForeignTablesIsRefusedAndLeftAlone() throws {
+        let name = newStore()
+        let admin = try PostgreSQLConnection(conninfo: uri)
+        try admin.exec("CREATE SCHEMA outlive_\(name); CREATE TABLE outlive_\(name).theirs(x integer)")
+        XCTAssertThrowsError(try PostgreSQLBackend(conninfo: uri, store: name)) { XCTAssertEqual(($0 as? OutliveError)?.code, .corrupt) }
+        XCTAssertEqual(try admin.integer("SELECT count(*) FROM pg_tables WHERE schemaname = ?", [.text("outlive_" + name)]), 1)
+    }
+
+    func testTamperedTablesGiveAStatusNotACrash() throws {
+        let name = newStore()
+        let backend = try PostgreSQLBackend(conninfo: uri, store: name)
+        try backend.write { try $0.executeScript("DROP TABLE outlive_feed") }
+        XCTAssertThrowsError(try backend.latestSequence()) { XCTAssertEqual(($0 as? OutliveError)?.code, .io) }
+        XCTAssertThrowsError(try backend.write { try $0.recordChange(topic: "t", key: "k") })
+    }
+
+    func testUnreachableServerAndMalformedURIsGiveAStatus() {
+        let cases: [(String, OutliveError.Code)] = [
+            ("postgresql://127.0.0.1:1/nothing?connect_timeout=2", .io),
+            ("postgresql://[nonsense", .io),
+            ("postgresql://127.0.0.1/db?unknown_parameter=1", .io),
+        ]
+        for (conninfo, code) in cases {
+            XCTAssertThrowsError(try PostgreSQLBackend(conninfo: conninfo, store: "x"), conninfo) {
+                XCTAssertEqual(($0 as? OutliveError)?.code, code, "\($0)")
+                XCTAssertTrue(($0 as? OutliveError)?.message.contains("cannot connect") ?? false, "\($0)")
+            }
+        }
+    }
+
+    func testTextWithANulCharacterIsRefusedAndChangesNothing() throws {
+        let backend = try PostgreSQLBackend(conninfo: uri, store: newStore())
+        try backend.write { try $0.executeScript("CREATE TABLE t(x text)") }
+        XCTAssertThrowsError(try backend.write { try $0.execute("INSERT INTO t VALUES (?)", [.text("a\u{0}b")]) }) {
+            XCTAssertEqual(($0 as? OutliveError)?.code, .invalidArgument)
+        }
+        XCTAssertThrowsError(try backend.write { try $0.execute("INSERT INTO t VALUES (?)", []) }) {
+            XCTAssertEqual(($0 as? OutliveError)?.code, .invalidArgument)
+        }
+        XCTAssertEqual(try backend.read { try $0.integer("SELECT count(*) FROM t") }, 0)
+    }
+
+    func testHandleCarriesOnAfterItsConnectionWasEnded() throws {
+        let backend = try PostgreSQLBackend(conninfo: uri, store: newStore())
+        var pid: Int64 = 0
+        try backend.read { pid = try $0.integer("SELECT pg_backend_pid()") ?? 0 }
+        let admin = try PostgreSQLConnection(conninfo: uri)
+        try admin.run("SELECT pg_terminate_backend(?::integer)", [.integer(pid)])
+        // The transaction that meets the dead connection fails; the next one reconnects.
+        var attempts = 0
+        var sequence: Int64?
+        while sequence == nil && attempts < 5 {
+            attempts += 1
+            sequence = try? backend.latestSequence()
+        }
+        XCTAssertEqual(sequence, 0)
+        var newPID: Int64 = 0
+        try backend.read { newPID = try $0.integer("SELECT pg_backend_pid()") ?? 0 }
+        XCTAssertNotEqual(newPID, pid)
+    }
+}
+
+/// Without a PostgreSQL server.
+final class PostgreSQLLibraryTests: XCTestCase {
+    func testMissingLibpqFailsWithAStatusNamingThePackage() {
+        XCTAssertThrowsError(try PostgreSQLLibrary.load(path: "/nonexistent/libpq.so.5")) {
+            let error = $0 as? OutliveError
+            XCTAssertEqual(error?.code, .io)
+            XCTAssertTrue(error?.message.contains("libpq5") ?? false, "\($0)")
+            XCTAssertTrue(error?.message.contains("/nonexistent/libpq.so.5") ?? false, "\($0)")
+        }
+    }
+
+    func testLibraryWithoutLibpqsFunctionsIsRefused() {
+        // libc is a shared library, but not libpq.
+        XCTAssertThrowsError(try PostgreSQLLibrary.load(path: "libc.so.6")) {
+            XCTAssertEqual(($0 as? OutliveError)?.code, .io)
+            XCTAssertTrue(($0 as? OutliveError)?.message.contains("lacks the function PQconnectdbParams") ?? false, "\($0)")
+        }
+    }
+
+    func testPlaceholdersAreNumberedOutsideLiteralsAndComments() {
+        let cases: [(String, String, Int)] = [
+            ("SELECT ?", "SELECT $1", 1),
+            ("INSERT INTO t VALUES (?, ?, ?)", "INSERT INTO t VALUES ($1, $2, $3)", 3),
+            ("SELECT '?', \"?\", ? -- ?\n, ?", "SELECT '?', \"?\", $1 -- ?\n, $2", 2),
+            ("SELECT 'it''s ?', ?", "SELECT 'it''s ?', $1", 1),
+            ("SELECT /* ? */ ?", "SELECT /* ? */ $1", 1),
+            ("SELECT $$ ? $$, $tag$ ? $tag$, ?", "SELECT $$ ? $$, $tag$ ? $tag$, $1", 1),
+            ("SELECT $1", "SELECT $1", 0),
+            ("SELECT 'unterminated ?", "SELECT 'unterminated ?", 0),
+            ("SELECT 'é', ?", "SELECT 'é', $1", 1),
+        ]
+        for (sql, expected, count) in cases {
+            let translated = PostgreSQLPlaceholders.translate(sql)
+            XCTAssertEqual(translated.sql, expected, sql)
+            XCTAssertEqual(translated.count, count, sql)
+        }
+    }
+}
+
+/// The test-only OUTLIVE_TEST_LIBPQ, in a process of its own: libpq is loaded
+/// once per process, so this test runs itself again in a fresh test process
+/// whose environment names a library that does not exist.
+final class PostgreSQLLibraryEnvironmentTests: XCTestCase {
+    static let missing = "/nonexistent/outlive-test/libpq.so.5"
+
+    func testEnvironmentNamedLibraryThatIsMissingFailsOpening() throws {
+        if let named = getenv("OUTLIVE_TEST_LIBPQ").map({ String(cString: $0) }) {
+            // The fresh process: nothing loaded libpq here before.
+            XCTAssertEqual(named, PostgreSQLLibraryEnvironmentTests.missing)
+            XCTAssertThrowsError(try PostgreSQLConnection(conninfo: "postgresql://127.0.0.1:1/x")) {
+                XCTAssertEqual(($0 as? OutliveError)?.code, .io)
+                XCTAssertTrue(($0 as? OutliveError)?.message.contains("libpq5") ?? false, "\($0)")
+                XCTAssertTrue(($0 as? OutliveError)?.message.contains(PostgreSQLLibraryEnvironmentTests.missing) ?? false, "\($0)")
+            }
+            XCTAssertEqual(COutlive_pq_loaded(), 0)
+            return
+        }
+        let binary = CommandLine.arguments[0]
+        guard binary.hasSuffix(".xctest") else {
+            throw XCTSkip("the test binary \(binary) cannot be run again with one test selected")
+        }
+        let selector = "OutliveCoreTests.PostgreSQLLibraryEnvironmentTests/testEnvironmentNamedLibraryThatIsMissingFailsOpening"
+        var fds: [Int32] = [0, 0]
+        XCTAssertEqual(pipe(&fds), 0)
+        let child = fork()
+        if child == 0 {
+            dup2(fds[1], 1)
+            dup2(fds[1], 2)
+            close(fds[0])
+            setenv("OUTLIVE_TEST_LIBPQ", PostgreSQLLibraryEnvironmentTests.missing, 1)
+            execv(binary, [strdup(binary), strdup(selector), nil])
+            _exit(127)
+        }
+        close(fds[1])
+        var output: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = read(fds[0], &buffer, buffer.count)
+            if count <= 0 { break }
+            output += buffer[0..<count]
+        }
+        close(fds[0])
+        var status: Int32 = 0
+        waitpid(child, &status, 0)
+        let text = String(decoding: output, as: UTF8.self)
+        XCTAssertEqual(status, 0, text)
+        XCTAssertTrue(text.contains("Executed 1 test, with 0 failures"), text)
+    }
+}
+
+extension PostgreSQLBackendTests {
+    func testWrongPasswordIsAPermissionErrorThatNeverShowsThePassword() throws {
+        // scripts/pg_cluster.py makes outlive_password authenticate with a password.
+        let admin = try PostgreSQLConnection(conninfo: uri)
+        try admin.exec("DROP ROLE IF EXISTS outlive_password; CREATE ROLE outlive_password LOGIN PASSWORD 'right-secret'")
+        defer { try? admin.exec("DROP ROLE IF EXISTS outlive_password") }
+        let wrong = uri.replacingOccurrences(of: "postgres@", with: "outlive_password:wrong-secret@")
+        XCTAssertThrowsError(try PostgreSQLBackend(conninfo: wrong, store: newStore())) {
+            let error = $0 as? OutliveError
+            XCTAssertEqual(error?.code, .permission, "\($0)")
+            XCTAssertTrue(error?.message.contains("password authentication failed") ?? false, "\($0)")
+            XCTAssertFalse(error?.message.contains("wrong-secret") ?? true, "\($0)")
+        }
+        // The right password gets in; the role may not create a schema in the
+        // database (PostgreSQL 15 grants no CREATE to PUBLIC): a status, nothing made.
+        let right = uri.replacingOccurrences(of: "postgres@", with: "outlive_password:right-secret@")
+        XCTAssertNoThrow(try PostgreSQLConnection(conninfo: right))
+        let name = newStore()
+        XCTAssertThrowsError(try PostgreSQLBackend(conninfo: right, store: name)) {
+            XCTAssertEqual(($0 as? OutliveError)?.code, .permission, "\($0)")
+        }
+        XCTAssertEqual(try admin.integer("SELECT count(*) FROM pg_namespace WHERE nspname = ?", [.text("outlive_" + name)]), 0)
+    }
+}
+
+extension PostgreSQLBackendTests {
+    func testLocationFromAURIOpensItsStoreWithItsBound() throws {
+        let name = newStore()
+        let location = try PostgreSQLLocation(uri: uri + "?application_name=located&outlive_store=\(name)&outlive_liveness=3")
+        let backend = try PostgreSQLBackend(conninfo: location.conninfo, store: location.store)
+        XCTAssertEqual(backend.schema, "outlive_" + name)
+        let lock = try PostgreSQLRunLock(conninfo: location.conninfo, backend: backend, bound: location.bound)
+        XCTAssertTrue(try backend.isAlive(lockKey: lock.lockKey))
+        var found: [String] = []
+        try backend.read {
+            try $0.query("SELECT application_name FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'located'") {
+                found.append($0.text(0) ?? "")
+            }
+        }
+        // Both connections of the handle (transactions, liveness) kept the URI's own parameter.
+        XCTAssertEqual(found, ["located", "located"])
+    }
+}
