@@ -58,8 +58,14 @@ struct StoreDirectory {
         if let entries = opendir(runsPath) {
             defer { closedir(entries) }
             while let entry = readdir(entries) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
-                if name != "." && name != ".." { return }
+                // d_name is read in place up to its NUL: a dirent is only as long
+                // as its name, so copying the whole 256-byte field reads past it.
+                let isDotOrDotDot = withUnsafePointer(to: &entry.pointee.d_name) { field in
+                    field.withMemoryRebound(to: UInt8.self, capacity: 3) { name in
+                        name[0] == UInt8(ascii: ".") && (name[1] == 0 || (name[1] == UInt8(ascii: ".") && name[2] == 0))
+                    }
+                }
+                if !isDotOrDotDot { return }
             }
         }
         if created.contains(doorbellPath) { unlink(doorbellPath) }
