@@ -297,6 +297,17 @@ OUTLIVE_API outlive_type outlive_args_type_at(const outlive_args *args, size_t i
  * libuv, GLib, asyncio) and calls outlive_loop_dispatch() when it is readable.
  * An idle loop causes no wake-ups. Hosts without an event loop call
  * outlive_loop_run_thread() instead.
+ *
+ * fork(): a loop belongs to the process that made it. Its descriptors are open
+ * file descriptions shared with a child made by fork(), so waiting on them,
+ * draining them or changing their registrations in the child would take the
+ * parent's wake-ups. In such a child the only call that does anything is
+ * outlive_loop_free(), which lets go of the child's copies and touches nothing
+ * of the parent's (no thread is joined, no descriptor deregistered); dispatch
+ * and run_thread return OUTLIVE_E_STATE, outlive_loop_fd() returns -1. So do
+ * the queues on that loop: making one (interactions, operations) and adding,
+ * suspending, resuming or finishing return OUTLIVE_E_STATE; their _free only
+ * frees the child's copy. The child makes its own loop.
  */
 typedef struct outlive_loop outlive_loop;
 
@@ -311,22 +322,25 @@ OUTLIVE_API outlive_status outlive_loop_new(outlive_loop **out);
  * after this call. NULL is ignored. */
 OUTLIVE_API void outlive_loop_free(outlive_loop *loop);
 
-/* The descriptor to poll for readability; -1 when loop is NULL. Owned by the
- * loop: do not read from or close it. */
+/* The descriptor to poll for readability; -1 when loop is NULL or was made
+ * before fork() in another process. Owned by the loop: do not read from or
+ * close it. */
 OUTLIVE_API int outlive_loop_fd(const outlive_loop *loop);
 
 /* Waits up to timeout_ms milliseconds for work (0: do not wait; negative: wait
  * until work is due) and runs every due callback on the calling thread.
  * OUTLIVE_E_INVALID_ARGUMENT: loop is NULL.
- * OUTLIVE_E_STATE: called from inside one of this loop's callbacks, or the loop
- *   runs on its own thread (outlive_loop_run_thread).
+ * OUTLIVE_E_STATE: called from inside one of this loop's callbacks, the loop
+ *   runs on its own thread (outlive_loop_run_thread), or it was made before
+ *   fork() in the parent of this process.
  * OUTLIVE_E_BUSY: another thread is dispatching this loop at the same time.
  * OUTLIVE_E_IO: epoll_wait failed. */
 OUTLIVE_API outlive_status outlive_loop_dispatch(outlive_loop *loop, int timeout_ms);
 
 /* Starts a thread owned by the loop that dispatches until outlive_loop_free().
  * From then on callbacks run on that thread and outlive_loop_dispatch() returns
- * OUTLIVE_E_STATE. OUTLIVE_E_STATE: it runs on its own thread already.
+ * OUTLIVE_E_STATE. OUTLIVE_E_STATE: it runs on its own thread already, or it
+ * was made before fork() in the parent of this process.
  * OUTLIVE_E_BUSY: another thread is dispatching it. OUTLIVE_E_IO: no thread. */
 OUTLIVE_API outlive_status outlive_loop_run_thread(outlive_loop *loop);
 
@@ -347,8 +361,25 @@ OUTLIVE_API outlive_status outlive_loop_run_thread(outlive_loop *loop);
  *
  * Safety: the directory must belong to this user and must not be writable by
  * group or others (it is created 0700, files 0600); links inside it are never
- * followed. A handle belongs to the process that opened it: in a child made by
- * fork() every call on it returns OUTLIVE_E_STATE; the child opens its own.
+ * followed.
+ *
+ * fork(): a handle belongs to the process that opened it, and a child made by
+ * fork() is not a second owner. In the child every call on the parent's handle
+ * returns OUTLIVE_E_STATE, except outlive_store_close(), which frees the
+ * child's memory and releases nothing of the parent's: the run stays the
+ * parent's (its row, its lock file and lock), and the parent's database
+ * connection, change watch and loop registrations are left alone, so the
+ * parent goes on seeing every change and death. The child's copy of the lock
+ * descriptor is closed at fork (pthread_atfork), also for a store another
+ * thread is opening at that moment, so a dead parent is seen dead even while
+ * its children live. A task completion handler (outlive_handler_call on the
+ * `completion` a task handler received) works in a child: it is recorded
+ * through a connection of the child's own, as from any other process. The
+ * child opens its own store for anything else. As with any library after
+ * fork() in a multi-threaded process, a child that calls into Outlive (or
+ * SQLite) relies on no other thread of the parent having held one of their
+ * internal locks at the instant of the fork; a child that only closes, frees
+ * and exits, or execs, needs nothing.
  */
 typedef struct outlive_store outlive_store;
 
@@ -400,8 +431,10 @@ OUTLIVE_API outlive_status outlive_store_open(const char *directory, const char 
 
 /* Ends this run (its this-run signal consumers go, the claims it held are
  * released) and frees the handle. Callbacks registered on it are not called
- * again. Call it on the thread that dispatches its loop, or when the loop is
- * not being dispatched. NULL is ignored. */
+ * again, also when it is called from one of them: the rest of that dispatch
+ * calls none of this handle's callbacks. Call it on the thread that dispatches
+ * its loop, or when the loop is not being dispatched. In a child made by
+ * fork() it only frees the child's copy (see above). NULL is ignored. */
 OUTLIVE_API void outlive_store_close(outlive_store *store);
 
 /* This handle's run id (36 characters), owned by the store, valid until it is

@@ -8,6 +8,8 @@
 set -euo pipefail
 
 packages=(libffi-dev libsqlite3-dev pkg-config valgrind postgresql)
+# Go for the Go binding's tests (bindings/go): Debian's toolchain, no module downloads.
+packages+=(golang-go)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

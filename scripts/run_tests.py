@@ -3,8 +3,9 @@
 
 Suites: the C programs in build/tests (each prints PASS/FAIL lines), the Swift
 unit tests (swift test), pytest over Tests/api (header, symbols, versions)
-and bindings/python/tests (the Python package), and cargo test of the Rust
-binding (bindings/rust). Exits 1 if anything failed.
+and bindings/python/tests (the Python package), cargo test of the Rust binding
+(bindings/rust), and go test over the Go binding (bindings/go) and its example
+(Examples/go). Exits 1 if anything failed.
 
 The suites that test the PostgreSQL backend get a throwaway server of their own
 (scripts/pg_cluster.py), started before them and always stopped at the end; its
@@ -60,7 +61,8 @@ def run_c(timeout):
 # indirect or possible, bar the Swift runtime's metadata caches in
 # Tests/valgrind.supp), no invalid read or write.
 VALGRIND_SUITES = ["test_kv", "test_security", "test_handlers", "test_handlers_cross", "test_interactions", "test_operations",
-                   "test_messages", "test_signals", "test_tasks", "test_tasks_completion", "test_durable_interactions"]
+                   "test_messages", "test_signals", "test_tasks", "test_tasks_completion", "test_durable_interactions",
+                   "test_close_in_callback"]
 
 
 def run_valgrind(timeout):
@@ -162,7 +164,12 @@ def run_pytest(label, paths, timeout):
     env = dict(os.environ)
     env.setdefault("OUTLIVE_LIBRARY", os.path.join(BUILD, "liboutlive.so"))
     env["PYTHONPATH"] = os.path.join(ROOT, "bindings", "python") + os.pathsep + env.get("PYTHONPATH", "")
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={report}", *paths]
+    # Development mode and faulthandler, here and in every Python the tests
+    # start (they inherit the environment): a crash prints every thread's
+    # stack instead of a bare signal, and misuse warnings are shown.
+    env["PYTHONDEVMODE"] = "1"
+    env["PYTHONFAULTHANDLER"] = "1"
+    command = [sys.executable, "-X", "dev", "-X", "faulthandler", "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={report}", *paths]
     try:
         result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=env)
     except subprocess.TimeoutExpired:
@@ -213,10 +220,55 @@ def run_cargo(timeout):
     return passed, failed
 
 
+# Go modules of the tree: the binding and the example service (its own module,
+# which takes the binding from the tree through a replace directive).
+GO_MODULES = ["bindings/go", "Examples/go/worker"]
+
+
+def go_environment():
+    """Go without the network and without $HOME: modules come only from the
+    tree (GOPROXY=off), the toolchain is the installed one, and the build cache
+    and module path live under build/go."""
+    env = dict(os.environ)
+    env.update(GOCACHE=os.path.join(BUILD, "go", "cache"), GOPATH=os.path.join(BUILD, "go", "path"),
+               GOMODCACHE=os.path.join(BUILD, "go", "path", "pkg", "mod"), GOPROXY="off", GOSUMDB="off",
+               GOFLAGS="-mod=mod", GOTOOLCHAIN="local", GO111MODULE="on", CGO_ENABLED="1")
+    return env
+
+
+def run_go(timeout):
+    """go test -v in each Go module; each --- PASS / --- FAIL line (subtests
+    included) counts, and a module that fails without one (a build error)
+    counts as one failure."""
+    import shutil
+    if shutil.which("go") is None:
+        print("  go: the go command is missing (scripts/install-deps.sh installs golang-go)")
+        return 0, 1
+    passed = failed = 0
+    for module in GO_MODULES:
+        start = time.time()
+        try:
+            result = subprocess.run(["go", "test", "-count=1", "-v", "./..."], cwd=os.path.join(ROOT, module),
+                                    capture_output=True, text=True, timeout=timeout, env=go_environment())
+            output, code = result.stdout + result.stderr, result.returncode
+        except subprocess.TimeoutExpired as error:
+            output = error.stdout.decode(errors="replace") if isinstance(error.stdout, bytes) else (error.stdout or "")
+            code = "timeout"
+        p = len(re.findall(r"^\s*--- PASS", output, re.M))
+        f = len(re.findall(r"^\s*--- FAIL", output, re.M))
+        if code != 0 and f == 0:
+            f = 1
+        passed, failed = passed + p, failed + f
+        print(f"  go/{module}: {p} passed, {f} failed ({time.time() - start:.1f}s) {'ok' if f == 0 else 'FAILED'}")
+        if f:
+            print("\n".join(output.splitlines()[-60:]))
+    return passed, failed
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--only", choices=["c", "valgrind", "fuzz", "swift", "swift-address", "swift-thread", "python",
-                                             "rust"])
+                                             "rust", "go"])
     args = parser.parse_args()
     total_passed = total_failed = 0
     # Suites that test the PostgreSQL backend against a real server.
@@ -230,6 +282,7 @@ def main():
         ("swift-thread", lambda: run_swift(timeout=1800, sanitizer="thread")),
         ("python", lambda: run_pytest("python", ["Tests/api", "bindings/python/tests"], timeout=1200)),
         ("rust", lambda: run_cargo(timeout=1800)),
+        ("go", lambda: run_go(timeout=900)),
     ]
     selected = [(name, suite) for name, suite in suites if not args.only or args.only == name]
     started_server = False

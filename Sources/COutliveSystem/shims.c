@@ -116,23 +116,33 @@ static void child_after_fork(void) {
 }
 static void install_atfork(void) { pthread_atfork(prepare_fork, parent_after_fork, child_after_fork); }
 
-void COutlive_register_lock_fd(int fd) {
+void COutlive_lock_fds_begin(void) {
     pthread_once(&atfork_once, install_atfork);
     pthread_mutex_lock(&lock_fds_mutex);
+}
+
+void COutlive_lock_fds_end(void) { pthread_mutex_unlock(&lock_fds_mutex); }
+
+void COutlive_register_lock_fd(int fd) {
+    /* The caller holds lock_fds_mutex (COutlive_lock_fds_begin) since before it
+     * opened fd, so no fork can fall between the open and this registration. */
     /* Past the capacity a child keeps that fd: it only delays the parent's death being seen. */
     if (lock_fd_count < COUTLIVE_MAX_LOCK_FDS) lock_fds[lock_fd_count++] = fd;
-    pthread_mutex_unlock(&lock_fds_mutex);
 }
 
 void COutlive_unregister_lock_fd(int fd) {
-    pthread_mutex_lock(&lock_fds_mutex);
+    /* The caller holds lock_fds_mutex until it closed fd. */
     for (size_t i = 0; i < lock_fd_count; i++) {
         if (lock_fds[i] == fd) { lock_fds[i] = lock_fds[--lock_fd_count]; break; }
     }
-    pthread_mutex_unlock(&lock_fds_mutex);
 }
 
-uint64_t COutlive_fork_generation(void) { return __atomic_load_n(&fork_generation, __ATOMIC_SEQ_CST); }
+uint64_t COutlive_fork_generation(void) {
+    /* Installed by the first reader (a loop, a store, a connection), not only by
+     * the first lock file: a loop made before any store must see a fork too. */
+    pthread_once(&atfork_once, install_atfork);
+    return __atomic_load_n(&fork_generation, __ATOMIC_SEQ_CST);
+}
 
 static _Thread_local void *current_transaction;
 void *COutlive_current_transaction(void) { return current_transaction; }

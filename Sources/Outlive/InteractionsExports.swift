@@ -13,6 +13,7 @@ public func outlive_interactions_new(_ loop: OpaquePointer?, _ out: UnsafeMutabl
     guarded {
         let loop = try borrow(loop, Loop.self, "loop")
         let out = try required(out, "out")
+        try loop.checkUsable()
         out.pointee = retain(InteractionQueue(loop: loop))
     }
 }

@@ -18,7 +18,8 @@ public func outlive_loop_free(_ loop: OpaquePointer?) {
 
 @c @implementation
 public func outlive_loop_fd(_ loop: OpaquePointer?) -> Int32 {
-    borrowIfPresent(loop, Loop.self)?.fileDescriptor ?? -1
+    guard let object = borrowIfPresent(loop, Loop.self), !object.isInheritedFromParent else { return -1 }
+    return object.fileDescriptor
 }
 
 @c @implementation

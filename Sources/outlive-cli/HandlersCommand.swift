@@ -1,4 +1,5 @@
 import ArgumentParser
+import Glibc
 import OutliveCore
 
 struct HandlersCommand: ParsableCommand {
@@ -16,6 +17,10 @@ struct HandlersCommand: ParsableCommand {
 
     func run() throws {
         try reporting {
+            // A missing library is "not found" (exit 3, docs/cli.md), not an I/O failure.
+            if access(library, F_OK) != 0 {
+                throw OutliveError.notFound("handler library \(library) does not exist")
+            }
             let declared = try HandlerRegistry.shared.declaredHandlers(inLibrary: library)
             if json {
                 print(JSON.array(declared.map {

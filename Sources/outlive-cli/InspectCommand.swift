@@ -22,7 +22,7 @@ struct InspectCommand: ParsableCommand {
                     ("counts", .object(counts.map { ($0.0, JSON.integer(Int64($0.1))) })),
                 ]).text)
             } else {
-                print("store \(options.directory)")
+                print("store \(terminalSafe(options.directory))")
                 print("\nprocesses alive: \(runs.count)")
                 if !runs.isEmpty { print(table(["RUN", "PROCESS"], runs.map { [$0.runID, $0.processName] })) }
                 print("")

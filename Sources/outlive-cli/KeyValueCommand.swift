@@ -24,22 +24,27 @@ struct KeyValueCommand: ParsableCommand {
                 if options.json {
                     print(JSON.object([("key", .string(key)), ("size", .integer(Int64(value.count))), ("value", .string(printable(value)))]).text)
                 } else {
-                    print(printable(value))
+                    print(printable(value))  // printable: no character a terminal acts on (tab aside)
                 }
                 return
             }
-            var rows: [(String, [UInt8])] = []
-            var after: String?
-            while true {
-                let keys = try store.kv.keys(prefix: prefix, after: after, limit: 1_000)
-                for name in keys { rows.append((name, try store.kv.get(name))) }
-                guard keys.count == 1_000, let last = keys.last else { break }
-                after = last
-            }
+            // Keys as stored bytes: one that is not UTF-8 is listed (escaped), never
+            // turned into a key that does not exist, nor a reason to fail the listing.
+            let rows = try KeyValueListing.entries(of: store.store, prefix: Array(prefix.utf8))
             if options.json {
-                print(JSON.array(rows.map { .object([("key", .string($0.0)), ("size", .integer(Int64($0.1.count))), ("value", .string(printable($0.1)))]) }).text)
+                print(JSON.array(rows.map { entry in
+                    // JSON escapes control characters itself (\u001b): a UTF-8 key is given
+                    // exactly; one that is not gets its escaped form and its bytes in hex.
+                    var fields: [(String, JSON)]
+                    if let text = String(validating: entry.key, as: UTF8.self) {
+                        fields = [("key", .string(text))]
+                    } else {
+                        fields = [("key", .string(displayable(entry.key))), ("key_hex", .string(hex(entry.key)))]
+                    }
+                    return .object(fields + [("size", .integer(Int64(entry.value.count))), ("value", .string(printable(entry.value)))])
+                }).text)
             } else {
-                print(table(["KEY", "SIZE", "VALUE"], rows.map { [$0.0, String($0.1.count), printable($0.1)] }))
+                print(table(["KEY", "SIZE", "VALUE"], rows.map { [displayable($0.key), String($0.value.count), printable($0.value)] }))
             }
         }
     }

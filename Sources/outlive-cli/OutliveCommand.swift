@@ -14,6 +14,23 @@ struct OutliveCommand: ParsableCommand {
         subcommands: [InspectCommand.self, KeyValueCommand.self, TasksCommand.self, MessagesCommand.self, SignalsCommand.self,
                       HandlersCommand.self, WorkerCommand.self]
     )
+
+    /// Arguments reach Swift as Strings, where a byte that is not UTF-8 becomes
+    /// U+FFFD: a directory named with one would silently be another directory.
+    /// Every argument (paths, keys, names) must be UTF-8, as the library requires;
+    /// the raw bytes are checked first and one that is not fails the command,
+    /// naming it escaped (exit 64, bad usage).
+    static func main() {
+        for index in 1..<Int(CommandLine.argc) {
+            guard let raw = CommandLine.unsafeArgv[index] else { continue }
+            let bytes = Array(UnsafeBufferPointer(start: raw, count: strlen(raw))).map { UInt8(bitPattern: $0) }
+            if String(validating: bytes, as: UTF8.self) == nil {
+                printError("outlive: argument \(index) (\(displayable(bytes))) is not UTF-8; store directories, library paths and keys must be UTF-8")
+                Glibc.exit(64)
+            }
+        }
+        Self.main(nil)
+    }
 }
 
 /// Options every command that opens a store shares.
@@ -26,6 +43,13 @@ struct StoreOptionsGroup: ParsableArguments {
 
     @Option(help: "The process name this command registers as while it has the store open.")
     var process = "outlive-cli"
+
+    /// A bad process name is bad usage (exit 64), found before the store is opened.
+    func validate() throws {
+        do { try Store.validate(processName: process) } catch let error as OutliveError {
+            throw ValidationError("--process: \(error.message)")
+        }
+    }
 
     func open() throws -> OutliveStore {
         do {
@@ -61,7 +85,7 @@ extension ParsableCommand {
 
 func printError(_ text: String) {
     var standardError = StandardError()
-    print(text, to: &standardError)
+    print(terminalSafe(text), to: &standardError)
 }
 
 struct StandardError: TextOutputStream {

@@ -61,6 +61,8 @@ struct TasksRetryCommand: ParsableCommand {
     @ArgumentParser.Argument(help: "The task's id.")
     var id: String
 
+    func validate() throws { try validateTaskID(id) }
+
     func run() throws {
         try changeTask(id, options, done: "retried", says: "is pending again") { try $0.tasks.retry(id: id) }
     }
@@ -74,6 +76,8 @@ struct TasksDeleteCommand: ParsableCommand {
     @ArgumentParser.Argument(help: "The task's id.")
     var id: String
 
+    func validate() throws { try validateTaskID(id) }
+
     func run() throws {
         try changeTask(id, options, done: "deleted", says: "deleted") { try $0.tasks.delete(id: id) }
     }
@@ -82,6 +86,11 @@ struct TasksDeleteCommand: ParsableCommand {
 extension ParsableCommand {
     /// Opens the store, makes one change to task `id`, and says so: `{"<done>": id}`
     /// with --json, "task <id> <says>" otherwise.
+    /// A malformed id is bad usage (exit 64); a well-formed one that names no task is "not found" (3).
+    fileprivate func validateTaskID(_ id: String) throws {
+        guard Identifier.isValid(id) else { throw ValidationError("\"\(terminalSafe(id))\" is not a task id (a 36-character UUID)") }
+    }
+
     fileprivate func changeTask(_ id: String, _ options: StoreOptionsGroup, done: String, says: String,
                                 _ change: (OutliveStore) throws -> Void) throws {
         try reporting {

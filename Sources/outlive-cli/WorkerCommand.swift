@@ -45,6 +45,9 @@ struct WorkerCommand: ParsableCommand {
         if noInteractions && !queues.isEmpty {
             throw ValidationError("--queue and --no-interactions exclude each other")
         }
+        do { try Store.validate(processName: process) } catch let error as OutliveError {
+            throw ValidationError("--process: \(error.message)")
+        }
         for name in queues {
             do { try DurableInteractions.validate(queueName: name) } catch { throw ValidationError("--queue: \(error)") }
         }

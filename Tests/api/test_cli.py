@@ -187,3 +187,82 @@ def test_worker_presents_a_durable_queue_that_appears_while_it_runs_and_stops_on
         worker.send_signal(signal.SIGTERM)
         out, err = worker.communicate(timeout=30)
     assert worker.returncode == 0, err
+
+
+def _store_with_hostile_keys(tmp_path):
+    """A store holding a key with terminal escapes and bidi overrides, a value
+    with escapes, and (written behind the library's back) a key that is not UTF-8."""
+    import sqlite3
+    directory = str(tmp_path / "store")
+    with outlive.Store(directory) as store:
+        store.kv["evil\x1b[31mred\u202e"] = b"v\x1b[2J"
+        store.kv["plain"] = b"ok"
+    connection = sqlite3.connect(os.path.join(directory, "outlive.db"))
+    connection.execute("INSERT INTO outlive_kv(key, value) VALUES (CAST(X'61ff62' AS TEXT), X'01')")
+    connection.commit()
+    connection.close()
+    return directory
+
+
+def test_kv_table_escapes_control_characters_and_bytes_that_are_not_utf8(tmp_path):
+    directory = _store_with_hostile_keys(tmp_path)
+    result = subprocess.run([CLI, "kv", directory], capture_output=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    for raw in (b"\x1b", b"\xe2\x80\xae", b"\xff"):
+        assert raw not in out, f"{raw!r} reached the terminal raw"
+    assert b"evil\\u{1b}[31mred\\u{202e}" in out
+    assert b"a\\xffb" in out and b"plain" in out
+
+
+def test_kv_json_is_valid_exact_for_utf8_keys_and_lists_other_keys_by_their_bytes(tmp_path):
+    directory = _store_with_hostile_keys(tmp_path)
+    result = subprocess.run([CLI, "kv", directory, "--json"], capture_output=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert b"\x1b" not in result.stdout and b"\xff" not in result.stdout
+    listed = json.loads(result.stdout.decode("utf-8"))
+    by_key = {entry["key"]: entry for entry in listed}
+    assert "evil\x1b[31mred\u202e" in by_key  # exact: JSON escaped it
+    assert by_key["a\\xffb"]["key_hex"] == "61ff62"
+    assert "key_hex" not in by_key["plain"]
+
+
+def test_argument_that_is_not_utf8_fails_and_touches_no_other_directory(tmp_path):
+    # The byte \xff would become U+FFFD: the command must not act on "store\ufffd".
+    mangled = tmp_path / "store\ufffd"
+    result = subprocess.run([CLI, "kv", os.fsencode(str(tmp_path)) + b"/store\xff"], capture_output=True, timeout=60)
+    assert result.returncode == 64
+    assert b"not UTF-8" in result.stderr and b"\\xff" in result.stderr
+    assert not mangled.exists() and not os.path.exists(os.fsencode(str(tmp_path)) + b"/store\xff")
+    key = subprocess.run([CLI, "kv", str(tmp_path / "other"), b"k\xfe"], capture_output=True, timeout=60)
+    assert key.returncode == 64 and not (tmp_path / "other").exists()
+
+
+def test_exit_codes_match_the_documentation(tmp_path):
+    directory = str(tmp_path / "store")
+    with outlive.Store(directory):
+        pass
+    missing_task = "00000000-0000-4000-8000-000000000000"
+    not_a_library = tmp_path / "notes.so"
+    not_a_library.write_text("not an ELF file")
+    cases = [
+        (("handlers", str(tmp_path / "missing.so")), 3),
+        (("worker", directory, "--load", str(tmp_path / "missing.so")), 3),
+        (("kv", directory, "absent"), 3),
+        (("tasks", "retry", directory, missing_task), 3),
+        (("tasks", "delete", directory, missing_task), 3),
+        (("tasks", "retry", directory, "not-an-id"), 64),
+        (("inspect", directory, "--process", "a/b"), 64),
+        (("worker", directory, "--process", "a:b"), 64),
+        (("kv", directory, "--bogus"), 64),
+        (("inspect",), 64),
+        (("inspect", str(tmp_path / "no" / "parent")), 1),
+        (("handlers", str(not_a_library)), 1),
+        (("inspect", directory), 0),
+    ]
+    wrong = []
+    for args, expected in cases:
+        result = run(*args)
+        if result.returncode != expected:
+            wrong.append(f"outlive {' '.join(args)}: exit {result.returncode}, documented {expected}: {result.stderr[:200]}")
+    assert not wrong, "\n".join(wrong)

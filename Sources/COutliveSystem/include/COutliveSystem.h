@@ -67,7 +67,13 @@ int COutlive_sqlite3_busy_wait(sqlite3 *db, int timeout_ms);
  * keep their liveness locks open (they would make a dead parent look alive).
  * Lock fds registered here are closed in the child right after fork(2), and the
  * fork generation, which handles compare with the one they were opened in, is
- * incremented there. */
+ * incremented there. A lock file is opened, locked and registered between
+ * COutlive_lock_fds_begin and _end: fork(2) waits for _end (pthread_atfork), so
+ * a fork in another thread can never copy an unregistered lock fd into a child,
+ * where it would keep the new run alive after its process died. */
+void     COutlive_lock_fds_begin(void);
+void     COutlive_lock_fds_end(void);
+/* Only between COutlive_lock_fds_begin and _end (unregister, then close). */
 void     COutlive_register_lock_fd(int fd);
 void     COutlive_unregister_lock_fd(int fd);
 uint64_t COutlive_fork_generation(void);

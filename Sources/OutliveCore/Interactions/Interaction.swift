@@ -34,6 +34,7 @@ public final class Interaction {
 
     /// Finishes the running interaction named by `token`. Any thread.
     public static func finish(token: UInt64) throws {
+        if let interaction = RunningInteractions.shared.value(for: token) { try interaction.queue.loop.checkUsable() }
         guard let interaction = RunningInteractions.shared.remove(token) else {
             throw OutliveError.state("interaction \(token) is not running: it was finished already (or is no interaction token)")
         }

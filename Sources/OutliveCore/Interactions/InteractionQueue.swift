@@ -36,6 +36,7 @@ public final class InteractionQueue: @unchecked Sendable {
     /// started) is what releases whatever it captured. Throws `.state` once the
     /// queue is closed.
     public func add(_ work: @escaping Work) throws {
+        try loop.checkUsable()
         try lock.withLock {
             guard !closed else { throw OutliveError.state("the interaction queue is freed; nothing can be added") }
             waiting.append(work)
@@ -46,6 +47,7 @@ public final class InteractionQueue: @unchecked Sendable {
     /// Nothing starts until `resume` (the view is about to disappear). The
     /// running interaction, if any, goes on. Any thread.
     public func suspend() throws {
+        try loop.checkUsable()
         try lock.withLock {
             guard !closed else { throw OutliveError.state("the interaction queue is freed") }
             suspended = true
@@ -54,6 +56,7 @@ public final class InteractionQueue: @unchecked Sendable {
 
     /// Lets interactions start again (the view appeared). Any thread.
     public func resume() throws {
+        try loop.checkUsable()
         try lock.withLock {
             guard !closed else { throw OutliveError.state("the interaction queue is freed") }
             suspended = false

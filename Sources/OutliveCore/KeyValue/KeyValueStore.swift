@@ -200,7 +200,9 @@ public final class KeyValueStore {
         }
         for key in wanted {
             for (token, entry) in ordered where key.utf8.starts(with: entry.prefix.utf8) {
-                // A still-registered observer only: one removed by an earlier call is skipped.
+                // A still-registered observer only: one removed by an earlier call is
+                // skipped, and none once an earlier call closed the store.
+                guard store.isOpen else { return }
                 guard lock.withLock({ observers[token] != nil }) else { continue }
                 entry.observer(key, values[key])
             }

@@ -31,6 +31,24 @@ public final class Loop: @unchecked Sendable {
     private var ownThread: pthread_t?
     private var ownThreadIdentity: ThreadIdentity?
     private var stopping = false
+    /// The fork generation the loop was made in. In a forked child the epoll,
+    /// eventfd and timerfd are the parent's open file descriptions: waiting on
+    /// them, draining them, re-arming or deregistering would take the parent's
+    /// wake-ups, so the child's copy does nothing but let go of its fds.
+    private let forkGeneration = COutlive_fork_generation()
+    /// The pid too: a child made by a raw clone(2) runs no pthread_atfork handler.
+    private let ownerPID = getpid()
+
+    /// Whether this loop was made in another process (before a fork).
+    public var isInheritedFromParent: Bool { COutlive_fork_generation() != forkGeneration || getpid() != ownerPID }
+
+    /// Throws `.state` in a forked child: what runs on this loop (queues, timers)
+    /// belongs to the parent.
+    public func checkUsable() throws {
+        if isInheritedFromParent {
+            throw OutliveError.state("this loop was made before fork() in the parent process; a child process makes its own loop")
+        }
+    }
 
     public init() throws {
         let epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
@@ -78,6 +96,7 @@ public final class Loop: @unchecked Sendable {
 
     /// Queues `work` to run in the next dispatch. Any thread.
     public func post(_ work: @escaping Work) {
+        guard !isInheritedFromParent else { return }  // the parent's loop: nothing runs here
         lock.withLock { posted.append(work) }
         ring()
     }
@@ -87,6 +106,8 @@ public final class Loop: @unchecked Sendable {
     public func schedule(after seconds: Double, _ work: @escaping Work) -> UInt64 {
         let delay = seconds.isFinite ? max(0, min(seconds, 1e9)) : 1e9
         let deadline = Clock.monotonicNanoseconds() + Int64(delay * 1e9)
+        // In a forked child, re-arming would re-arm the parent's timerfd.
+        guard !isInheritedFromParent else { return 0 }
         return lock.withLock {
             let id = nextTimerID
             nextTimerID += 1
@@ -99,7 +120,8 @@ public final class Loop: @unchecked Sendable {
     /// Cancels a timer that has not run yet; returns whether it was pending.
     @discardableResult
     public func cancelTimer(_ id: UInt64) -> Bool {
-        lock.withLock {
+        guard !isInheritedFromParent else { return false }
+        return lock.withLock {
             guard timers.removeValue(forKey: id) != nil else { return false }
             rearmLocked()
             return true
@@ -108,6 +130,9 @@ public final class Loop: @unchecked Sendable {
 
     /// Adds a readable fd whose handler runs in dispatch when it is readable.
     public func addSource(_ fd: Int32, _ handler: @escaping Work) throws {
+        if isInheritedFromParent {
+            throw OutliveError.state("this loop was made before fork(); a child process must make its own loop")
+        }
         try lock.withLock {
             try watch(fd)
             sources[fd] = handler
@@ -115,6 +140,9 @@ public final class Loop: @unchecked Sendable {
     }
 
     public func removeSource(_ fd: Int32) {
+        // EPOLL_CTL_DEL on the epoll instance a child shares with its parent
+        // would stop the parent's wake-ups for good.
+        guard !isInheritedFromParent else { return }
         lock.withLock {
             if sources.removeValue(forKey: fd) != nil {
                 epoll_ctl(fileDescriptor, EPOLL_CTL_DEL, fd, nil)
@@ -159,6 +187,9 @@ public final class Loop: @unchecked Sendable {
     @discardableResult
     public func dispatch(timeoutMilliseconds: Int32) throws -> Int {
         let me = ThreadIdentity.current
+        if isInheritedFromParent {
+            throw OutliveError.state("this loop was made before fork(); dispatching it in the child would take the parent's wake-ups: the child makes its own loop")
+        }
         try lock.withLock {
             // The loop's own thread first: whether it is inside dispatch at this
             // instant or not, another thread's dispatch is a state error.
@@ -223,6 +254,9 @@ public final class Loop: @unchecked Sendable {
     /// Starts a thread that dispatches until `stop()`. From then on only that
     /// thread dispatches.
     public func runThread() throws {
+        if isInheritedFromParent {
+            throw OutliveError.state("this loop was made before fork(); the child makes its own loop")
+        }
         try lock.withLock {
             if ownThread != nil { throw OutliveError.state("this loop already runs on its own thread") }
             if dispatcher != nil { throw OutliveError(.busy, "another thread is dispatching this loop") }
@@ -251,6 +285,9 @@ public final class Loop: @unchecked Sendable {
 
     /// Stops the loop's own thread, if any, and waits for it unless called on it.
     public func stop() {
+        // A forked child has no copy of the parent's dispatching thread: joining
+        // its id would be undefined; ringing would wake the parent.
+        guard !isInheritedFromParent else { return }
         let thread: pthread_t? = lock.withLock {
             stopping = true
             defer { ownThread = nil; ownThreadIdentity = nil }

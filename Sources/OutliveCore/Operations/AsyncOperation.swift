@@ -118,6 +118,7 @@ public final class AsyncOperation: @unchecked Sendable {
     /// `.state` when it is not executing (not started yet, or finished already);
     /// nothing changes then.
     public func finish() throws {
+        if let loop = OperationGraph.lock.withLock({ queue?.loop }) { try loop.checkUsable() }
         var garbage = Garbage()
         defer { _ = garbage }
         try OperationGraph.lock.withLock {

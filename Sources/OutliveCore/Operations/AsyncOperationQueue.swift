@@ -27,6 +27,7 @@ public final class AsyncOperationQueue: @unchecked Sendable {
         guard maxUnfinished >= 0 else {
             throw OutliveError.invalidArgument("max_unfinished is \(maxUnfinished); it must be >= 0 (0: no limit)")
         }
+        try loop.checkUsable()
         self.loop = loop
         self.maxUnfinished = maxUnfinished
     }
@@ -53,6 +54,7 @@ public final class AsyncOperationQueue: @unchecked Sendable {
     /// once. Throws `.state` when it was added already (here or elsewhere) or
     /// the queue is closed; nothing changes then.
     public func add(_ operation: AsyncOperation) throws {
+        try loop.checkUsable()
         var garbage = Garbage()
         defer { _ = garbage }
         try OperationGraph.lock.withLock {
@@ -168,7 +170,19 @@ public final class AsyncOperationQueue: @unchecked Sendable {
             }
             return (starting, drainedNow)
         }
-        for operation in starting { operation.run() }
-        drainedNow?()
+        for (index, operation) in starting.enumerated() {
+            // A run that freed the queue stops this pump: the operations it had
+            // not started yet never start; they finish cancelled, as at close.
+            let open = OperationGraph.lock.withLock { () -> Bool in
+                guard closed else { return true }
+                let rest = Array(starting[index...])
+                for unstarted in rest { unstarted.cancelled = true }
+                AsyncOperation.finishLocked(rest, &garbage)
+                return false
+            }
+            guard open else { return }
+            operation.run()
+        }
+        if OperationGraph.lock.withLock({ !closed }) { drainedNow?() }
     }
 }

@@ -11,6 +11,10 @@ final class LivenessLock {
 
     init(directory: StoreDirectory, run: String) throws {
         path = directory.lockPath(run: run)
+        // No fork(2) in another thread between the open and the registration
+        // (the child closes registered lock fds): see COutlive_lock_fds_begin.
+        COutlive_lock_fds_begin()
+        defer { COutlive_lock_fds_end() }
         fd = try directory.openFile(path, what: "lock file", flags: O_RDWR | O_EXCL)
         // Blocking: a checker may hold the lock for an instant while it tests a file.
         while flock(fd, LOCK_EX) != 0 {
@@ -28,6 +32,8 @@ final class LivenessLock {
     /// fd was closed after fork and the file belongs to the parent.
     func release() {
         guard fd >= 0 else { return }
+        COutlive_lock_fds_begin()
+        defer { COutlive_lock_fds_end() }
         COutlive_unregister_lock_fd(fd)
         unlink(path)
         close(fd)

@@ -15,6 +15,7 @@ final class SQLiteConnection {
     let handle: OpaquePointer
     let path: String
     private var statements: [String: OpaquePointer] = [:]
+    private let forkGeneration = COutlive_fork_generation()
 
     init(path: String, flags: Int32) throws {
         var db: OpaquePointer?
@@ -37,6 +38,9 @@ final class SQLiteConnection {
     }
 
     deinit {
+        // SQLite forbids carrying a connection across fork(): in a child, the
+        // parent's connection is left alone (its memory is the child's to lose).
+        guard COutlive_fork_generation() == forkGeneration else { return }
         for statement in statements.values { sqlite3_finalize(statement) }
         sqlite3_close_v2(handle)
     }

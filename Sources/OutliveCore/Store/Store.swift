@@ -38,6 +38,11 @@ public final class Store {
     private let watch: ChangeWatch
     private let doorbell: Doorbell
     private let forkGeneration: UInt64
+    private let ownerPID = getpid()
+    /// Made before fork() in the parent of this process (a raw clone(2) runs no
+    /// atfork handler, hence the pid as well).
+    /// True in a forked child: the handle belongs to the parent.
+    public var isInheritedFromParent: Bool { COutlive_fork_generation() != forkGeneration || getpid() != ownerPID }
 
     private let lock = Lock()
     // Guarded by `lock`.
@@ -90,7 +95,7 @@ public final class Store {
         if !closed { close() }
     }
 
-    static func validate(processName: String) throws {
+    public static func validate(processName: String) throws {
         guard !processName.isEmpty else { throw OutliveError.invalidArgument("the process name is empty") }
         guard processName.utf8.count <= maxProcessNameLength else {
             throw OutliveError.invalidArgument("the process name is longer than \(maxProcessNameLength) bytes")
@@ -102,10 +107,17 @@ public final class Store {
 
     /// Throws `.state` when the handle was closed or is used in a forked child.
     public func checkUsable() throws {
-        if COutlive_fork_generation() != forkGeneration {
+        if isInheritedFromParent {
             throw OutliveError.state("this store handle was opened before fork(); a child process must open the store itself")
         }
         if lock.withLock({ closed }) { throw OutliveError.state("the store handle is closed") }
+    }
+
+    /// Whether the handle is open and used in the process that opened it: a
+    /// system delivering several callbacks checks it before each, so that a
+    /// close from inside one of them stops the rest of that dispatch.
+    public var isOpen: Bool {
+        !isInheritedFromParent && !lock.withLock({ closed })
     }
 
     /// Registers what a system must do when a run ends (closed or dead), inside
@@ -239,7 +251,7 @@ public final class Store {
         }
         guard !already else { return }
         loop.removeSource(watch.fd)
-        guard COutlive_fork_generation() == forkGeneration else { return }
+        guard !isInheritedFromParent else { return }
         try? end(EndedRun(runID: runID, processName: processName, died: false))
         liveness.release()
     }
@@ -280,7 +292,10 @@ public final class Store {
         for (topic, list) in handlers {
             let keys = byTopic[topic] ?? []
             guard resync || !keys.isEmpty else { continue }
-            for handler in list { handler(ChangeBatch(keys: keys, resync: resync)) }
+            for handler in list {
+                guard isOpen else { return }  // closed by an earlier callback of this dispatch
+                handler(ChangeBatch(keys: keys, resync: resync))
+            }
         }
     }
 }

@@ -80,7 +80,16 @@ public enum TaskCompletion {
             error = id.string ?? "(\(id.bytes.count) bytes that are not UTF-8 text)"
         }
         guard let store = TaskQueue.openStore(path: path) else {
-            throw OutliveError.state("the completion of task \(taskID) names the store \(path), which this process has not open; open it first (a completion never opens a store itself)")
+            guard TaskQueue.inheritsStore(path: path) else {
+                throw OutliveError.state("the completion of task \(taskID) names the store \(path), which this process has not open; open it first (a completion never opens a store itself)")
+            }
+            // A forked child of the process that opened the store: the parent's
+            // handle is not the child's to use, so the outcome is written through
+            // a handle of the child's own on the same directory.
+            let own = try Store(path: path, processName: "outlive-completion", loop: try Loop(), components: OutliveStore.components)
+            defer { own.close() }
+            try record(in: own, taskID: taskID, claim: claim, runID: runID, success: success, error: error, announce: true)
+            return
         }
         let local = running.value(for: claim)?.object
         try record(in: store, taskID: taskID, claim: claim, runID: runID, success: success, error: error, announce: local == nil)

@@ -71,6 +71,15 @@ public final class TaskQueue {
         return nil
     }
 
+    /// Whether a store at `path` was opened by the process this one was forked
+    /// from (its handle is then the parent's, unusable here).
+    static func inheritsStore(path: String) -> Bool {
+        openQueues.values.contains { entry in
+            guard let queue = entry.object, queue.completionStorePath == path else { return false }
+            return queue.store.isInheritedFromParent
+        }
+    }
+
     // MARK: - Which handlers take a completion
 
     /// Whether a handler declares a `completion` parameter: then its attempt

@@ -4,7 +4,7 @@ Durable handlers, a key-value store, messages, signals and tasks shared by
 every process that opens the same store directory. A ctypes binding of
 liboutlive; see the C header (outlive.h) for the full semantics."""
 from . import _ffi
-from .errors import (BusyError, CorruptError, InvalidArgumentError, InvalidatedError, MissingArgumentError,
+from .errors import (BusyError, ClosedError, CorruptError, InvalidArgumentError, InvalidatedError, MissingArgumentError,
                      LimitError, NoMemoryError, NotFoundError, OutliveError, PermissionDeniedError, StateError, Status,
                      StoreIOError, TypeMismatchError, UnresolvedError, VersionError)
 from .handlers import Handler, handler, load_handlers, resolves, unregister
@@ -29,7 +29,7 @@ __all__ = [
     "Handler", "handler", "load_handlers", "resolves", "unregister", "ID", "Int", "UInteger",
     "Consumer", "Delivery", "Lifetime", "Signals", "new_signal_id", "TaskInfo", "Tasks", "TaskState", "Message", "Messages", "Presentation", "set_log_level", "Loop", "Store", "DurableInteractionQueue", "Interaction", "InteractionQueue", "Operation", "OperationQueue",
     "OperationState", "Durability", "KeyValue", "Observation", "UNCHANGED", "OutliveError", "Status", "library_version",
-    "BusyError", "CorruptError", "InvalidArgumentError", "InvalidatedError", "MissingArgumentError", "LimitError", "NoMemoryError",
+    "BusyError", "ClosedError", "CorruptError", "InvalidArgumentError", "InvalidatedError", "MissingArgumentError", "LimitError", "NoMemoryError",
     "NotFoundError", "PermissionDeniedError", "StateError", "StoreIOError", "TypeMismatchError", "UnresolvedError",
     "VersionError",
 ]

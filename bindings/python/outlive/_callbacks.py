@@ -1,7 +1,11 @@
 """Python objects the library calls back: C never holds a Python pointer,
 only an integer key into this table; trampolines are created once, at module
 level. An exception raised in a callback cannot cross C: it is kept and
-re-raised when the C call that ran the callback (dispatch, update) returns."""
+re-raised when the C call that ran the callback (dispatch, update, a handler
+call) returns — on a thread inside such a call (`collecting`). On any other
+thread (the loop's own, from run_thread; a C thread calling a handler) nobody
+would ever re-raise it, so it goes to sys.unraisablehook at once."""
+import contextlib
 import ctypes
 import itertools
 import threading
@@ -35,7 +39,36 @@ def release(context):
     forget(context or 0)
 
 
+@contextlib.contextmanager
+def collecting():
+    """Around a C call that may run callbacks on this thread: their exceptions
+    are kept for raise_pending() instead of being reported as unraisable."""
+    _pending.depth = getattr(_pending, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _pending.depth -= 1
+
+
+@ctypes.CFUNCTYPE(None)
+def _raise_unraisable():
+    # Raising inside a ctypes callback is how CPython's own machinery
+    # (PyErr_WriteUnraisable) reports it to sys.unraisablehook.
+    raise _pending.unraisable
+
+
+def report_unraisable(error: BaseException) -> None:
+    _pending.unraisable = error
+    try:
+        _raise_unraisable()
+    finally:
+        _pending.unraisable = None
+
+
 def keep(error: BaseException) -> None:
+    if not getattr(_pending, "depth", 0):
+        report_unraisable(error)
+        return
     errors = getattr(_pending, "errors", None)
     if errors is None:
         errors = _pending.errors = []

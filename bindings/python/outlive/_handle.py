@@ -12,7 +12,8 @@ class NativeHandle:
     @property
     def handle(self):
         if not self._handle:
-            raise ValueError(f"the {self._what} is closed")
+            from .errors import ClosedError
+            raise ClosedError(self._what)
         return self._handle
 
     def close(self) -> None:

@@ -24,15 +24,20 @@ class Status(enum.IntEnum):
 
 
 class OutliveError(Exception):
-    """A call into liboutlive failed. `status` is an outlive.Status."""
+    """A call into liboutlive failed. `status` is an outlive.Status, or the
+    plain int a newer library returned that this package does not know."""
 
     def __init__(self, status, message):
         super().__init__(message)
-        self.status = Status(status)
+        try:
+            self.status = Status(status)
+        except ValueError:
+            self.status = int(status)
         self.message = message
 
     def __str__(self):
-        return f"{self.message} ({self.status.name})"
+        name = self.status.name if isinstance(self.status, Status) else f"status {self.status}"
+        return f"{self.message} ({name})"
 
 
 class InvalidArgumentError(OutliveError, ValueError): pass
@@ -46,6 +51,14 @@ class StoreIOError(OutliveError, OSError): pass
 class BusyError(OutliveError): pass
 class PermissionDeniedError(OutliveError, PermissionError): pass
 class StateError(OutliveError): pass
+
+
+class ClosedError(StateError, ValueError):
+    """The Python object was closed (or the store it belongs to was): it
+    refuses every call instead of handing the library a freed handle."""
+
+    def __init__(self, what: str):
+        super().__init__(Status.STATE, f"the {what} is closed")
 class VersionError(OutliveError): pass
 class NoMemoryError(OutliveError, MemoryError): pass
 class LimitError(OutliveError): pass
@@ -68,7 +81,7 @@ def error_for(status):
     try:
         status = Status(status)
     except ValueError:
-        return OutliveError.__new__(OutliveError)
+        return OutliveError(status, message)  # a status newer than this package: still its message
     return _CLASSES.get(status, OutliveError)(status, message)
 
 

@@ -11,8 +11,8 @@ import types
 import typing
 
 from . import _callbacks, _ffi
-from .errors import check, error_for
-from .values import ID, Args, Int, UInteger, args_to_dict, object_value
+from .errors import ClosedError, check, error_for
+from .values import ID, Args, Int, UInteger, args_to_dict, object_value, value_bytes
 
 _logger = logging.getLogger("outlive")
 
@@ -58,7 +58,7 @@ class Handler:
     @property
     def handle(self):
         if not self._handle:
-            raise ValueError("the handler was closed")
+            raise ClosedError("handler")
         return self._handle
 
     @property
@@ -89,13 +89,13 @@ class Handler:
         return self
 
     def __call__(self, **call_args) -> None:
-        with Args(call_args) as args:
+        with Args(call_args) as args, _callbacks.collecting():
             status = _ffi.outlive_handler_call(self.handle, args.handle)
         _callbacks.raise_pending()
         check(status)
 
     def invalidate(self, **call_args) -> None:
-        with Args(call_args) as args:
+        with Args(call_args) as args, _callbacks.collecting():
             status = _ffi.outlive_handler_invalidate(self.handle, args.handle)
         _callbacks.raise_pending()
         check(status)
@@ -110,7 +110,7 @@ class Handler:
 
     @classmethod
     def from_bytes(cls, blob) -> "Handler":
-        blob = bytes(blob)
+        blob = value_bytes(blob, "a serialized handler")
         out = ctypes.c_void_p()
         check(_ffi.outlive_handler_deserialize(blob, len(blob), ctypes.byref(out)))
         return cls._adopt(out.value)
@@ -157,6 +157,11 @@ _CTYPES = {"ID": ctypes.c_void_p, "HANDLER": ctypes.c_void_p, "BOOL": ctypes.c_b
            "DOUBLE": ctypes.c_double, "INTEGER": ctypes.c_int64, "UINTEGER": ctypes.c_uint64}
 _registered = {}
 _registered_lock = threading.Lock()
+# Every trampoline ever registered, kept for the life of the process: another
+# thread may be inside one (the library resolved it before a re-declaration or
+# an unregister replaced it), and ctypes frees a trampoline's code with its
+# last reference. One small object per declaration is the price.
+_trampolines = []
 
 
 def _unwrap_optional(annotation):
@@ -257,8 +262,8 @@ def handler(name: str = None):
         with _registered_lock:
             check(_ffi.outlive_handler_register(handler_name.encode("utf-8"), signature.encode("utf-8"),
                                         ctypes.cast(c_function, ctypes.c_void_p)))
-            # The C function pointer must live as long as the registration.
             _registered[handler_name] = c_function
+            _trampolines.append(c_function)
         function.outlive_name = handler_name
         function.outlive_signature = signature
         return function

@@ -27,7 +27,9 @@ class Loop(NativeHandle):
         """Runs due callbacks on this thread, waiting up to `timeout` seconds for
         work (None: until work is due). Re-raises an exception a callback raised."""
         milliseconds = -1 if timeout is None else max(0, int(timeout * 1000))
-        status = _ffi.outlive_loop_dispatch(self.handle, milliseconds)
+        handle = self.handle
+        with _callbacks.collecting():
+            status = _ffi.outlive_loop_dispatch(handle, milliseconds)
         _callbacks.raise_pending()
         check(status)
 

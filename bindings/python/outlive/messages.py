@@ -73,12 +73,22 @@ class _PresenterCallbacks:
         self.awaitable = inspect.iscoroutinefunction(present)
 
 
+def _priority_value(value) -> int:
+    """An int32 priority; a float, str or bool is a TypeError, not truncated."""
+    if isinstance(value, bool) or not hasattr(type(value), "__index__"):
+        raise TypeError(f"a presenter's priority is an int, not {type(value).__name__}")
+    value = value.__index__()
+    if not -2**31 <= value < 2**31:
+        raise OverflowError(f"a presenter's priority {value} does not fit an int32")
+    return value
+
+
 @_ffi.PRIORITY_FN
 def _priority(view, context):
     presenter = _callbacks.lookup(context)
     try:
         priority = presenter.priority
-        return int(priority(snapshot(view)) if callable(priority) else priority)
+        return _priority_value(priority(snapshot(view)) if callable(priority) else priority)
     except BaseException as error:
         _callbacks.keep(error)
         return 0
@@ -195,7 +205,7 @@ class Messages:
                 check(_ffi.outlive_message_draft_set_response_handler(draft, response_handler.handle))
             if auto_remove:
                 check(_ffi.outlive_message_draft_set_auto_remove(draft, True))
-            out = ctypes.create_string_buffer(37)
+            out = ctypes.create_string_buffer(_ffi.ID_SIZE)
             check(_ffi.outlive_message_post(self._store.handle, draft, out))
             return out.value.decode()
         finally:
@@ -251,6 +261,8 @@ class Messages:
         awaited on the asyncio loop the store's loop is attached to: it returns a
         choice id, None (presented, unanswered) or False (declined). priority: an
         int, or a function of the message (0 declines)."""
+        if not callable(priority):
+            priority = _priority_value(priority)
         callbacks = _PresenterCallbacks(priority, present, end)
         key = _callbacks.register(callbacks)
         table = _ffi.Presenter(1, _priority, _present, _end)  # OUTLIVE_PRESENTER_VERSION

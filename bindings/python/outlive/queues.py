@@ -60,6 +60,7 @@ class InteractionQueue(NativeHandle):
 
     def add(self, function) -> None:
         """function(interaction) runs on the loop's thread when its turn comes."""
+        self.loop.handle  # ClosedError once the loop (or the store that owned it) is closed: nothing would run
         key = _callbacks.register(function)
         status = _ffi.outlive_interactions_add(self.handle, _run_interaction, key, _callbacks.release)
         if status != 0:
@@ -214,6 +215,7 @@ class OperationQueue(NativeHandle):
 
     def add(self, operation) -> Operation:
         """Queues an Operation (or a function, made into one) and returns it."""
+        self.loop.handle  # ClosedError once the loop (or the store that owned it) is closed: nothing would run
         if not isinstance(operation, Operation):
             operation = Operation(operation)
         check(_ffi.outlive_operations_add(self.handle, operation.handle))
@@ -253,12 +255,13 @@ class DurableInteractionQueue(NativeHandle):
     def __init__(self, store, name: str, *, suspended: bool = False):
         self.store = store
         out = ctypes.c_void_p()
-        check(_ffi.outlive_durable_interactions_open(store.handle, name.encode("utf-8"), 1 if suspended else 0,
+        check(_ffi.outlive_durable_interactions_open(store.handle, name.encode("utf-8"),
+                                                     _ffi.DURABLE_INTERACTIONS_SUSPENDED if suspended else 0,
                                                      ctypes.byref(out)))
         self._handle = out.value
 
     def add(self, handler) -> str:
-        out = ctypes.create_string_buffer(37)
+        out = ctypes.create_string_buffer(_ffi.ID_SIZE)
         check(_ffi.outlive_durable_interactions_add(self.handle, handler.handle, out))
         return out.value.decode()
 

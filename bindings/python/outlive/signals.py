@@ -39,7 +39,7 @@ def _member(kind, value):
 
 
 def new_signal_id() -> str:
-    out = ctypes.create_string_buffer(37)
+    out = ctypes.create_string_buffer(_ffi.ID_SIZE)
     _ffi.outlive_signal_new_id(out)
     return out.value.decode()
 
@@ -65,7 +65,7 @@ class Signals:
         """Registers `handler` to receive the signal (called with the payload plus
         signal_id, version and terminated). Returns the consumer's id."""
         delivery, lifetime = _member(Delivery, delivery), _member(Lifetime, lifetime)
-        out = ctypes.create_string_buffer(37)
+        out = ctypes.create_string_buffer(_ffi.ID_SIZE)
         check(_ffi.outlive_signal_consume(self._store.handle, signal_id.encode(), handler.handle,
                                           _DELIVERY_CODES[delivery], _LIFETIME_CODES[lifetime],
                                           None if scope is None else scope.encode("utf-8"), out))

@@ -6,8 +6,9 @@ from collections.abc import MutableMapping
 
 from . import _callbacks, _ffi
 from ._handle import NativeHandle
-from .errors import NotFoundError, check
+from .errors import NotFoundError, Status, check
 from .loop import Loop
+from .values import value_bytes
 
 UNCHANGED = object()
 """Returned by an update function: leave the value as it is."""
@@ -39,6 +40,13 @@ class Store(NativeHandle):
     _what = "store"
 
     def _release(self, handle):
+        loop = self.__dict__.get("loop")
+        if loop is not None and not loop._owned:
+            # The store's own loop goes with it: the Python Loop object forgets
+            # the pointer first, so that its later use raises ClosedError
+            # instead of dispatching freed memory.
+            loop._detach(loop._handle) if loop._handle else None
+            loop._handle = None
         _ffi.outlive_store_close(handle)
 
     def __init__(self, path, process: str = "app", loop: Loop = None, durability: "Durability | str" = Durability.FULL,
@@ -84,11 +92,11 @@ def _modifier_trampoline(value, context):
             return 0
         if result is None:
             return _ffi.outlive_kv_value_delete(value) if current is not None else 0
-        data = bytes(result)
+        data = value_bytes(result, "the update function's result")
         return _ffi.outlive_kv_value_set(value, data, len(data))
     except BaseException as error:
         _callbacks.keep(error)
-        return 11  # STATE: the update is abandoned, the exception re-raised
+        return Status.STATE  # the update is abandoned, the exception re-raised
 
 
 @_ffi.KV_OBSERVER
@@ -132,7 +140,7 @@ class KeyValue(MutableMapping):
             _ffi.outlive_free(data)
 
     def __setitem__(self, key: str, value) -> None:
-        data = bytes(value)
+        data = value_bytes(value, "a value")
         check(_ffi.outlive_kv_set(self._store.handle, _encode(key, "key"), data, len(data)))
 
     def __delitem__(self, key: str) -> None:
@@ -175,7 +183,8 @@ class KeyValue(MutableMapping):
             key, function = args
             handle = _callbacks.register(function)
             try:
-                status = _ffi.outlive_kv_update(self._store.handle, _encode(key, "key"), _modifier_trampoline, handle)
+                with _callbacks.collecting():
+                    status = _ffi.outlive_kv_update(self._store.handle, _encode(key, "key"), _modifier_trampoline, handle)
             finally:
                 _callbacks.forget(handle)
             _callbacks.raise_pending()

@@ -42,7 +42,7 @@ class Tasks:
         """Stores a task that runs `handler` (called with task_id, attempt and,
         when it declares it, completion). Returns the task id."""
         members, count = _strings(group_members)
-        out = ctypes.create_string_buffer(37)
+        out = ctypes.create_string_buffer(_ffi.ID_SIZE)
         check(_ffi.outlive_task_add(self._store.handle, handler.handle,
                                     None if group_start is None else group_start.encode("utf-8"), members, count, out))
         return out.value.decode()
@@ -53,10 +53,10 @@ class Tasks:
         if not handlers:
             return []
         specs = (_ffi.TaskSpec * len(handlers))(*[_ffi.TaskSpec(1, h.handle, None, None, 0) for h in handlers])
-        out = ctypes.create_string_buffer(37 * len(handlers))
+        out = ctypes.create_string_buffer(_ffi.ID_SIZE * len(handlers))
         check(_ffi.outlive_tasks_add_batch(self._store.handle, specs, len(handlers), out))
         raw = out.raw
-        return [raw[i * 37:i * 37 + 36].decode() for i in range(len(handlers))]
+        return [raw[i * _ffi.ID_SIZE:i * _ffi.ID_SIZE + _ffi.ID_SIZE - 1].decode() for i in range(len(handlers))]
 
     def run_now(self) -> None:
         check(_ffi.outlive_tasks_run_now(self._store.handle))

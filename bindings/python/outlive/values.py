@@ -3,7 +3,9 @@
 Python values map to the seven types: bool → BOOL, int → INTEGER (int64),
 float → DOUBLE, str / bytes / ID → ID, Handler → HANDLER; Int(n) and
 UInteger(n) choose INT (int32) and UINTEGER (uint64)."""
+import builtins
 import ctypes
+import operator
 
 from . import _ffi
 from ._handle import NativeHandle
@@ -12,11 +14,29 @@ from .errors import InvalidArgumentError, check
 TYPE_ID, TYPE_HANDLER, TYPE_BOOL, TYPE_INT, TYPE_DOUBLE, TYPE_INTEGER, TYPE_UINTEGER = range(1, 8)
 
 
+def value_bytes(value, what: str) -> bytes:
+    """bytes, bytearray or memoryview as bytes; anything else is a TypeError
+    (bytes(3) would be three zero bytes, bytes("x") a TypeError of its own)."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value)
+    raise TypeError(f"{what} must be bytes, bytearray or memoryview, not {type(value).__name__}")
+
+
+def _integer(value, what: str) -> int:
+    """An int (or anything with __index__), never a float or str truncated or parsed."""
+    if isinstance(value, bool):
+        raise TypeError(f"{what} takes an int, not bool")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{what} takes an int, not {type(value).__name__}") from None
+
+
 class Int(int):
     """An INT (int32) argument."""
 
     def __new__(cls, value):
-        value = int(value)
+        value = _integer(value, "Int")
         if not -2**31 <= value < 2**31:
             raise OverflowError(f"{value} does not fit an INT (int32)")
         return super().__new__(cls, value)
@@ -26,7 +46,7 @@ class UInteger(int):
     """A UINTEGER (uint64) argument."""
 
     def __new__(cls, value):
-        value = int(value)
+        value = _integer(value, "UInteger")
         if not 0 <= value < 2**64:
             raise OverflowError(f"{value} does not fit a UINTEGER (uint64)")
         return super().__new__(cls, value)
@@ -38,7 +58,9 @@ class ID:
     __slots__ = ("bytes", "type")
 
     def __init__(self, value, type: str = None):
-        self.bytes = value.encode("utf-8") if isinstance(value, str) else bytes(value)
+        self.bytes = value.encode("utf-8") if isinstance(value, str) else value_bytes(value, "an ID's value")
+        if type is not None and not isinstance(type, str):
+            raise TypeError(f"an ID's type tag is a str, not {builtins.type(type).__name__}")
         self.type = type
 
     def __str__(self):

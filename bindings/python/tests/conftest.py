@@ -16,6 +16,10 @@ def store_dir(tmp_path):
 
 def _environment():
     env = dict(os.environ)
+    # Every child Python runs in development mode with faulthandler on, as the
+    # suite itself does under scripts/run_tests.py: a crash shows its stacks.
+    env["PYTHONDEVMODE"] = "1"
+    env["PYTHONFAULTHANDLER"] = "1"
     # Against an installed wheel (OUTLIVE_TEST_INSTALLED=1) the child imports
     # the installed package, not the source tree.
     if not os.environ.get("OUTLIVE_TEST_INSTALLED"):

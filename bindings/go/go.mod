@@ -1,0 +1,3 @@
+module outlive.dev/outlive
+
+go 1.19
