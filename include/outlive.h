@@ -414,11 +414,15 @@ typedef struct outlive_store_options {
  *                               an unknown options version or durability, or a
  *                               negative busy timeout
  *   OUTLIVE_E_PERMISSION        the directory or a file in it is owned by
- *                               another user, is writable by others, or is a link
+ *                               another user, is writable by others, is a link,
+ *                               or is no regular file (a FIFO: never blocks)
  *   OUTLIVE_E_IO                cannot be created or written (read-only, disk full)
- *   OUTLIVE_E_CORRUPT           the database is damaged or not an Outlive store
+ *   OUTLIVE_E_CORRUPT           the database is damaged or not an Outlive store,
+ *                               or holds schema objects Outlive did not make
  *   OUTLIVE_E_VERSION           written by a newer, incompatible Outlive
  *   OUTLIVE_E_BUSY              another process held the database past the timeout
+ * A parent of directory may be a symbolic link. A failing open removes what it
+ * created. The database is untrusted input: docs/SECURITY.md.
  * Any thread. */
 OUTLIVE_API outlive_status outlive_store_open(const char *directory, const char *process_name,
                                               outlive_loop *loop /* nullable */,
@@ -525,7 +529,8 @@ typedef struct outlive_kv_key_list outlive_kv_key_list;
 /* Lists the keys under key_prefix ("": every key) in bytewise order, after the
  * key `after` (NULL: from the first; it need not exist), at most `limit` (0: no
  * limit), as a snapshot (see Listing at the top). To page, pass the last key of
- * one list as `after` of the next: each page costs O(log n + limit).
+ * one list as `after` of the next: each page costs O(log n + limit). A stored
+ * key that is not UTF-8 text without NUL (a damaged store) is skipped.
  * OUTLIVE_E_INVALID_ARGUMENT: out NULL, key_prefix or after too long or not UTF-8. */
 OUTLIVE_API outlive_status outlive_kv_key_list_new(outlive_store *store, const char *key_prefix,
                                                    const char *after /* nullable */, size_t limit,

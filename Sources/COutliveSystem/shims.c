@@ -57,6 +57,14 @@ int COutlive_sqlite3_bind_blob_static(sqlite3_stmt *statement, int index, const 
     return sqlite3_bind_blob(statement, index, bytes, size, SQLITE_STATIC);
 }
 
+int COutlive_sqlite3_defend(sqlite3 *db) {
+    int result = sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
+    if (result == SQLITE_OK) result = sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, (int *)NULL);
+    if (result == SQLITE_OK) result = sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_VIEW, 0, (int *)NULL);
+    if (result == SQLITE_OK) result = sqlite3_exec(db, "PRAGMA cell_size_check=ON", NULL, NULL, NULL);
+    return result;
+}
+
 /* SQLite's own busy handler (sqlite3_busy_timeout) sleeps up to 100 ms between
  * tries. Between processes that write back to back, a waiter asleep that long
  * loses the lock again and again to writers that never sleep: in the load bench

@@ -51,7 +51,7 @@ struct BackendConformance {
         var rows: [(String?, Int64, [UInt8]?, Double, Bool)] = []
         try backend.read {
             try $0.query("SELECT k, v, b, d FROM conformance WHERE k <> '?' ORDER BY v") {
-                rows.append(($0.text(0), $0.integer(1), $0.blob(2), $0.double(3), $0.isNull(3)))
+                rows.append(($0.text(0), $0.integer(1), $0.blob(2), $0.isNull(3) ? 0 : $0.double(3), $0.isNull(3)))
             }
         }
         XCTAssertEqual(rows.count, 2)

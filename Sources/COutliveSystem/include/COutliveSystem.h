@@ -14,6 +14,7 @@
 #include <time.h>
 #include <fcntl.h>
 #include <unistd.h>
+#include <dirent.h>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <sys/epoll.h>
@@ -50,6 +51,13 @@ uint32_t COutlive_handler_descriptor_version(void);
 int COutlive_sqlite3_bind_blob_transient(sqlite3_stmt *statement, int index, const void *bytes, int size);
 int COutlive_sqlite3_bind_text_transient(sqlite3_stmt *statement, int index, const char *text, int size);
 int COutlive_sqlite3_bind_blob_static(sqlite3_stmt *statement, int index, const void *bytes, int size);
+
+/* SQLite's defences for an untrusted database file (sqlite3_db_config is
+ * variadic): defensive mode (no writable_schema, no shadow-table writes), an
+ * untrusted schema (functions with side effects never run from triggers,
+ * views or indexes), views disabled (Outlive makes none), and cell size
+ * checks. SQLITE_OK or the first failing result. */
+int COutlive_sqlite3_defend(sqlite3 *db);
 
 /* A busy handler that waits up to timeout_ms, trying again within 4 ms of any
  * release (SQLite's sleeps up to 100 ms between tries; see shims.c). */

@@ -105,13 +105,31 @@ public final class KeyValueStore {
     }
 
     /// Keys in order, starting after `after`, at most `limit`, under `prefix`.
+    ///
+    /// The database is untrusted input: a stored key that is not UTF-8 text
+    /// without NUL (Outlive never writes one) cannot be returned as a C string
+    /// or named again by a caller, so it is skipped. The walk continues from
+    /// its stored bytes, not from a decoding of them: a key decoded with
+    /// replacement characters, or cut at its NUL, would sort before the stored
+    /// one and be found again for ever.
     public func keys(prefix: String, after: String? = nil, limit: Int = 1_000) throws -> [String] {
         try store.checkUsable()
         var keys: [String] = []
+        let prefixBytes = Array(prefix.utf8)
+        var cursor = Array((after ?? "").utf8)
         try store.database.read { transaction in
-            try transaction.query("SELECT key FROM outlive_kv WHERE key >= ? AND key > ? ORDER BY key LIMIT ?",
-                                  [.text(prefix), .text(after ?? ""), .integer(Int64(limit))]) { row in
-                if let key = row.text(0) { keys.append(key) }
+            while keys.count < limit {
+                let wanted = min(limit - keys.count, 1_000)
+                var seen = 0
+                var last: [UInt8]?
+                try transaction.query("SELECT key FROM outlive_kv WHERE key >= ? AND key > CAST(? AS TEXT) AND typeof(key) = 'text' ORDER BY key LIMIT ?",
+                                      [.text(prefix), .blob(cursor), .integer(Int64(wanted))]) { row in
+                    seen += 1
+                    last = row.textBytes(0)
+                    if let key = row.textIfValid(0) { keys.append(key) }
+                }
+                guard seen == wanted, let last, last.starts(with: prefixBytes) else { break }
+                cursor = last
             }
         }
         // The SQL range starts at the prefix; keep only keys that really have it.

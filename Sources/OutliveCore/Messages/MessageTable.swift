@@ -86,7 +86,10 @@ enum MessageTable {
     }
 
     static func insert(_ draft: MessageDraft, id: String, created: Double, in transaction: StoreTransaction) throws {
-        let sequence = (try transaction.integer("SELECT max(seq) FROM outlive_messages") ?? 0) + 1
+        let newest = try transaction.integer("SELECT max(seq) FROM outlive_messages") ?? 0
+        // The database is untrusted input: a crafted largest order must not trap.
+        guard newest < Int64.max else { throw OutliveError.corrupt("the store is damaged: a message has the largest possible order number") }
+        let sequence = newest + 1
         let payload: SQLValue = try draft.payload.map { .blob(try MessagePayload.encode($0)) } ?? .null
         let handler: SQLValue = try draft.responseHandler.map { .blob(try $0.serializedChecked()) } ?? .null
         try transaction.execute("""

@@ -30,8 +30,15 @@ final class Doorbell {
                 }
             }
             if fd < 0 {
-                fd = COutlive_open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+                // Never blocking on a FIFO planted in its place; only a regular file rings.
+                fd = COutlive_open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0o600)
                 guard fd >= 0 else { return }  // watchers re-read the feed on their next wake-up
+                var info = stat()
+                guard fstat(fd, &info) == 0, info.st_mode & mode_t(S_IFMT) == mode_t(S_IFREG) else {
+                    close(fd)
+                    fd = -1
+                    return
+                }
             }
             var value = sequence
             _ = withUnsafeBytes(of: &value) { pwrite(fd, $0.baseAddress, 8, 0) }

@@ -42,9 +42,12 @@ final class LivenessLock {
 
     /// Whether the run that owns `path` still holds its lock.
     static func isAlive(path: String) -> Bool {
-        let fd = COutlive_open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0)
+        // Never blocking on a FIFO planted in runs/: only a regular file is a lock.
+        let fd = COutlive_open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0)
         guard fd >= 0 else { return false }
         defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & mode_t(S_IFMT) == mode_t(S_IFREG) else { return false }
         if flock(fd, LOCK_EX | LOCK_NB) == 0 {
             flock(fd, LOCK_UN)
             return false

@@ -25,9 +25,16 @@ final class SQLiteConnection {
             if let db { sqlite3_close_v2(db) }
             throw SQLiteConnection.error(code: result, message: "cannot open database \(path): \(message)")
         }
+        sqlite3_extended_result_codes(db, 1)
+        // Before the first statement: the file is untrusted input (see SchemaObjects).
+        let defended = COutlive_sqlite3_defend(db)
+        guard defended == SQLITE_OK else {
+            let message = String(cString: sqlite3_errmsg(db))
+            sqlite3_close_v2(db)
+            throw SQLiteConnection.error(code: defended, message: "cannot set SQLite's defences on \(path): \(message)")
+        }
         handle = db
         self.path = path
-        sqlite3_extended_result_codes(db, 1)
     }
 
     deinit {
@@ -99,8 +106,19 @@ final class SQLiteConnection {
             let step = sqlite3_step(statement)
             if step == SQLITE_DONE { return }
             guard step == SQLITE_ROW else { throw fail(step, "database") }
-            try row?(SQLRow(statement: statement))
+            guard let row else { continue }
+            let damage = RowDamage()
+            try row(SQLRow(statement: statement, damage: damage))
+            if let found = damage.found {
+                throw OutliveError.corrupt("the store is damaged: \(found) (\(SQLiteConnection.summary(sql)))")
+            }
         }
+    }
+
+    /// The start of a statement, for messages.
+    static func summary(_ sql: String) -> String {
+        let line = sql.split(whereSeparator: { $0.isWhitespace }).joined(separator: " ")
+        return line.utf8.count <= 80 ? line : String(line.prefix(77)) + "..."
     }
 
     var changes: Int { Int(sqlite3_changes(handle)) }
@@ -109,17 +127,30 @@ final class SQLiteConnection {
 
 /// The current row of a statement, valid only inside the row callback: an
 /// SQLite statement's, or a PostgreSQL result's (`postgres`).
+///
+/// The database file is untrusted input: every accessor checks that the stored
+/// value has the type Outlive writes (text is also valid UTF-8 without NUL, a
+/// double is finite). A value of another type does not reach the caller as
+/// data: the accessor returns an inert default (nil, 0, empty) and the
+/// statement fails with `.corrupt` as soon as the row callback returns, so a
+/// damaged row ends the operation with OUTLIVE_E_CORRUPT instead of being used.
+/// `isNull` and `textIfValid` never fail: they are for callers that skip or
+/// tell apart such values themselves. (PostgreSQL's columns are typed by the
+/// schema, which is checked at open; its rows are read as the server typed them.)
 public struct SQLRow {
     let statement: OpaquePointer?
+    let damage: RowDamage?
     let postgres: PostgreSQLRow?
 
-    init(statement: OpaquePointer) {
+    init(statement: OpaquePointer, damage: RowDamage) {
         self.statement = statement
+        self.damage = damage
         postgres = nil
     }
 
     init(postgres: PostgreSQLRow) {
         statement = nil
+        damage = nil
         self.postgres = postgres
     }
 
@@ -127,21 +158,80 @@ public struct SQLRow {
         if let postgres { return postgres.isNull(column) }
         return sqlite3_column_type(statement, column) == SQLITE_NULL
     }
-    public func integer(_ column: Int32) -> Int64 { postgres?.integer(column) ?? sqlite3_column_int64(statement, column) }
-    public func double(_ column: Int32) -> Double { postgres?.double(column) ?? sqlite3_column_double(statement, column) }
 
-    public func text(_ column: Int32) -> String? {
-        if let postgres { return postgres.text(column) }
-        guard let pointer = sqlite3_column_text(statement, column) else { return nil }
-        let count = Int(sqlite3_column_bytes(statement, column))
-        return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
+    /// An INTEGER value (NULL or another type is corrupt).
+    public func integer(_ column: Int32) -> Int64 {
+        if let postgres { return postgres.integer(column) }
+        guard sqlite3_column_type(statement, column) == SQLITE_INTEGER else { return note(column, expected: "an integer", 0) }
+        return sqlite3_column_int64(statement, column)
     }
 
+    /// A finite REAL or an INTEGER value (NULL, another type or not finite is corrupt).
+    public func double(_ column: Int32) -> Double {
+        if let postgres { return postgres.double(column) }
+        let type = sqlite3_column_type(statement, column)
+        guard type == SQLITE_FLOAT || type == SQLITE_INTEGER else { return note(column, expected: "a number", 0) }
+        let value = sqlite3_column_double(statement, column)
+        guard value.isFinite else { return note(column, expected: "a finite number", 0) }
+        return value
+    }
+
+    /// TEXT that is UTF-8 without NUL; nil for NULL.
+    public func text(_ column: Int32) -> String? {
+        if let postgres { return postgres.text(column) }
+        if isNull(column) { return nil }
+        guard let value = textIfValid(column) else { return note(column, expected: "UTF-8 text without NUL", nil) }
+        return value
+    }
+
+    /// The value if it is TEXT that is UTF-8 without NUL, else nil; never corrupt.
+    public func textIfValid(_ column: Int32) -> String? {
+        if let postgres { return postgres.text(column) }
+        guard sqlite3_column_type(statement, column) == SQLITE_TEXT, let bytes = textBytes(column) else { return nil }
+        guard !bytes.contains(0) else { return nil }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    /// The stored bytes of a TEXT value, unchecked; nil for any other type.
+    public func textBytes(_ column: Int32) -> [UInt8]? {
+        if let postgres { return postgres.text(column).map { Array($0.utf8) } }
+        guard sqlite3_column_type(statement, column) == SQLITE_TEXT else { return nil }
+        guard let pointer = sqlite3_column_text(statement, column) else { return nil }
+        let count = Int(sqlite3_column_bytes(statement, column))
+        return Array(UnsafeBufferPointer(start: pointer, count: count))
+    }
+
+    /// A BLOB value; nil for NULL (another type is corrupt).
     public func blob(_ column: Int32) -> [UInt8]? {
         if let postgres { return postgres.blob(column) }
-        if isNull(column) { return nil }
+        let type = sqlite3_column_type(statement, column)
+        if type == SQLITE_NULL { return nil }
+        guard type == SQLITE_BLOB else { return note(column, expected: "a blob", nil) }
         let count = Int(sqlite3_column_bytes(statement, column))
         guard count > 0, let pointer = sqlite3_column_blob(statement, column) else { return [] }
         return Array(UnsafeRawBufferPointer(start: pointer, count: count))
+    }
+
+    private func note<T>(_ column: Int32, expected: String, _ fallback: T) -> T {
+        damage?.note(self, column, expected: expected, fallback) ?? fallback
+    }
+
+    var columnName: (Int32) -> String {
+        { String(cString: sqlite3_column_name(statement, $0) ?? sqlite3_errstr(SQLITE_MISUSE)) }
+    }
+}
+
+/// What a row callback found wrong in the row, checked by `SQLiteConnection.run`
+/// after each callback: the first damage found is what the error names.
+final class RowDamage {
+    private(set) var found: String?
+
+    func note<T>(_ row: SQLRow, _ column: Int32, expected: String, _ fallback: T) -> T {
+        if found == nil {
+            let kinds = [SQLITE_INTEGER: "an integer", SQLITE_FLOAT: "a real", SQLITE_TEXT: "text", SQLITE_BLOB: "a blob", SQLITE_NULL: "NULL"]
+            let stored = kinds[sqlite3_column_type(row.statement, column)] ?? "an unknown type"
+            found = "column \(row.columnName(column)) holds \(stored) where Outlive stores \(expected)"
+        }
+        return fallback
     }
 }

@@ -66,7 +66,8 @@ final class SQLiteBackend: StoreBackend {
             try connection.run("INSERT INTO outlive_feed(topic, key) VALUES (?, ?)", [.text(topic), .text(key)])
             let sequence = connection.lastInsertRowID
             newestSequence = sequence
-            if sequence % SQLiteBackend.pruneEvery == 0 {
+            // A crafted feed may hold any sequence, negative ones too: never subtract past Int64.min.
+            if sequence % SQLiteBackend.pruneEvery == 0 && sequence > SQLiteBackend.feedRetention {
                 try connection.run("DELETE FROM outlive_feed WHERE seq <= ?", [.integer(sequence - SQLiteBackend.feedRetention)])
             }
         }
@@ -117,10 +118,11 @@ final class SQLiteBackend: StoreBackend {
             var changes: [Change] = []
             try transaction.query("SELECT seq, topic, key FROM outlive_feed WHERE seq > ? ORDER BY seq LIMIT ?",
                                   [.integer(sequence), .integer(Int64(limit))]) {
-                changes.append(Change(sequence: $0.integer(0), topic: $0.text(1) ?? "", key: $0.text(2) ?? ""))
+                // A damaged entry is passed on under no topic: the cursor moves past it.
+                changes.append(Change(sequence: $0.integer(0), topic: $0.textIfValid(1) ?? "", key: $0.textIfValid(2) ?? ""))
             }
             // Only a gap after the cursor can mean pruned entries: then look for the oldest kept.
-            if let first = changes.first, first.sequence == sequence + 1 { return (changes, first.sequence) }
+            if let first = changes.first, first.sequence == sequence &+ 1 { return (changes, first.sequence) }
             let oldest = try transaction.integer("SELECT min(seq) FROM outlive_feed")
             return (changes, oldest)
         }

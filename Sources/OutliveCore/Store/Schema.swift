@@ -52,6 +52,8 @@ enum Schema {
         SchemaComponent.requiringRegisteredRun("outlive_watchers", "run_id"),
     ])
 
+    static let schemaTable = "CREATE TABLE IF NOT EXISTS outlive_schema(component TEXT PRIMARY KEY, version INTEGER NOT NULL)"
+
     static func migrate(_ backend: StoreBackend, components: [SchemaComponent]) throws {
         try backend.write { transaction in
             let application = try transaction.integer("PRAGMA application_id") ?? 0
@@ -62,18 +64,20 @@ enum Schema {
             if format > formatVersion {
                 throw OutliveError(.version, "the store was written in format \(format) by a newer Outlive; this library reads format \(formatVersion)")
             }
+            let found = try SchemaObjects.stored(in: transaction)
+            var versions: [String: Int64] = [:]
             if application == 0 {
-                let tables = try transaction.integer("SELECT count(*) FROM sqlite_master") ?? 0
-                if tables > 0 { throw OutliveError.corrupt("the database holds tables but is not an Outlive store") }
+                if !found.isEmpty { throw OutliveError.corrupt("the database holds tables but is not an Outlive store") }
                 try transaction.execute("PRAGMA application_id = \(applicationID)")
                 try transaction.execute("PRAGMA user_version = \(formatVersion)")
+            } else {
+                // Nothing of the store is read, and nothing written that could
+                // fire a trigger, before its schema is known to be Outlive's own.
+                versions = try SchemaObjects.verify(found, components: components, in: transaction)
             }
-            try transaction.execute("CREATE TABLE IF NOT EXISTS outlive_schema(component TEXT PRIMARY KEY, version INTEGER NOT NULL)")
+            try transaction.execute(schemaTable)
             for component in components {
-                let current = try transaction.integer("SELECT version FROM outlive_schema WHERE component = ?", [.text(component.name)]) ?? 0
-                if current > Int64(component.migrations.count) {
-                    throw OutliveError(.version, "the store's \(component.name) tables are at version \(current), written by a newer Outlive; this library knows version \(component.migrations.count)")
-                }
+                let current = versions[component.name] ?? 0
                 for step in Int(current)..<component.migrations.count {
                     try transaction.executeScript(component.migrations[step])
                 }

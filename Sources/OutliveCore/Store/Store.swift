@@ -61,13 +61,19 @@ public final class Store {
         self.path = path
         self.processName = processName
         self.loop = loop
-        directory = try StoreDirectory.open(path)
-        try directory.prepareDatabase()
-        backend = try SQLiteBackend(path: directory.databasePath, durability: options.durability,
-                                    busyTimeoutMilliseconds: options.busyTimeoutMilliseconds)
-        try Schema.migrate(backend, components: [Schema.store] + components)
-        runID = Identifier.make()
-        liveness = try LivenessLock(directory: directory, run: runID)
+        let directory = try StoreDirectory.open(path)
+        self.directory = directory
+        do {
+            try directory.prepareDatabase()
+            backend = try SQLiteBackend(path: directory.databasePath, durability: options.durability,
+                                        busyTimeoutMilliseconds: options.busyTimeoutMilliseconds)
+            try Schema.migrate(backend, components: [Schema.store] + components)
+            runID = Identifier.make()
+            liveness = try LivenessLock(directory: directory, run: runID)
+        } catch {
+            directory.removeWhatOpenCreated()
+            throw error
+        }
         do {
             watch = try ChangeWatch(directory: directory)
             doorbell = Doorbell(directory: directory)
@@ -78,6 +84,7 @@ public final class Store {
             }
         } catch {
             liveness.release()
+            directory.removeWhatOpenCreated()
             throw error
         }
         backend.onChangesCommitted = { [doorbell] sequence in doorbell.ring(sequence: sequence) }
@@ -144,28 +151,51 @@ public final class Store {
         }
     }
 
-    /// Whether a run still holds its liveness lock.
+    /// Whether a run still holds its liveness lock. A run id that is not of
+    /// the one shape Outlive writes never names a file: it is not alive.
     public func isAlive(run: String) -> Bool {
         if run == runID { return true }
-        guard Identifier.isValid(run) else { return false }
+        guard Store.isRunID(run) else { return false }
         return LivenessLock.isAlive(path: directory.lockPath(run: run))
+    }
+
+    /// Whether `text` has the exact shape of the run ids Outlive writes (a
+    /// lowercase UUID, see `Identifier.make`): the only stored text that may
+    /// become part of a path (runs/<run id>.lock). The database is untrusted
+    /// input: anything else (`../`, NUL, uppercase, any length) is never used
+    /// to name a file.
+    public static func isRunID(_ text: String) -> Bool {
+        Identifier.isValid(text) && !text.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "F") })
     }
 
     /// Removes every registered run that is no longer alive, running the end
     /// hooks for each in the same transaction. Called at open and whenever a
-    /// lock file is closed for the last time.
+    /// lock file is closed for the last time. A row whose run id is not one
+    /// Outlive writes was never a live run: it is ended in the database only
+    /// (no file is named after it), and one that is not even text is deleted.
     public func reapEndedRuns(candidates: [String]? = nil) throws {
         var runs: [(String, String)] = []
+        var unreadable: [Int64] = []
         try backend.read { transaction in
-            try transaction.query("SELECT run_id, process FROM outlive_runs") { row in
-                runs.append((row.text(0) ?? "", row.text(1) ?? ""))
+            try transaction.query("SELECT rowid, run_id, process FROM outlive_runs") { row in
+                guard let run = row.textIfValid(1) else {
+                    unreadable.append(row.integer(0))
+                    return
+                }
+                runs.append((run, row.textIfValid(2) ?? "(unknown)"))
+            }
+        }
+        if candidates == nil, !unreadable.isEmpty {
+            Log.emit(.warning, "store \(path): \(unreadable.count) registered run(s) have an id that is not text; removing them")
+            try backend.write { transaction in
+                for rowid in unreadable { try transaction.execute("DELETE FROM outlive_runs WHERE rowid = ?", [.integer(rowid)]) }
             }
         }
         if let candidates { runs = runs.filter { candidates.contains($0.0) } }
         for (run, name) in runs where !isAlive(run: run) {
             Log.emit(.info, "store \(path): run \(run) of \(name) is no longer alive; cleaning up after it")
             try end(EndedRun(runID: run, processName: name, died: true))
-            unlink(directory.lockPath(run: run))
+            if Store.isRunID(run) { unlink(directory.lockPath(run: run)) }
         }
     }
 
@@ -206,7 +236,7 @@ public final class Store {
         var runs: [(String, String)] = []
         try backend.read { transaction in
             try transaction.query("SELECT run_id, process FROM outlive_runs ORDER BY started") { row in
-                runs.append((row.text(0) ?? "", row.text(1) ?? ""))
+                if let run = row.textIfValid(0) { runs.append((run, row.textIfValid(1) ?? "(unknown)")) }
             }
         }
         return runs.filter { isAlive(run: $0.0) }
@@ -245,7 +275,7 @@ public final class Store {
         var resync = false
         while true {
             guard let (changes, oldest) = try? backend.changes(after: cursor, limit: 1_000) else { break }
-            if let oldest, oldest > cursor + 1 {
+            if let oldest, cursor < Int64.max, oldest > cursor + 1 {
                 if !resync { Log.emit(.warning, "store \(path): change feed entries after \(cursor) were pruned before this process read them; rereading state") }
                 resync = true
             }

@@ -346,8 +346,8 @@ extension TaskQueue {
         var last: [UInt8] = []
         while true {
             var next: [UInt8]?
-            try transaction.query("SELECT handler_name FROM outlive_tasks WHERE state = 0 AND handler_name > CAST(? AS TEXT) ORDER BY handler_name LIMIT 1",
-                                  [.blob(last)]) { next = $0.blob(0) }
+            try transaction.query("SELECT handler_name FROM outlive_tasks WHERE state = 0 AND handler_name > CAST(? AS TEXT) AND \(TaskSchema.runnable) ORDER BY handler_name LIMIT 1",
+                                  [.blob(last)]) { next = $0.textBytes(0) }
             guard let bytes = next else { break }
             last = bytes
             guard let name = String(validating: bytes, as: UTF8.self) else { continue }
@@ -360,7 +360,7 @@ extension TaskQueue {
             for name in names {
                 try transaction.query("""
                     SELECT seq, id, handler, group_start IS NOT NULL, group_members, age_from, attempts FROM outlive_tasks
-                    WHERE state = 0 AND handler_name = ? AND seq > ? ORDER BY seq LIMIT 1
+                    WHERE state = 0 AND handler_name = ? AND seq > ? AND \(TaskSchema.runnable) ORDER BY seq LIMIT 1
                     """, [.text(name), .integer(run.cursor)]) { row in
                     let seq = row.integer(0)
                     if let current = best, current.seq <= seq { return }

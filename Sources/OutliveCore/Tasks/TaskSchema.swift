@@ -45,6 +45,17 @@ enum TaskSchema {
 
     static let topic = "tasks"
 
+    /// The rows a runner may start: every column it reads has the type Outlive
+    /// writes. The database is untrusted input: a row damaged otherwise (a
+    /// handler name stored as a blob sorts after every text, so the walk over
+    /// the names would find it again for ever) is skipped by the runner and
+    /// stays pending, visible to `outlive tasks` as a damaged store.
+    static let runnable = """
+        typeof(handler_name) = 'text' AND typeof(id) = 'text' AND length(CAST(id AS BLOB)) = 36 \
+        AND typeof(handler) = 'blob' AND typeof(group_members) IN ('blob', 'null') \
+        AND typeof(age_from) IN ('real', 'integer') AND typeof(attempts) = 'integer' AND attempts >= 0
+        """
+
     enum State: Int64 {
         case ready = 0, running = 1, dead = 2, waiting = 3
     }
