@@ -86,8 +86,9 @@ extension Signals {
         var remaining = signals
         while !remaining.isEmpty {
             guard (try? store.checkUsable()) != nil else { return }
+            let calledBefore = handlersCalled
             guard let due = try? dueConsumers(of: remaining) else { return }
-            remaining = due.filter { deliver($0.posted, to: $0.consumers) }.map(\.signal)
+            remaining = due.filter { deliver($0.posted, to: $0.consumers, handlersCalledWhenRead: calledBefore) }.map(\.signal)
         }
     }
 
@@ -131,7 +132,7 @@ extension Signals {
     /// shared (process, any-process) ones in one transaction, calls each
     /// handler, and records what was delivered in one transaction. True when
     /// something was delivered and recorded.
-    private func deliver(_ candidate: PostedVersion, to consumers: [PendingConsumer]) -> Bool {
+    private func deliver(_ candidate: PostedVersion, to consumers: [PendingConsumer], handlersCalledWhenRead: UInt64) -> Bool {
         guard let signal = consumers.first?.signalID else { return false }
         var handlers: [String: Handler] = [:]
         for consumer in consumers {
@@ -160,8 +161,14 @@ extension Signals {
                 guard claimed.contains(consumer.consumerID), let claimedVersion else { continue }
                 posted = claimedVersion
             }
-            // An earlier handler of this round may have removed it.
-            guard (try? isDue(consumer, posted)) == true else { continue }
+            // An earlier handler of this round may have removed it. Until a
+            // handler ran, the read that found it due still holds (for this
+            // process; a removal by another process meanwhile is a delivery
+            // already under way, which completes), and a read per delivery
+            // would cost a transaction between the post and its handler.
+            if handlersCalled != handlersCalledWhenRead {
+                guard (try? isDue(consumer, posted)) == true else { continue }
+            }
             if payloads[posted.version] == nil {
                 do {
                     payloads[posted.version] = .some(try Arguments(serialized: posted.payload))
@@ -178,6 +185,7 @@ extension Signals {
             arguments.set("signal_id", .id(IDValue(string: signal)))
             arguments.set("version", .uinteger(UInt64(clamping: posted.version)))
             arguments.set("terminated", .bool(posted.terminated))
+            handlersCalled &+= 1
             do {
                 try HandlerRegistry.shared.call(storedWork: handler, with: arguments)
             } catch let error as OutliveError where error.code == .unresolved {

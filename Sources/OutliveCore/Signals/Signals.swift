@@ -40,6 +40,9 @@ public final class Signals {
     let store: Store
     /// A `process` or `any_process` consumer being delivered by one run.
     let deliveryClaim: RunClaim
+    /// Handler calls made by this handle's deliveries (loop thread only): a
+    /// consumer read as due is read again only when a handler ran since.
+    var handlersCalled: UInt64 = 0
 
     /// Attaches signals to an open store: the end-of-run hooks (register before
     /// the store reaps ended runs), the feed subscription, and a first look for
@@ -155,12 +158,16 @@ public final class Signals {
         try Signals.validate(payload: payload)
         let encoded = try payload.serialized()
         try store.checkUsable()
+        // One statement writes the version and reads it back (RETURNING): a
+        // read after the write would cost a statement of its own on every post.
+        // OR ROLLBACK: a failing post rolls back its whole transaction anyway,
+        // and without it SQLite opens a statement journal for this one-row
+        // update (a savepoint, its bitmap allocated and freed on every post).
         return try store.database.write { transaction -> UInt64? in
-            try transaction.execute("UPDATE outlive_signals SET version = version + 1, payload = ?, terminated = ? WHERE signal_id = ? AND terminated = 0",
-                                    [.blob(encoded), .integer(terminates ? 1 : 0), .text(signal)])
-            guard transaction.changedRows == 1 else { return nil }
+            let version = try transaction.integer("UPDATE OR ROLLBACK outlive_signals SET version = version + 1, payload = ?, terminated = ? WHERE signal_id = ? AND terminated = 0 RETURNING version",
+                                                  [.blob(encoded), .integer(terminates ? 1 : 0), .text(signal)])
+            guard let version else { return nil }
             try transaction.recordChange(topic: Signals.topic, key: signal)
-            let version = try transaction.integer("SELECT version FROM outlive_signals WHERE signal_id = ?", [.text(signal)]) ?? 0
             return UInt64(clamping: version)
         }
     }
