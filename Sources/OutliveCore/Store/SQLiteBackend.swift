@@ -59,11 +59,11 @@ final class SQLiteBackend: StoreBackend {
         var changedRows: Int { connection.changes }
 
         func recordChange(topic: String, key: String) throws {
-            // No live run reads this topic: the entry would only cost a page
-            // write. One statement looks and writes (a statement less per change).
-            try connection.run("INSERT INTO outlive_feed(topic, key) SELECT ?1, ?2 WHERE EXISTS (SELECT 1 FROM outlive_watchers WHERE topic = ?1)",
-                               [.text(topic), .text(key)])
-            guard connection.changes == 1 else { return }
+            // No live run reads this topic: the entry would only cost a page write.
+            var watched = false
+            try connection.run("SELECT 1 FROM outlive_watchers WHERE topic = ? LIMIT 1", [.text(topic)]) { _ in watched = true }
+            guard watched else { return }
+            try connection.run("INSERT INTO outlive_feed(topic, key) VALUES (?, ?)", [.text(topic), .text(key)])
             let sequence = connection.lastInsertRowID
             newestSequence = sequence
             if sequence % SQLiteBackend.pruneEvery == 0 {
