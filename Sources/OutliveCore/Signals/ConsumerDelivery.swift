@@ -80,8 +80,11 @@ extension Signals {
          .integer(Int64(SignalLifetime.anyProcess.rawValue))]
     }
 
-    /// Delivers what is due for `signals`, again while deliveries made progress
-    /// (a version posted meanwhile, e.g. by a handler, is delivered too).
+    /// Delivers what is due for `signals`, again for a signal whose version
+    /// moved on while its handlers ran (a version posted meanwhile, e.g. by a
+    /// handler, is delivered too). That is seen in the transaction recording
+    /// the delivery, not by a read of its own; a consumer added or released
+    /// meanwhile is announced on the feed and wakes this loop again.
     func deliver(_ signals: [String]) {
         var remaining = signals
         while !remaining.isEmpty {
@@ -199,8 +202,8 @@ extension Signals {
         // Claimed but neither delivered nor unresolved (removed meanwhile): nothing to release.
         guard !delivered.isEmpty || !unresolved.isEmpty else { return false }
         do {
-            try record(delivered, releasing: unresolved, of: signal)
-            return !delivered.isEmpty
+            let movedOn = try record(delivered, releasing: unresolved, of: signal)
+            return !delivered.isEmpty && movedOn
         } catch {
             Log.emit(.error, "signal \(signal): \(delivered.count) deliveries made but not recorded: \(error)")
             return false
@@ -233,10 +236,11 @@ extension Signals {
     /// Records the delivered versions and releases the claims of consumers
     /// whose handler did not resolve after all, in one transaction. A `once`
     /// consumer, or one that received a terminating version, goes (and the
-    /// record with its last consumer).
+    /// record with its last consumer). True when the signal now has a newer
+    /// version than the newest delivered here.
     private func record(_ delivered: [(PendingConsumer, PostedVersion)], releasing unresolved: [PendingConsumer],
-                        of signal: String) throws {
-        try store.database.write { transaction in
+                        of signal: String) throws -> Bool {
+        try store.database.write { transaction -> Bool in
             for consumer in unresolved {
                 try deliveryClaim.release(.text(consumer.consumerID), in: transaction)
             }
@@ -258,6 +262,9 @@ extension Signals {
                 removed = true
             }
             if removed { try Signals.removeRecordIfUnconsumed(signal, in: transaction) }
+            let newest = delivered.map(\.1.version).max() ?? 0
+            let current = try transaction.integer("SELECT version FROM outlive_signals WHERE signal_id = ?", [.text(signal)]) ?? 0
+            return current > newest
         }
     }
 }
