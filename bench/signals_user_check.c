@@ -15,8 +15,9 @@
  * in the other process).
  *
  * Why signals_bench disagreed with this (it reported post → handler at 0.92-0.96×
- * a raw commit, this measures the post call alone at 1.3× a commit at FULL and
- * 2.7× at NORMAL, post → handler at commit + 190-280 µs):
+ * a raw commit; this measured, before the changes of issue 17, the post call
+ * alone at 1.25-1.35× a commit at FULL and 2.6-2.8× at NORMAL, post → handler
+ * at commit + 190-280 µs at FULL):
  *  - it never timed the post call: its one per-post figure was post → handler,
  *    and its "ratio to the commit" divided that by a commit measured elsewhere;
  *  - that raw commit was measured in a phase of its own, 1,000 back to back,
