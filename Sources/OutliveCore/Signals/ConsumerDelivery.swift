@@ -80,14 +80,18 @@ extension Signals {
          .integer(Int64(SignalLifetime.anyProcess.rawValue))]
     }
 
-    /// Delivers what is due for `signals`, again while deliveries made progress
-    /// (a version posted meanwhile, e.g. by a handler, is delivered too).
+    /// Delivers what is due for `signals`, again for a signal whose version
+    /// moved on while its handlers ran (a version posted meanwhile, e.g. by a
+    /// handler, is delivered too). That is seen in the transaction recording
+    /// the delivery, not by a read of its own; a consumer added or released
+    /// meanwhile is announced on the feed and wakes this loop again.
     func deliver(_ signals: [String]) {
         var remaining = signals
         while !remaining.isEmpty {
             guard (try? store.checkUsable()) != nil else { return }
+            let calledBefore = handlersCalled
             guard let due = try? dueConsumers(of: remaining) else { return }
-            remaining = due.filter { deliver($0.posted, to: $0.consumers) }.map(\.signal)
+            remaining = due.filter { deliver($0.posted, to: $0.consumers, handlersCalledWhenRead: calledBefore) }.map(\.signal)
         }
     }
 
@@ -131,7 +135,7 @@ extension Signals {
     /// shared (process, any-process) ones in one transaction, calls each
     /// handler, and records what was delivered in one transaction. True when
     /// something was delivered and recorded.
-    private func deliver(_ candidate: PostedVersion, to consumers: [PendingConsumer]) -> Bool {
+    private func deliver(_ candidate: PostedVersion, to consumers: [PendingConsumer], handlersCalledWhenRead: UInt64) -> Bool {
         guard let signal = consumers.first?.signalID else { return false }
         var handlers: [String: Handler] = [:]
         for consumer in consumers {
@@ -160,8 +164,14 @@ extension Signals {
                 guard claimed.contains(consumer.consumerID), let claimedVersion else { continue }
                 posted = claimedVersion
             }
-            // An earlier handler of this round may have removed it.
-            guard (try? isDue(consumer, posted)) == true else { continue }
+            // An earlier handler of this round may have removed it. Until a
+            // handler ran, the read that found it due still holds (for this
+            // process; a removal by another process meanwhile is a delivery
+            // already under way, which completes), and a read per delivery
+            // would cost a transaction between the post and its handler.
+            if handlersCalled != handlersCalledWhenRead {
+                guard (try? isDue(consumer, posted)) == true else { continue }
+            }
             if payloads[posted.version] == nil {
                 do {
                     payloads[posted.version] = .some(try Arguments(serialized: posted.payload))
@@ -178,6 +188,7 @@ extension Signals {
             arguments.set("signal_id", .id(IDValue(string: signal)))
             arguments.set("version", .uinteger(UInt64(clamping: posted.version)))
             arguments.set("terminated", .bool(posted.terminated))
+            handlersCalled &+= 1
             do {
                 try HandlerRegistry.shared.call(storedWork: handler, with: arguments)
             } catch let error as OutliveError where error.code == .unresolved {
@@ -191,8 +202,8 @@ extension Signals {
         // Claimed but neither delivered nor unresolved (removed meanwhile): nothing to release.
         guard !delivered.isEmpty || !unresolved.isEmpty else { return false }
         do {
-            try record(delivered, releasing: unresolved, of: signal)
-            return !delivered.isEmpty
+            let movedOn = try record(delivered, releasing: unresolved, of: signal)
+            return !delivered.isEmpty && movedOn
         } catch {
             Log.emit(.error, "signal \(signal): \(delivered.count) deliveries made but not recorded: \(error)")
             return false
@@ -225,10 +236,11 @@ extension Signals {
     /// Records the delivered versions and releases the claims of consumers
     /// whose handler did not resolve after all, in one transaction. A `once`
     /// consumer, or one that received a terminating version, goes (and the
-    /// record with its last consumer).
+    /// record with its last consumer). True when the signal now has a newer
+    /// version than the newest delivered here.
     private func record(_ delivered: [(PendingConsumer, PostedVersion)], releasing unresolved: [PendingConsumer],
-                        of signal: String) throws {
-        try store.database.write { transaction in
+                        of signal: String) throws -> Bool {
+        try store.database.write { transaction -> Bool in
             for consumer in unresolved {
                 try deliveryClaim.release(.text(consumer.consumerID), in: transaction)
             }
@@ -250,6 +262,9 @@ extension Signals {
                 removed = true
             }
             if removed { try Signals.removeRecordIfUnconsumed(signal, in: transaction) }
+            let newest = delivered.map(\.1.version).max() ?? 0
+            let current = try transaction.integer("SELECT version FROM outlive_signals WHERE signal_id = ?", [.text(signal)]) ?? 0
+            return current > newest
         }
     }
 }

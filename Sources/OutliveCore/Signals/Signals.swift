@@ -40,6 +40,9 @@ public final class Signals {
     let store: Store
     /// A `process` or `any_process` consumer being delivered by one run.
     let deliveryClaim: RunClaim
+    /// Handler calls made by this handle's deliveries (loop thread only): a
+    /// consumer read as due is read again only when a handler ran since.
+    var handlersCalled: UInt64 = 0
 
     /// Attaches signals to an open store: the end-of-run hooks (register before
     /// the store reaps ended runs), the feed subscription, and a first look for
@@ -155,8 +158,13 @@ public final class Signals {
         try Signals.validate(payload: payload)
         let encoded = try payload.serialized()
         try store.checkUsable()
+        // OR ROLLBACK: a failing post rolls back its whole transaction anyway,
+        // and without it SQLite opens a statement journal for this one-row
+        // update (a savepoint whose bitmap is allocated and freed on every
+        // post; the heap grew and shrank with brk twice a post). Not RETURNING
+        // for the version: in SQLite 3.40 it costs more than the SELECT.
         return try store.database.write { transaction -> UInt64? in
-            try transaction.execute("UPDATE outlive_signals SET version = version + 1, payload = ?, terminated = ? WHERE signal_id = ? AND terminated = 0",
+            try transaction.execute("UPDATE OR ROLLBACK outlive_signals SET version = version + 1, payload = ?, terminated = ? WHERE signal_id = ? AND terminated = 0",
                                     [.blob(encoded), .integer(terminates ? 1 : 0), .text(signal)])
             guard transaction.changedRows == 1 else { return nil }
             try transaction.recordChange(topic: Signals.topic, key: signal)
