@@ -658,6 +658,10 @@ static void damaged_task_child(void *arg) {
     char sql[1024];
     if (damage->kind == 0) {
         snprintf(sql, sizeof sql, "UPDATE outlive_tasks SET handler_name = CAST(X'0AFF' AS TEXT) WHERE id = '%s'", damaged);
+    } else if (damage->kind == 2) {
+        /* 36 bytes of text, as an id is, but not UTF-8. */
+        snprintf(sql, sizeof sql, "UPDATE outlive_tasks SET id = CAST(X'%s' AS TEXT) WHERE id = '%s'",
+                 "FF303030303030302D303030302D343030302D383030302D303030303030303030303030", damaged);
     } else {
         /* The row's handler_name resolves; its serialized handler names one that does not. */
         outlive_handler *other = NULL;
@@ -711,6 +715,13 @@ static void test_task_with_a_non_utf8_handler_name_does_not_hang_the_runner(void
  * the next pick filtered by the column's name and took the same task again). */
 static void test_task_whose_stored_handler_differs_from_its_handler_name_does_not_hang_the_runner(void) {
     run_damaged_task(1, "the runner hung in outlive_loop_dispatch for 10 s on a task whose handler blob names another handler than its handler_name");
+}
+
+/* A stored task whose id is 36 bytes of text but no UUID (here: not UTF-8).
+ * The runner took it first, failed to read it (CORRUPT) and took it again a
+ * second later, for ever: the tasks behind it never ran. */
+static void test_task_whose_id_is_no_uuid_does_not_stall_the_tasks_behind_it(void) {
+    run_damaged_task(2, "the runner hung in outlive_loop_dispatch for 10 s on a task whose id is no UUID");
 }
 
 /* ── newer format ── */
@@ -774,4 +785,5 @@ HARNESS_MAIN(T(test_disk_full_fails_with_io_and_keeps_acknowledged_data),
              T(test_sqlite_database_of_another_application_is_corrupt),
              T(test_store_from_a_newer_format_is_refused_with_version_and_left_intact),
              T(test_task_with_a_non_utf8_handler_name_does_not_hang_the_runner),
-             T(test_task_whose_stored_handler_differs_from_its_handler_name_does_not_hang_the_runner))
+             T(test_task_whose_stored_handler_differs_from_its_handler_name_does_not_hang_the_runner),
+        T(test_task_whose_id_is_no_uuid_does_not_stall_the_tasks_behind_it))

@@ -52,6 +52,7 @@ enum TaskSchema {
     /// stays pending, visible to `outlive tasks` as a damaged store.
     static let runnable = """
         typeof(handler_name) = 'text' AND typeof(id) = 'text' AND length(CAST(id AS BLOB)) = 36 \
+        AND id NOT GLOB '*[^0-9a-f-]*' \
         AND typeof(handler) = 'blob' AND typeof(group_members) IN ('blob', 'null') \
         AND typeof(age_from) IN ('real', 'integer') AND typeof(attempts) = 'integer' AND attempts >= 0
         """
