@@ -883,12 +883,12 @@ OUTLIVE_API outlive_status outlive_handler_deserialize(const void *bytes, size_t
  *   arguments `task_id` (ID, the task's id as UTF-8 text), `attempt` (INTEGER,
  *   1 for the first) and `completion` (HANDLER); a handler takes those it
  *   declares. A handler that declares `completion` ends its attempt by calling
- *   it, exactly once, from any thread, or from any process that has the store
- *   open (a completion never opens a store itself), with `success` (BOOL) and
- *   optionally `error` (ID, a UTF-8 message): outlive_handler_call(completion, args).
- *   The first completion of an attempt, from whichever process, is its
- *   outcome; any later one returns OUTLIVE_E_STATE and changes nothing, as
- *   does one called in a process without the store open.
+ *   it, exactly once, from any thread or any process (one that does not have
+ *   the store open opens it briefly; a completion never creates a store),
+ *   with `success` (BOOL) and optionally `error` (ID, a UTF-8 message):
+ *   outlive_handler_call(completion, args). The first completion of an
+ *   attempt, from whichever process, is its outcome; any later one returns
+ *   OUTLIVE_E_STATE and changes nothing, as does one whose store is gone.
  *   A handler that does not declare it succeeds when it returns.
  * - Success deletes the task. Failure keeps it, waiting for an exponential
  *   backoff with jitter (outlive_task_policy), after which it runs again by

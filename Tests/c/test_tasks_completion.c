@@ -162,6 +162,45 @@ static void test_two_other_processes_complete_once(void) {
     harness_remove_tree(dir);
 }
 
+/* Runs handler_caller, which opens no store: it deserializes the completion
+ * from completion_path and calls it. Its output says the call's status. */
+static bool complete_from_a_process_without_the_store(const char *expected_status) {
+    char command[8600];
+    snprintf(command, sizeof command, "%s/handler_caller - '%s' 'call success=B:1' 2>/dev/null", harness_bin_dir(),
+             completion_path);
+    FILE *pipe = popen(command, "r");
+    if (!pipe) return false;
+    char output[4096] = "";
+    size_t got = fread(output, 1, sizeof output - 1, pipe);
+    output[got] = 0;
+    pclose(pipe);
+    char line[128];
+    snprintf(line, sizeof line, "call -> %s", expected_status);
+    return strstr(output, line) != NULL;
+}
+
+static void test_a_process_that_never_opened_the_store_completes_the_attempt(void) {
+    const char *dir = harness_temp_dir();
+    outlive_store *store = start_attempt(dir);
+    CHECK(store != NULL);
+    CHECK_MSG(complete_from_a_process_without_the_store("OUTLIVE_OK"),
+              "a completion called in a process without the store open was refused");
+    size_t pending = 1;
+    for (int round = 0; round < 200 && pending != 0; round++) {
+        outlive_loop_dispatch(outlive_store_loop(store), 50);
+        CHECK_OK(outlive_tasks_count(store, &pending));
+    }
+    CHECK_MSG(pending == 0, "the other process's success did not end the task");
+    CHECK_STATUS(complete_here(false, "too late"), OUTLIVE_E_STATE);
+    outlive_handler_free(kept);
+    outlive_store_close(store);
+    /* With the store gone, the same completion creates nothing where it was. */
+    harness_remove_tree(dir);
+    CHECK(complete_from_a_process_without_the_store("OUTLIVE_E_STATE"));
+    CHECK_MSG(access(dir, F_OK) != 0, "a completion created a store where one had been");
+    unlink(completion_path);
+}
+
 /* The bytes of outlive.task_completion bound with a store of the data's choosing. */
 static void *crafted_completion(const char *victim, size_t *size) {
     outlive_args *args = NULL;
@@ -264,6 +303,7 @@ static void test_the_library_s_own_handlers_cannot_be_stored_as_work(void) {
 
 HARNESS_MAIN(
     T(test_second_completion_from_another_process_is_refused_and_the_first_stands),
+    T(test_a_process_that_never_opened_the_store_completes_the_attempt),
     T(test_completion_in_the_runner_after_one_from_another_process_is_refused),
     T(test_two_other_processes_complete_once),
     T(test_crafted_task_naming_the_completion_built_in_creates_no_store),

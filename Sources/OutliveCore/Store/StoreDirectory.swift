@@ -49,6 +49,14 @@ struct StoreDirectory {
         return StoreDirectory(path: resolved, created: created)
     }
 
+    /// Whether `path` is a directory holding a store's database: what a
+    /// caller that must never create a store checks before opening one.
+    static func holdsStore(_ path: String) -> Bool {
+        var directory = stat(), database = stat()
+        return stat(path, &directory) == 0 && directory.st_mode & mode_t(S_IFMT) == mode_t(S_IFDIR)
+            && lstat(path + "/outlive.db", &database) == 0 && database.st_mode & mode_t(S_IFMT) == mode_t(S_IFREG)
+    }
+
     /// After a failing open: removes what it created — the database and its
     /// -wal and -shm files, the doorbell, runs/, the directory — so that a
     /// failing call leaves nothing behind. Not while any run's lock file is

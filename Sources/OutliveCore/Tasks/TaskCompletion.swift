@@ -2,8 +2,8 @@ import COutliveSystem
 
 /// The completion handler a task handler receives as `completion`: a library
 /// built-in bound with the store directory, the task id, the attempt's claim
-/// token and the running run's id, so that calling it works from any thread,
-/// and from any process that has the store open.
+/// token and the running run's id, so that calling it works from any thread
+/// and from any process.
 ///
 /// Call-time arguments: `success` (BOOL), optional `error` (ID). Exactly one
 /// completion per attempt, whichever process sends it: the outcome is written
@@ -14,9 +14,12 @@ import COutliveSystem
 /// The runner learns of it directly in its own process, through the change
 /// feed in another.
 ///
-/// The `store` argument only names one of this process's open stores: a
-/// completion never opens, let alone creates, a store itself, so a completion
-/// bound with a path of stored data's choosing reaches no file.
+/// Where this process has the store open, the outcome is written through that
+/// handle. Elsewhere (another process, or a forked child whose inherited handle
+/// is its parent's) it is written through a short-lived handle of this
+/// process's own, and only on a store that exists: a completion never creates
+/// one. Stored data cannot choose the path: the library's own handlers cannot
+/// be stored work (`HandlerRegistry.call(storedWork:)`).
 public enum TaskCompletion {
     public static let handlerName = "outlive.task_completion"
     static let signature = "ID store, ID task_id, ID claim, ID? run_id, BOOL success, ID? error"
@@ -80,12 +83,9 @@ public enum TaskCompletion {
             error = id.string ?? "(\(id.bytes.count) bytes that are not UTF-8 text)"
         }
         guard let store = TaskQueue.openStore(path: path) else {
-            guard TaskQueue.inheritsStore(path: path) else {
-                throw OutliveError.state("the completion of task \(taskID) names the store \(path), which this process has not open; open it first (a completion never opens a store itself)")
+            guard TaskQueue.inheritsStore(path: path) || StoreDirectory.holdsStore(path) else {
+                throw OutliveError.state("the completion of task \(taskID) names the store \(path), where there is no store (a completion never creates one)")
             }
-            // A forked child of the process that opened the store: the parent's
-            // handle is not the child's to use, so the outcome is written through
-            // a handle of the child's own on the same directory.
             let own = try Store(path: path, processName: "outlive-completion", loop: try Loop(), components: OutliveStore.components)
             defer { own.close() }
             try record(in: own, taskID: taskID, claim: claim, runID: runID, success: success, error: error, announce: true)
