@@ -4,7 +4,6 @@ exceptions on the library's own thread reach sys.unraisablehook, values are
 never coerced silently, and a forked child neither uses nor disturbs its
 parent's store. The crash-prone cases run in a child Python (with faulthandler
 and -X dev, see conftest), so that a segfault fails one test, not the suite."""
-import os
 import sys
 import threading
 

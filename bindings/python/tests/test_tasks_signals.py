@@ -1,5 +1,3 @@
-import select
-
 import pytest
 
 import outlive
