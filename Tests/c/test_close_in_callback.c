@@ -19,10 +19,30 @@ static void close_once(void) {
 }
 
 /* The store under test runs on a loop of the test's own, which outlives it. */
-static outlive_store *open_on(outlive_loop *loop, const char *dir) {
-    outlive_store *store = NULL;
-    if (outlive_store_open(dir, "app", loop, NULL, &store) != OUTLIVE_OK) return NULL;
-    return store;
+struct scene { const char *dir; outlive_loop *loop; outlive_store *store; };
+
+static bool scene_open(struct scene *scene) {
+    scene->dir = harness_temp_dir();
+    scene->loop = NULL;
+    scene->store = NULL;
+    return outlive_loop_new(&scene->loop) == OUTLIVE_OK &&
+           outlive_store_open(scene->dir, "app", scene->loop, NULL, &scene->store) == OUTLIVE_OK;
+}
+
+/* Frees the loop and the directory; the store was closed by the test. */
+static void scene_end(struct scene *scene) {
+    outlive_loop_free(scene->loop);
+    harness_remove_tree(scene->dir);
+}
+
+static void post_messages(outlive_store *store, int count) {
+    for (int i = 0; i < count; i++) {
+        outlive_message_draft *draft = NULL;
+        outlive_message_draft_new("c", "t", &draft);
+        char id[OUTLIVE_ID_SIZE];
+        CHECK_OK(outlive_message_post(store, draft, id));
+        outlive_message_draft_free(draft);
+    }
 }
 
 static void dispatch_rounds(outlive_loop *loop, int rounds) {
@@ -35,12 +55,10 @@ static void observer_closes(const char *key, const void *bytes, size_t size, voi
 }
 
 static void test_store_closed_in_kv_observer_calls_no_further_observer(void) {
-    const char *dir = harness_temp_dir();
-    outlive_loop *loop = NULL;
-    CHECK_OK(outlive_loop_new(&loop));
-    outlive_store *store = open_on(loop, dir), *writer = NULL;
-    CHECK(store);
-    CHECK_OK(outlive_store_open(dir, "writer", NULL, NULL, &writer));
+    struct scene scene;
+    CHECK(scene_open(&scene));
+    outlive_store *store = scene.store, *writer = NULL;
+    CHECK_OK(outlive_store_open(scene.dir, "writer", NULL, NULL, &writer));
     uint64_t token = 0;
     CHECK_OK(outlive_kv_observe(store, "", observer_closes, NULL, NULL, &token));
     CHECK_OK(outlive_kv_observe(store, "k", observer_closes, NULL, NULL, &token));
@@ -51,11 +69,10 @@ static void test_store_closed_in_kv_observer_calls_no_further_observer(void) {
     }
     calls = 0;
     closing = store;
-    dispatch_rounds(loop, 10);
+    dispatch_rounds(scene.loop, 10);
     CHECK_MSG(calls == 1, "%d observer calls after the store was closed in the first", calls - 1);
     outlive_store_close(writer);
-    outlive_loop_free(loop);
-    harness_remove_tree(dir);
+    scene_end(&scene);
 }
 
 static int32_t any_priority(const outlive_message *m, void *c) { (void)m; (void)c; return 200; }
@@ -65,27 +82,18 @@ static void present_closes(const outlive_message *m, outlive_presentation *p, vo
 }
 
 static void test_store_closed_in_presenter_presents_nothing_more(void) {
-    const char *dir = harness_temp_dir();
-    outlive_loop *loop = NULL;
-    CHECK_OK(outlive_loop_new(&loop));
-    outlive_store *store = open_on(loop, dir);
-    CHECK(store);
-    for (int i = 0; i < 5; i++) {
-        outlive_message_draft *draft = NULL;
-        outlive_message_draft_new("c", "t", &draft);
-        char id[OUTLIVE_ID_SIZE];
-        CHECK_OK(outlive_message_post(store, draft, id));
-        outlive_message_draft_free(draft);
-    }
+    struct scene scene;
+    CHECK(scene_open(&scene));
+    outlive_store *store = scene.store;
+    post_messages(store, 5);
     outlive_presenter presenter = { OUTLIVE_PRESENTER_VERSION, any_priority, present_closes, NULL };
     CHECK_OK(outlive_presenter_add(store, "first", &presenter, NULL, NULL));
     CHECK_OK(outlive_presenter_add(store, "second", &presenter, NULL, NULL));
     calls = 0;
     closing = store;
-    dispatch_rounds(loop, 10);
+    dispatch_rounds(scene.loop, 10);
     CHECK_MSG(calls == 1, "%d presentations after the store was closed in the first", calls - 1);
-    outlive_loop_free(loop);
-    harness_remove_tree(dir);
+    scene_end(&scene);
 }
 
 OUTLIVE_HANDLER(close_test_consumer, OUTLIVE_ID(signal_id)) {
@@ -94,11 +102,9 @@ OUTLIVE_HANDLER(close_test_consumer, OUTLIVE_ID(signal_id)) {
 }
 
 static void test_store_closed_in_signal_consumer_delivers_nothing_more(void) {
-    const char *dir = harness_temp_dir();
-    outlive_loop *loop = NULL;
-    CHECK_OK(outlive_loop_new(&loop));
-    outlive_store *store = open_on(loop, dir);
-    CHECK(store);
+    struct scene scene;
+    CHECK(scene_open(&scene));
+    outlive_store *store = scene.store;
     outlive_handler *handler = NULL;
     outlive_handler_new("close_test_consumer", NULL, NULL, &handler);
     CHECK(handler);
@@ -112,10 +118,9 @@ static void test_store_closed_in_signal_consumer_delivers_nothing_more(void) {
     outlive_handler_free(handler);
     calls = 0;
     closing = store;
-    dispatch_rounds(loop, 10);
+    dispatch_rounds(scene.loop, 10);
     CHECK_MSG(calls == 1, "%d deliveries after the store was closed in the first", calls - 1);
-    outlive_loop_free(loop);
-    harness_remove_tree(dir);
+    scene_end(&scene);
 }
 
 OUTLIVE_HANDLER(close_test_task, OUTLIVE_ID(task_id)) {
@@ -124,11 +129,9 @@ OUTLIVE_HANDLER(close_test_task, OUTLIVE_ID(task_id)) {
 }
 
 static void test_store_closed_in_task_handler_runs_no_further_task(void) {
-    const char *dir = harness_temp_dir();
-    outlive_loop *loop = NULL;
-    CHECK_OK(outlive_loop_new(&loop));
-    outlive_store *store = open_on(loop, dir);
-    CHECK(store);
+    struct scene scene;
+    CHECK(scene_open(&scene));
+    outlive_store *store = scene.store;
     outlive_handler *work = NULL;
     outlive_handler_new("close_test_task", NULL, NULL, &work);
     CHECK(work);
@@ -138,18 +141,17 @@ static void test_store_closed_in_task_handler_runs_no_further_task(void) {
     calls = 0;
     closing = store;
     CHECK_OK(outlive_tasks_run_now(store));
-    dispatch_rounds(loop, 10);
+    dispatch_rounds(scene.loop, 10);
     CHECK_MSG(calls == 1, "%d task handlers ran after the store was closed in the first", calls - 1);
     /* Every task is still stored, pending, for the next run: the four not run,
      * and the one whose run ended (closed) while its handler ran (at least once). */
     outlive_store *again = NULL;
-    CHECK_OK(outlive_store_open(dir, "app", NULL, NULL, &again));
+    CHECK_OK(outlive_store_open(scene.dir, "app", NULL, NULL, &again));
     size_t pending = 0;
     CHECK_OK(outlive_tasks_count(again, &pending));
     CHECK_MSG(pending == 5, "%zu tasks pending", pending);
     outlive_store_close(again);
-    outlive_loop_free(loop);
-    harness_remove_tree(dir);
+    scene_end(&scene);
 }
 
 static outlive_store *removing_from;
@@ -164,27 +166,18 @@ static void present_removes_itself(const outlive_message *m, outlive_presentatio
 }
 
 static void test_presenter_removed_in_its_present_is_not_asked_again(void) {
-    const char *dir = harness_temp_dir();
-    outlive_loop *loop = NULL;
-    CHECK_OK(outlive_loop_new(&loop));
-    outlive_store *store = open_on(loop, dir);
-    CHECK(store);
-    for (int i = 0; i < 5; i++) {
-        outlive_message_draft *draft = NULL;
-        outlive_message_draft_new("c", "t", &draft);
-        char id[OUTLIVE_ID_SIZE];
-        CHECK_OK(outlive_message_post(store, draft, id));
-        outlive_message_draft_free(draft);
-    }
+    struct scene scene;
+    CHECK(scene_open(&scene));
+    outlive_store *store = scene.store;
+    post_messages(store, 5);
     outlive_presenter presenter = { OUTLIVE_PRESENTER_VERSION, any_priority, present_removes_itself, NULL };
     calls = 0;
     removing_from = store;
     CHECK_OK(outlive_presenter_add(store, "only", &presenter, NULL, NULL));
-    dispatch_rounds(loop, 10);
+    dispatch_rounds(scene.loop, 10);
     CHECK_MSG(calls == 1, "%d presentations after the presenter removed itself", calls - 1);
     outlive_store_close(store);
-    outlive_loop_free(loop);
-    harness_remove_tree(dir);
+    scene_end(&scene);
 }
 
 static outlive_store *scoped_store;
@@ -200,11 +193,9 @@ OUTLIVE_HANDLER(close_test_scoped_consumer, OUTLIVE_ID(signal_id)) {
 }
 
 static void test_consumers_removed_in_a_delivery_get_no_further_delivery(void) {
-    const char *dir = harness_temp_dir();
-    outlive_loop *loop = NULL;
-    CHECK_OK(outlive_loop_new(&loop));
-    outlive_store *store = open_on(loop, dir);
-    CHECK(store);
+    struct scene scene;
+    CHECK(scene_open(&scene));
+    outlive_store *store = scene.store;
     outlive_handler *handler = NULL;
     outlive_handler_new("close_test_scoped_consumer", NULL, NULL, &handler);
     CHECK(handler);
@@ -217,11 +208,10 @@ static void test_consumers_removed_in_a_delivery_get_no_further_delivery(void) {
     outlive_handler_free(handler);
     calls = 0;
     scoped_store = store;
-    dispatch_rounds(loop, 10);
+    dispatch_rounds(scene.loop, 10);
     CHECK_MSG(calls == 1, "%d deliveries after their consumers were removed in the first", calls - 1);
     outlive_store_close(store);
-    outlive_loop_free(loop);
-    harness_remove_tree(dir);
+    scene_end(&scene);
 }
 
 static outlive_operations *closing_queue;
