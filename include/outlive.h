@@ -959,6 +959,59 @@ typedef struct outlive_task_spec {
 OUTLIVE_API outlive_status outlive_tasks_add_batch(outlive_store *store, const outlive_task_spec *tasks,
                                                    size_t count, char *out_ids /* nullable */);
 
+/* Queues. A task belongs to one queue, named by the application; the queue
+ * "default" always exists and is ordered. A queue is declared once, in the
+ * store (every process sees it), with its kind:
+ *   OUTLIVE_QUEUE_ORDERED   one runner at a time across all processes, tasks
+ *                           started in order (priority, then order of
+ *                           addition), groups — the queue described above.
+ *   OUTLIVE_QUEUE_PARALLEL  every process that serves it runs up to its own
+ *                           limit of tasks at once, claiming them one by one
+ *                           in priority and due order; groups still hold
+ *                           members back. */
+typedef enum outlive_queue_kind {
+    OUTLIVE_QUEUE_ORDERED = 1,
+    OUTLIVE_QUEUE_PARALLEL
+} outlive_queue_kind;
+
+/* Bytes of a queue name: 1 to OUTLIVE_QUEUE_MAX_NAME_SIZE of [A-Za-z0-9_.:-]. */
+#define OUTLIVE_QUEUE_MAX_NAME_SIZE 128
+/* Bytes of a unique key: 1 to OUTLIVE_TASK_MAX_UNIQUE_KEY_SIZE of UTF-8 without NUL. */
+#define OUTLIVE_TASK_MAX_UNIQUE_KEY_SIZE 1024
+
+/* How a task is added by outlive_task_enqueue: every field is optional (its
+ * zero value is the default). */
+#define OUTLIVE_TASK_OPTIONS_VERSION 1
+typedef struct outlive_task_options {
+    uint32_t version;                     /* OUTLIVE_TASK_OPTIONS_VERSION */
+    const char *queue;                    /* NULL: "default"; a declared queue */
+    int32_t priority;                     /* higher starts first; ties in order of addition; default 0 */
+    double due_at;                        /* seconds since the epoch; 0: due now */
+    double delay_seconds;                 /* due this long after the call; 0: due now (not with due_at) */
+    const char *unique_key;               /* NULL, or: at most one pending or running task of the queue has it */
+    const char *result_signal;            /* NULL, or a signal id the result (and progress) is posted to */
+    const char *group_start;              /* NULL, or the group this task starts */
+    const char *const *group_members;     /* nullable when group_member_count is 0 */
+    size_t group_member_count;
+} outlive_task_options;
+#define OUTLIVE_TASK_OPTIONS_INIT { OUTLIVE_TASK_OPTIONS_VERSION, NULL, 0, 0, 0, NULL, NULL, NULL, NULL, 0 }
+
+/* Adds a task that calls `work` (copied), as `options` (NULL: all defaults)
+ * say; one transaction. out_id (nullable) receives the task's id;
+ * *out_existing (nullable) is set true when options->unique_key was held by a
+ * pending or running task of the queue: nothing was added and out_id
+ * receives that task's id.
+ * OUTLIVE_E_INVALID_ARGUMENT: as outlive_task_add; options->version unknown;
+ *   a queue name that is malformed; due_at or delay_seconds negative, NaN or
+ *   infinite, or both set; a unique key empty, too long or not UTF-8;
+ *   result_signal not a signal id.
+ * OUTLIVE_E_NOT_FOUND: options->queue was never declared.
+ * OUTLIVE_E_INVALIDATED: work was invalidated. */
+OUTLIVE_API outlive_status outlive_task_enqueue(outlive_store *store, const outlive_handler *work,
+                                                const outlive_task_options *options /* nullable */,
+                                                char out_id[OUTLIVE_ID_SIZE] /* nullable */,
+                                                bool *out_existing /* nullable */);
+
 /* Asks for a run now. It starts on the store's loop at its next dispatch, or,
  * while another process runs, as soon as that run ends. */
 OUTLIVE_API outlive_status outlive_tasks_run_now(outlive_store *store);

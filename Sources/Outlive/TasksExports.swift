@@ -225,3 +225,38 @@ public func outlive_task_delete(_ store: OpaquePointer?, _ task_id: UnsafePointe
         try queue.delete(id: try string(task_id, "task_id", maxBytes: 64))
     }
 }
+
+@c @implementation
+public func outlive_task_enqueue(_ store: OpaquePointer?, _ work: OpaquePointer?, _ options: UnsafePointer<outlive_task_options>?,
+                                 _ out_id: UnsafeMutablePointer<CChar>?, _ out_existing: UnsafeMutablePointer<Bool>?) -> outlive_status {
+    guarded {
+        let queue = try taskQueue(store)
+        var task: NewTask
+        if let options = options?.pointee {
+            guard options.version == OUTLIVE_TASK_OPTIONS_VERSION else {
+                throw OutliveError.invalidArgument("options.version is \(options.version); this library knows version \(OUTLIVE_TASK_OPTIONS_VERSION)")
+            }
+            task = try newTask(work, options.group_start, options.group_members, options.group_member_count, "options.")
+            if let name = options.queue { task.queue = try string(name, "options.queue", maxBytes: TaskQueueName.maxSize) }
+            task.priority = options.priority
+            task.due = try dueTime(at: options.due_at, after: options.delay_seconds)
+            if let key = options.unique_key { task.uniqueKey = try string(key, "options.unique_key", maxBytes: NewTask.maxUniqueKeySize) }
+            if let signal = options.result_signal { task.resultSignal = try string(signal, "options.result_signal", maxBytes: 64) }
+        } else {
+            task = try newTask(work, nil, nil, 0, "")
+        }
+        let id = try queue.add(task)
+        if let out_id { writeID(id, out_id) }
+        out_existing?.pointee = false
+    }
+}
+
+/// The absolute due time of `due_at` / `delay_seconds` (0 each: due now).
+private func dueTime(at: Double, after delay: Double) throws -> Double? {
+    guard at.isFinite, at >= 0 else { throw OutliveError.invalidArgument("options.due_at must be a finite time >= 0 (seconds since the epoch), got \(at)") }
+    guard delay.isFinite, delay >= 0 else { throw OutliveError.invalidArgument("options.delay_seconds must be a finite number >= 0, got \(delay)") }
+    guard at == 0 || delay == 0 else { throw OutliveError.invalidArgument("options.due_at and options.delay_seconds are both set; give one") }
+    if at > 0 { return at }
+    if delay > 0 { return Clock.wall() + delay }
+    return nil
+}

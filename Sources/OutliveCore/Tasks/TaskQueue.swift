@@ -154,15 +154,28 @@ public final class TaskQueue {
         var ids: [String] = []
         ids.reserveCapacity(tasks.count)
         try store.database.write { transaction in
+            var declared: Set<String> = [TaskQueueName.default]
             for (task, handler) in zip(tasks, handlers) {
+                if !declared.contains(task.queue) {
+                    guard try transaction.integer("SELECT kind FROM outlive_task_queues WHERE name = ?", [.text(task.queue)]) != nil else {
+                        throw OutliveError.notFound("no queue named \(task.queue) (declare it first)")
+                    }
+                    declared.insert(task.queue)
+                }
                 let id = Identifier.make()
+                // A task due later waits like one in backoff: the due timer starts it.
+                let dueLater = task.due.flatMap { $0 > now ? $0 : nil }
                 try transaction.execute("""
-                    INSERT INTO outlive_tasks(id, handler_name, handler, group_start, group_members, created, age_from)
-                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    INSERT INTO outlive_tasks(id, handler_name, handler, group_start, group_members, created, age_from,
+                                              queue, priority, state, waiting_until, unique_key, result_signal)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """, [.text(id), .text(task.work.name), .blob(handler),
                           task.groupStart.map { .text($0) } ?? .null,
                           TaskSchema.encode(members: task.groupMembers).map { .blob($0) } ?? .null,
-                          .double(now), .double(now)])
+                          .double(now), .double(now), .text(task.queue), .integer(Int64(task.priority)),
+                          .integer((dueLater == nil ? TaskSchema.State.ready : TaskSchema.State.waiting).rawValue),
+                          dueLater.map { .double($0) } ?? .null,
+                          task.uniqueKey.map { .text($0) } ?? .null, task.resultSignal.map { .text($0) } ?? .null])
                 ids.append(id)
             }
             try TaskSchema.addCounts(pending: Int64(tasks.count), dead: 0, in: transaction)

@@ -41,7 +41,22 @@ enum TaskSchema {
         """,
         SchemaComponent.requiringRegisteredRun("outlive_task_runner", "run_id")
             + SchemaComponent.requiringRegisteredRun("outlive_tasks", "runner", onInsert: false),
+        // Queues for services (docs/tasks.md): a task's queue, priority, unique
+        // key, cancellation and result signal; the declared queues and their kind.
+        """
+        ALTER TABLE outlive_tasks ADD COLUMN queue TEXT NOT NULL DEFAULT 'default';
+        ALTER TABLE outlive_tasks ADD COLUMN priority INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE outlive_tasks ADD COLUMN unique_key TEXT;
+        ALTER TABLE outlive_tasks ADD COLUMN cancelled INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE outlive_tasks ADD COLUMN result_signal TEXT;
+        CREATE TABLE outlive_task_queues(name TEXT PRIMARY KEY, kind INTEGER NOT NULL, created REAL NOT NULL);
+        INSERT INTO outlive_task_queues(name, kind, created) VALUES ('default', 1, 0)
+        """,
     ])
+
+    enum QueueKind: Int64 {
+        case ordered = 1, parallel = 2
+    }
 
     static let topic = "tasks"
 

@@ -82,6 +82,12 @@ class TaskSpec(ctypes.Structure):
                 ("group_members", POINTER(c_char_p)), ("group_member_count", c_size_t)]
 
 
+class TaskOptions(ctypes.Structure):
+    _fields_ = [("version", c_uint32), ("queue", c_char_p), ("priority", ctypes.c_int32), ("due_at", c_double),
+                ("delay_seconds", c_double), ("unique_key", c_char_p), ("result_signal", c_char_p),
+                ("group_start", c_char_p), ("group_members", POINTER(c_char_p)), ("group_member_count", c_size_t)]
+
+
 class TaskPolicy(ctypes.Structure):
     _fields_ = [("version", c_uint32), ("initial_backoff", c_double), ("max_backoff", c_double),
                 ("max_attempts", c_uint32), ("timeout", c_double), ("max_age", c_double)]
@@ -197,6 +203,7 @@ _DECLARATIONS = {
     # tasks
     "outlive_task_add": (status, [StoreP, HandlerP, c_char_p, POINTER(c_char_p), c_size_t, c_char_p]),
     "outlive_tasks_add_batch": (status, [StoreP, POINTER(TaskSpec), c_size_t, c_char_p]),
+    "outlive_task_enqueue": (status, [StoreP, HandlerP, POINTER(TaskOptions), c_char_p, POINTER(ctypes.c_bool)]),
     "outlive_tasks_run_now": (status, [StoreP]),
     "outlive_tasks_set_triggers": (status, [StoreP, c_size_t, c_double]),
     "outlive_tasks_count": (status, [StoreP, POINTER(c_size_t)]),
@@ -326,6 +333,7 @@ SKIPPED = {
 # The C struct each ctypes Structure mirrors (layouts checked against the header).
 C_STRUCTS = {
     "outlive_task_spec": TaskSpec,
+    "outlive_task_options": TaskOptions,
     "outlive_task_policy": TaskPolicy,
     "outlive_presenter": Presenter,
     "outlive_store_options": StoreOptions,
