@@ -221,6 +221,7 @@ extension TaskQueue {
         if let completion = TaskCompletion.make(storePath: completionStorePath, taskID: attempt.id, claim: attempt.claim, runID: store.runID) {
             arguments.set("completion", .handler(completion))
         }
+        if let signal = TaskResult.callArgument(taskID: attempt.id, handlerName: handler.name, store: store) { arguments.set("result_signal", signal) }
         do {
             try HandlerRegistry.shared.call(storedWork: handler, with: arguments)
         } catch let error as OutliveError where error.code == .unresolved {
@@ -288,6 +289,7 @@ extension TaskQueue {
             row = ($0.integer(0), $0.double(1), $0.integer(2) != 0, $0.isNull(3) ? nil : $0.integer(3), $0.text(4))
         }
         guard let row else { return }
+        if try TaskCancellation.endIfCancelled(taskID: attempt.id, in: transaction) { return }
         var result = result
         if let outcome = row.outcome {
             result = .completion(success: outcome == TaskSchema.Outcome.success.rawValue, error: row.error)
@@ -300,6 +302,7 @@ extension TaskQueue {
             try transaction.recordChange(topic: TaskSchema.topic, key: "returned")
         case .succeeded:
             Log.emit(.info, "task \(attempt.id) succeeded (attempt \(row.attempts))")
+            try TaskResult.post(.succeeded, taskID: attempt.id, in: transaction)
             try transaction.execute("DELETE FROM outlive_tasks WHERE seq = ? AND \(fence)", [key] + fenced)
             try TaskSchema.addCounts(pending: -1, dead: 0, in: transaction)
             try transaction.recordChange(topic: TaskSchema.topic, key: "finished")
@@ -311,6 +314,7 @@ extension TaskQueue {
                 try attemptClaim.release(key, token: token, setting: [("state", .integer(TaskSchema.State.dead.rawValue)), ("outcome", .null),
                                                                       ("waiting_until", .null), ("last_error", .text(why))], in: transaction)
                 try TaskSchema.addCounts(pending: -1, dead: 1, in: transaction)
+                try TaskResult.post(.died, taskID: attempt.id, in: transaction)
             } else {
                 Log.emit(.info, "task \(attempt.id) failed attempt \(row.attempts) and will be retried: \(why)")
                 try attemptClaim.release(key, token: token, setting: [("state", .integer(TaskSchema.State.waiting.rawValue)), ("outcome", .null),
@@ -387,6 +391,7 @@ extension TaskQueue {
                 try transaction.execute("UPDATE outlive_tasks SET state = 2, last_error = coalesce(last_error || '; ', '') || ? WHERE seq = ?",
                                         [.text(why), .integer(task.seq)])
                 try TaskSchema.addCounts(pending: -1, dead: 1, in: transaction)
+                try TaskResult.post(.died, taskID: task.id, in: transaction)
                 try transaction.recordChange(topic: TaskSchema.topic, key: "finished")
                 continue
             }

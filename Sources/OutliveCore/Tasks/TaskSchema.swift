@@ -9,6 +9,8 @@
 /// - `outlive_tasks_waiting (waiting_until) WHERE state = 3`: tasks coming due;
 /// - `outlive_tasks_running (runner) WHERE state = 1`: what a dead run held;
 /// - `outlive_tasks_group_start (group_start)`: whether a group's start is stored.
+/// - `outlive_tasks_unique_key (queue, unique_key)`, unique, over the pending
+///   and running tasks that are not cancelled: who holds a key.
 /// `outlive_task_runner` is the claim of the one runner across processes;
 /// `age_from` is when the task's max age started counting (created, or its
 /// last retry). `outlive_task_counts` keeps the counts so that triggers never count rows.
@@ -51,6 +53,16 @@ enum TaskSchema {
         ALTER TABLE outlive_tasks ADD COLUMN result_signal TEXT;
         CREATE TABLE outlive_task_queues(name TEXT PRIMARY KEY, kind INTEGER NOT NULL, created REAL NOT NULL);
         INSERT INTO outlive_task_queues(name, kind, created) VALUES ('default', 1, 0)
+        """,
+        // What happens to one task (docs/tasks.md): a unique key is held by at
+        // most one task of its queue that is pending (ready or waiting) or
+        // running and not cancelled — the index is the enforcement, so that
+        // adders in many processes cannot both add; `result` holds the extra
+        // arguments of a successful completion until the runner posts them.
+        """
+        ALTER TABLE outlive_tasks ADD COLUMN result BLOB;
+        CREATE UNIQUE INDEX outlive_tasks_unique_key ON outlive_tasks(queue, unique_key)
+            WHERE unique_key IS NOT NULL AND cancelled = 0 AND state IN (0, 1, 3)
         """,
     ])
 
