@@ -889,7 +889,9 @@ OUTLIVE_API outlive_status outlive_handler_deserialize(const void *bytes, size_t
  *   outlive_handler_call(completion, args). The first completion of an
  *   attempt, from whichever process, is its outcome; any later one returns
  *   OUTLIVE_E_STATE and changes nothing, as does one whose store is gone.
- *   A handler that does not declare it succeeds when it returns.
+ *   A handler that does not declare it succeeds when it returns. A task
+ *   added with a result signal (outlive_task_enqueue) also passes
+ *   `result_signal` (ID) to a handler that declares it.
  * - Success deletes the task. Failure keeps it, waiting for an exponential
  *   backoff with jitter (outlive_task_policy), after which it runs again by
  *   itself. No completion within the policy's timeout (default 60 s) is a
@@ -979,8 +981,56 @@ typedef enum outlive_queue_kind {
 /* Bytes of a unique key: 1 to OUTLIVE_TASK_MAX_UNIQUE_KEY_SIZE of UTF-8 without NUL. */
 #define OUTLIVE_TASK_MAX_UNIQUE_KEY_SIZE 1024
 
+/* How a signal's consumers receive versions (see the signals section). */
+typedef enum outlive_delivery {
+    OUTLIVE_DELIVERY_ONCE = 1,           /* one version, then removed */
+    OUTLIVE_DELIVERY_UNTIL_TERMINATED    /* every version until a terminating post */
+} outlive_delivery;
+
+typedef enum outlive_lifetime {
+    OUTLIVE_LIFETIME_THIS_RUN = 1,      /* this store handle only; gone when it ends */
+    OUTLIVE_LIFETIME_PROCESS,           /* any run of this process name, now or later */
+    OUTLIVE_LIFETIME_ANY_PROCESS        /* one of the processes that resolve the handler */
+} outlive_lifetime;
+
 /* How a task is added by outlive_task_enqueue: every field is optional (its
- * zero value is the default). */
+ * zero value is the default).
+ *
+ * Unique keys. A key is held by at most one task of the queue that is pending
+ * (due, or waiting for its due time or backoff) or running and not cancelled.
+ * Adding a task whose key is held adds nothing: out_id receives the holder's
+ * id and *out_existing is true — atomically, whatever number of processes add
+ * at once (a unique index decides, inside the add's transaction). A dead task
+ * and a cancelled one hold no key (a task with the key can be added again); a
+ * dead task whose key was taken meanwhile cannot be retried (OUTLIVE_E_STATE).
+ *
+ * Results and progress. With result_signal, the task's final outcome is
+ * posted to that signal, terminating, in the transaction that ends the task:
+ *   success        payload: the extra arguments the completion was called
+ *                  with beyond success and error (none for a handler that
+ *                  succeeds when it returns), plus task_id (ID),
+ *                  success (BOOL, true), cancelled (BOOL, false);
+ *   death          task_id, success false, cancelled false, error (ID, the
+ *                  last error);
+ *   cancellation   task_id, success false, cancelled true (also when a
+ *                  pending task is deleted with outlive_task_delete).
+ * A failed attempt that will be retried posts nothing. A handler that declares
+ * `result_signal` (ID) receives the id at call time and may post progress
+ * there (outlive_signal_post, terminates_consumers false) before it completes:
+ * consumers see versions in order, the final one last. A completion's extra
+ * arguments may not be named task_id, success, cancelled, error, signal_id,
+ * version or terminated (the completion returns OUTLIVE_E_INVALID_ARGUMENT).
+ *
+ * A post reaches the consumers the signal has when it is posted (a post with
+ * no consumer stores nothing): register the consumer with the add —
+ * result_consumer, below — and it exists exactly when the task was added, in
+ * the same commit, and the signal's record holds the final version until it
+ * is delivered: a consumer with lifetime PROCESS or ANY_PROCESS receives it
+ * even when the task finished before any process that can deliver it ran
+ * (a process started later delivers it). A consumer registered with
+ * outlive_signal_consume after the final post receives nothing. With a
+ * unique key held already, result_consumer is registered on the holder's
+ * result signal (if it has one), so the caller waits for the holder's result. */
 #define OUTLIVE_TASK_OPTIONS_VERSION 1
 typedef struct outlive_task_options {
     uint32_t version;                     /* OUTLIVE_TASK_OPTIONS_VERSION */
@@ -993,20 +1043,30 @@ typedef struct outlive_task_options {
     const char *group_start;              /* NULL, or the group this task starts */
     const char *const *group_members;     /* nullable when group_member_count is 0 */
     size_t group_member_count;
+    const outlive_handler *result_consumer; /* NULL, or a consumer of result_signal registered in the
+                                               add's transaction (copied), as outlive_signal_consume would */
+    outlive_delivery result_delivery;     /* of result_consumer; 0: OUTLIVE_DELIVERY_UNTIL_TERMINATED */
+    outlive_lifetime result_lifetime;     /* of result_consumer; 0: OUTLIVE_LIFETIME_PROCESS */
+    const char *result_scope;             /* NULL, or result_consumer's scope */
 } outlive_task_options;
-#define OUTLIVE_TASK_OPTIONS_INIT { OUTLIVE_TASK_OPTIONS_VERSION, NULL, 0, 0, 0, NULL, NULL, NULL, NULL, 0 }
+#define OUTLIVE_TASK_OPTIONS_INIT { OUTLIVE_TASK_OPTIONS_VERSION, NULL, 0, 0, 0, NULL, NULL, NULL, NULL, 0, NULL, 0, 0, NULL }
 
 /* Adds a task that calls `work` (copied), as `options` (NULL: all defaults)
  * say; one transaction. out_id (nullable) receives the task's id;
  * *out_existing (nullable) is set true when options->unique_key was held by a
  * pending or running task of the queue: nothing was added and out_id
  * receives that task's id.
+ * Nothing is stored when the call fails: not the task, not its consumer.
  * OUTLIVE_E_INVALID_ARGUMENT: as outlive_task_add; options->version unknown;
  *   a queue name that is malformed; due_at or delay_seconds negative, NaN or
- *   infinite, or both set; a unique key empty, too long or not UTF-8;
- *   result_signal not a signal id.
+ *   infinite, or both set; a unique key empty, longer than
+ *   OUTLIVE_TASK_MAX_UNIQUE_KEY_SIZE or not UTF-8; result_signal not a signal
+ *   id; result_consumer without result_signal, not a handler, one of the
+ *   library's own, or serializing to more than 32 MiB; result_delivery or
+ *   result_lifetime neither 0 nor one of the enums; result_scope empty, too
+ *   long or not UTF-8.
  * OUTLIVE_E_NOT_FOUND: options->queue was never declared.
- * OUTLIVE_E_INVALIDATED: work was invalidated. */
+ * OUTLIVE_E_INVALIDATED: work or result_consumer was invalidated. */
 OUTLIVE_API outlive_status outlive_task_enqueue(outlive_store *store, const outlive_handler *work,
                                                 const outlive_task_options *options /* nullable */,
                                                 char out_id[OUTLIVE_ID_SIZE] /* nullable */,
@@ -1091,6 +1151,17 @@ OUTLIVE_API const char        *outlive_task_list_group_start(const outlive_task_
 OUTLIVE_API size_t             outlive_task_list_group_member_count(const outlive_task_list *list, size_t index);
 OUTLIVE_API const char        *outlive_task_list_group_member(const outlive_task_list *list, size_t index,
                                                               size_t member_index);
+/* The queue's name. */
+OUTLIVE_API const char        *outlive_task_list_queue(const outlive_task_list *list, size_t index);
+OUTLIVE_API int32_t            outlive_task_list_priority(const outlive_task_list *list, size_t index);
+/* The unique key it was added with; NULL when none. A dead or cancelled task
+ * keeps it listed but does not hold it. */
+OUTLIVE_API const char        *outlive_task_list_unique_key(const outlive_task_list *list, size_t index);
+/* True for a running task cancelled during its attempt (a pending task that is
+ * cancelled is removed, so it is not listed). */
+OUTLIVE_API bool               outlive_task_list_cancelled(const outlive_task_list *list, size_t index);
+/* The signal its result is posted to; NULL when none. */
+OUTLIVE_API const char        *outlive_task_list_result_signal(const outlive_task_list *list, size_t index);
 /* Frees the list. NULL is ignored. */
 OUTLIVE_API void               outlive_task_list_free(outlive_task_list *list);
 
@@ -1100,10 +1171,38 @@ OUTLIVE_API void               outlive_task_list_free(outlive_task_list *list);
  * OUTLIVE_E_NOT_FOUND: no such task. OUTLIVE_E_STATE: it is running or due already. */
 OUTLIVE_API outlive_status outlive_task_retry(outlive_store *store, const char *task_id);
 
-/* Deletes a task that is not running (dead, waiting or due).
+/* Deletes a task that is not running (dead, waiting or due); a pending one's
+ * cancellation is posted to its result signal, as outlive_task_cancel does.
  * OUTLIVE_E_INVALID_ARGUMENT: task_id is not a task id.
  * OUTLIVE_E_NOT_FOUND: no such task. OUTLIVE_E_STATE: it is running. */
 OUTLIVE_API outlive_status outlive_task_delete(outlive_store *store, const char *task_id);
+
+/* Cancels a task, from any process.
+ * - Pending (due, or waiting for its due time or backoff): it is removed at
+ *   once and never runs; *out_running (nullable) receives false.
+ * - Running: it is marked cancelled and *out_running receives true. Its
+ *   handler is told by outlive_task_is_cancelled (ask it between steps of
+ *   long work) and should stop and complete; the attempt ends as any attempt
+ *   does (its completion, its return for a handler without completion, its
+ *   timeout, its runner's end), and that end is the task's: whatever the
+ *   completion said, the task is removed as cancelled (the completion itself
+ *   returns OUTLIVE_OK). outlive_task_list_cancelled shows it meanwhile.
+ * Either way the cancellation is posted to the task's result signal and the
+ * task no longer holds its unique key.
+ * OUTLIVE_E_INVALID_ARGUMENT: task_id NULL or not a task id.
+ * OUTLIVE_E_NOT_FOUND: no such task — never added, or gone: it succeeded, was
+ *   cancelled while pending (a second cancel of a pending task), was deleted.
+ * OUTLIVE_E_STATE: it is dead (it runs no more; retry or delete it), or it is
+ *   running and was cancelled already. */
+OUTLIVE_API outlive_status outlive_task_cancel(outlive_store *store, const char *task_id, bool *out_running /* nullable */);
+
+/* *out_cancelled receives whether task_id was cancelled while running: what a
+ * handler asks during its attempt (any thread, any process with the store
+ * open; one read).
+ * OUTLIVE_E_INVALID_ARGUMENT: task_id NULL or not a task id, out_cancelled NULL.
+ * OUTLIVE_E_NOT_FOUND: no such task any more (it ended, or was cancelled while
+ *   pending): a handler should stop as if cancelled. */
+OUTLIVE_API outlive_status outlive_task_is_cancelled(outlive_store *store, const char *task_id, bool *out_cancelled);
 
 /* ── signals ────────────────────────────────────────────────────────────── */
 /*
@@ -1173,16 +1272,8 @@ OUTLIVE_API outlive_status outlive_task_delete(outlive_store *store, const char 
  * OUTLIVE_E_CORRUPT when the database fails. A failing call changes nothing.
  * All calls may be made from any thread, also from inside a handler.
  */
-typedef enum outlive_delivery {
-    OUTLIVE_DELIVERY_ONCE = 1,           /* one version, then removed */
-    OUTLIVE_DELIVERY_UNTIL_TERMINATED    /* every version until a terminating post */
-} outlive_delivery;
-
-typedef enum outlive_lifetime {
-    OUTLIVE_LIFETIME_THIS_RUN = 1,      /* this store handle only; gone when it ends */
-    OUTLIVE_LIFETIME_PROCESS,           /* any run of this process name, now or later */
-    OUTLIVE_LIFETIME_ANY_PROCESS        /* one of the processes that resolve the handler */
-} outlive_lifetime;
+/* outlive_delivery and outlive_lifetime are declared in the tasks section
+ * (a task's options name them, for the consumer of its result). */
 
 /* Longest scope, in bytes. */
 #define OUTLIVE_SIGNAL_MAX_SCOPE_SIZE 1024

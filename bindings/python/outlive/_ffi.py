@@ -85,7 +85,9 @@ class TaskSpec(ctypes.Structure):
 class TaskOptions(ctypes.Structure):
     _fields_ = [("version", c_uint32), ("queue", c_char_p), ("priority", ctypes.c_int32), ("due_at", c_double),
                 ("delay_seconds", c_double), ("unique_key", c_char_p), ("result_signal", c_char_p),
-                ("group_start", c_char_p), ("group_members", POINTER(c_char_p)), ("group_member_count", c_size_t)]
+                ("group_start", c_char_p), ("group_members", POINTER(c_char_p)), ("group_member_count", c_size_t),
+                ("result_consumer", HandlerP), ("result_delivery", c_int), ("result_lifetime", c_int),
+                ("result_scope", c_char_p)]
 
 
 class TaskPolicy(ctypes.Structure):
@@ -222,9 +224,16 @@ _DECLARATIONS = {
     "outlive_task_list_group_start": (c_char_p, [TaskListP, c_size_t]),
     "outlive_task_list_group_member_count": (c_size_t, [TaskListP, c_size_t]),
     "outlive_task_list_group_member": (c_char_p, [TaskListP, c_size_t, c_size_t]),
+    "outlive_task_list_queue": (c_char_p, [TaskListP, c_size_t]),
+    "outlive_task_list_priority": (ctypes.c_int32, [TaskListP, c_size_t]),
+    "outlive_task_list_unique_key": (c_char_p, [TaskListP, c_size_t]),
+    "outlive_task_list_cancelled": (ctypes.c_bool, [TaskListP, c_size_t]),
+    "outlive_task_list_result_signal": (c_char_p, [TaskListP, c_size_t]),
     "outlive_task_list_free": (None, [TaskListP]),
     "outlive_task_retry": (status, [StoreP, c_char_p]),
     "outlive_task_delete": (status, [StoreP, c_char_p]),
+    "outlive_task_cancel": (status, [StoreP, c_char_p, POINTER(ctypes.c_bool)]),
+    "outlive_task_is_cancelled": (status, [StoreP, c_char_p, POINTER(ctypes.c_bool)]),
     # signals
     "outlive_signal_new_id": (None, [c_char_p]),
     "outlive_signal_consume": (status, [StoreP, c_char_p, HandlerP, c_int, c_int, c_char_p, c_char_p]),

@@ -26,6 +26,12 @@ class TaskInfo:
     created: float
     group_start: typing.Optional[str]
     group_members: typing.Tuple[str, ...]
+    queue: str = "default"
+    priority: int = 0
+    unique_key: typing.Optional[str] = None
+    #: Cancelled while running: its attempt's end will be the task's end ("cancelled").
+    cancelled: bool = False
+    result_signal: typing.Optional[str] = None
 
 
 def _strings(values):
@@ -100,7 +106,12 @@ class Tasks:
                              created=_ffi.outlive_task_list_created(tasks, i),
                              group_start=text(_ffi.outlive_task_list_group_start(tasks, i)),
                              group_members=tuple(text(_ffi.outlive_task_list_group_member(tasks, i, m))
-                                                 for m in range(_ffi.outlive_task_list_group_member_count(tasks, i))))
+                                                 for m in range(_ffi.outlive_task_list_group_member_count(tasks, i))),
+                             queue=text(_ffi.outlive_task_list_queue(tasks, i)),
+                             priority=_ffi.outlive_task_list_priority(tasks, i),
+                             unique_key=text(_ffi.outlive_task_list_unique_key(tasks, i)),
+                             cancelled=bool(_ffi.outlive_task_list_cancelled(tasks, i)),
+                             result_signal=text(_ffi.outlive_task_list_result_signal(tasks, i)))
                     for i in range(_ffi.outlive_task_list_count(tasks))]
         finally:
             _ffi.outlive_task_list_free(out)
@@ -120,3 +131,18 @@ class Tasks:
 
     def delete(self, task_id: str) -> None:
         check(_ffi.outlive_task_delete(self._store.handle, task_id.encode()))
+
+    def cancel(self, task_id: str) -> bool:
+        """Cancels a task: a pending one is removed and never runs (False is
+        returned); a running one is told (`is_cancelled`) and ends as cancelled
+        whatever it completes with (True is returned)."""
+        running = ctypes.c_bool()
+        check(_ffi.outlive_task_cancel(self._store.handle, task_id.encode(), ctypes.byref(running)))
+        return running.value
+
+    def is_cancelled(self, task_id: str) -> bool:
+        """Whether a running task was cancelled (what its handler asks); raises
+        NotFoundError once the task is gone."""
+        cancelled = ctypes.c_bool()
+        check(_ffi.outlive_task_is_cancelled(self._store.handle, task_id.encode(), ctypes.byref(cancelled)))
+        return cancelled.value
