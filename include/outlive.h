@@ -1008,18 +1008,22 @@ typedef enum outlive_lifetime {
  * posted to that signal, terminating, in the transaction that ends the task:
  *   success        payload: the extra arguments the completion was called
  *                  with beyond success and error (none for a handler that
- *                  succeeds when it returns), plus task_id (ID),
- *                  success (BOOL, true), cancelled (BOOL, false);
- *   death          task_id, success false, cancelled false, error (ID, the
- *                  last error);
- *   cancellation   task_id, success false, cancelled true (also when a
- *                  pending task is deleted with outlive_task_delete).
+ *                  succeeds when it returns), plus task_id (ID), outcome
+ *                  (ID, "success"), success (BOOL, true), cancelled (BOOL,
+ *                  false);
+ *   death          task_id, outcome "dead", success false, cancelled false,
+ *                  error (ID, the last error);
+ *   cancellation   task_id, outcome "cancelled", success false, cancelled
+ *                  true (also when a pending task is deleted with
+ *                  outlive_task_delete).
+ * BOOL parameters are mandatory, so a consumer that also receives progress
+ * versions declares `outcome` (an optional ID) rather than success.
  * A failed attempt that will be retried posts nothing. A handler that declares
  * `result_signal` (ID) receives the id at call time and may post progress
  * there (outlive_signal_post, terminates_consumers false) before it completes:
  * consumers see versions in order, the final one last. A completion's extra
- * arguments may not be named task_id, success, cancelled, error, signal_id,
- * version or terminated (the completion returns OUTLIVE_E_INVALID_ARGUMENT).
+ * arguments may not be named task_id, outcome, success, cancelled, error,
+ * signal_id, version or terminated (the completion returns OUTLIVE_E_INVALID_ARGUMENT).
  *
  * A post reaches the consumers the signal has when it is posted (a post with
  * no consumer stores nothing): register the consumer with the add —

@@ -2,9 +2,11 @@
 /// progress"): a task added with a result signal has its final outcome posted
 /// there, terminating, in the transaction that ends the task — success, death
 /// or cancellation; a failed attempt that will be retried is not final. The
-/// payload: `task_id` (ID), `success` (BOOL), `cancelled` (BOOL), `error` (ID,
-/// the last error, on death), and on success the extra arguments the
-/// completion was called with (beyond `success` and `error`).
+/// payload: `task_id` (ID), `outcome` (ID: "success", "dead" or "cancelled";
+/// an optional ID, so that a consumer that also receives progress can declare
+/// it, which it cannot do with a BOOL), `success` (BOOL), `cancelled` (BOOL),
+/// `error` (ID, the last error, on death), and on success the extra arguments
+/// the completion was called with (beyond `success` and `error`).
 ///
 /// A post reaches the consumers the signal has at that moment (docs/signals.md:
 /// a post with no consumer stores nothing). So that no result is lost to a
@@ -16,12 +18,12 @@
 public enum TaskResult {
     /// Names the library puts in a result's payload: a completion's extra
     /// arguments must not use them (nor those signals bind).
-    public static let payloadNames = ["task_id", "success", "cancelled", "error"]
+    public static let payloadNames = ["task_id", "outcome", "success", "cancelled", "error"]
     /// A completion's own arguments: never part of the result.
     static let completionNames: Set<String> = ["store", "task_id", "claim", "run_id", "success", "error"]
 
-    enum Final {
-        case succeeded, died, cancelled
+    enum Final: String {
+        case succeeded = "success", died = "dead", cancelled
     }
 
     /// The extra arguments of a completion: what a success's result carries.
@@ -30,7 +32,7 @@ public enum TaskResult {
         var extras = Arguments()
         for entry in arguments.entries where !completionNames.contains(entry.name) {
             if payloadNames.contains(entry.name) || Signals.reservedArgumentNames.contains(entry.name) {
-                throw OutliveError.invalidArgument("a task completion's extra argument may not be named \"\(entry.name)\": the result's payload binds task_id, success, cancelled, error, signal_id, version and terminated")
+                throw OutliveError.invalidArgument("a task completion's extra argument may not be named \"\(entry.name)\": the result's payload binds task_id, outcome, success, cancelled, error, signal_id, version and terminated")
             }
             extras.set(entry.name, entry.value)
         }
@@ -58,6 +60,7 @@ public enum TaskResult {
             }
         }
         payload.set("task_id", .id(IDValue(string: taskID)))
+        payload.set("outcome", .id(IDValue(string: final.rawValue)))
         payload.set("success", .bool(final == .succeeded))
         payload.set("cancelled", .bool(final == .cancelled))
         if final == .died { payload.set("error", .id(IDValue(string: found.error ?? "the task is dead"))) }
