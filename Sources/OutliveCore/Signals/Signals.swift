@@ -103,6 +103,7 @@ public final class Signals {
     /// Registers a consumer inside the caller's transaction (a consumer and
     /// the work whose result it waits for, in one commit): `signal` and
     /// `scope` validated, `handler` serialized and checked storable.
+    @discardableResult
     static func insertConsumer(of signal: String, handler encoded: [UInt8], named name: String, delivery: SignalDelivery,
                                lifetime: SignalLifetime, scope: String?, by store: Store,
                                in transaction: StoreTransaction) throws -> String {

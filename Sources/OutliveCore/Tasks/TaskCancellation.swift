@@ -72,11 +72,16 @@ enum TaskCancellation {
     /// task is removed and the cancellation posted. True when it was.
     static func endIfCancelled(taskID: String, in transaction: StoreTransaction) throws -> Bool {
         guard try transaction.integer("SELECT cancelled FROM outlive_tasks WHERE id = ?", [.text(taskID)]) == 1 else { return false }
+        try end(taskID: taskID, in: transaction)
+        return true
+    }
+
+    /// Ends cancelled task `taskID` whose attempt ended: removed, the cancellation posted.
+    static func end(taskID: String, in transaction: StoreTransaction) throws {
         Log.emit(.info, "task \(taskID) was cancelled; its attempt's outcome is ignored and the task removed")
         try TaskResult.post(.cancelled, taskID: taskID, in: transaction)
         try transaction.execute("DELETE FROM outlive_tasks WHERE id = ?", [.text(taskID)])
         try TaskSchema.addCounts(pending: -1, dead: 0, in: transaction)
         try transaction.recordChange(topic: TaskSchema.topic, key: "finished")
-        return true
     }
 }

@@ -283,13 +283,13 @@ extension TaskQueue {
                         in transaction: StoreTransaction) throws {
         let token: SQLValue = .text(attempt.claim)
         let (fence, fenced) = attemptClaim.fence(token: token)
-        var row: (attempts: Int64, ageFrom: Double, groupStart: Bool, outcome: Int64?, error: String?)?
-        try transaction.query("SELECT attempts, age_from, group_start IS NOT NULL, outcome, last_error FROM outlive_tasks WHERE seq = ? AND \(fence) AND state = 1",
+        var row: (attempts: Int64, ageFrom: Double, groupStart: Bool, outcome: Int64?, error: String?, cancelled: Bool, posts: Bool)?
+        try transaction.query("SELECT attempts, age_from, group_start IS NOT NULL, outcome, last_error, cancelled, result_signal IS NOT NULL FROM outlive_tasks WHERE seq = ? AND \(fence) AND state = 1",
                               [.integer(attempt.seq)] + fenced) {
-            row = ($0.integer(0), $0.double(1), $0.integer(2) != 0, $0.isNull(3) ? nil : $0.integer(3), $0.text(4))
+            row = ($0.integer(0), $0.double(1), $0.integer(2) != 0, $0.isNull(3) ? nil : $0.integer(3), $0.text(4), $0.integer(5) != 0, $0.integer(6) != 0)
         }
         guard let row else { return }
-        if try TaskCancellation.endIfCancelled(taskID: attempt.id, in: transaction) { return }
+        if row.cancelled { return try TaskCancellation.end(taskID: attempt.id, in: transaction) }
         var result = result
         if let outcome = row.outcome {
             result = .completion(success: outcome == TaskSchema.Outcome.success.rawValue, error: row.error)
@@ -302,7 +302,7 @@ extension TaskQueue {
             try transaction.recordChange(topic: TaskSchema.topic, key: "returned")
         case .succeeded:
             Log.emit(.info, "task \(attempt.id) succeeded (attempt \(row.attempts))")
-            try TaskResult.post(.succeeded, taskID: attempt.id, in: transaction)
+            if row.posts { try TaskResult.post(.succeeded, taskID: attempt.id, in: transaction) }
             try transaction.execute("DELETE FROM outlive_tasks WHERE seq = ? AND \(fence)", [key] + fenced)
             try TaskSchema.addCounts(pending: -1, dead: 0, in: transaction)
             try transaction.recordChange(topic: TaskSchema.topic, key: "finished")
@@ -314,7 +314,7 @@ extension TaskQueue {
                 try attemptClaim.release(key, token: token, setting: [("state", .integer(TaskSchema.State.dead.rawValue)), ("outcome", .null),
                                                                       ("waiting_until", .null), ("last_error", .text(why))], in: transaction)
                 try TaskSchema.addCounts(pending: -1, dead: 1, in: transaction)
-                try TaskResult.post(.died, taskID: attempt.id, in: transaction)
+                if row.posts { try TaskResult.post(.died, taskID: attempt.id, in: transaction) }
             } else {
                 Log.emit(.info, "task \(attempt.id) failed attempt \(row.attempts) and will be retried: \(why)")
                 try attemptClaim.release(key, token: token, setting: [("state", .integer(TaskSchema.State.waiting.rawValue)), ("outcome", .null),
