@@ -5,7 +5,8 @@ import COutliveSystem
 /// token and the running run's id, so that calling it works from any thread
 /// and from any process.
 ///
-/// Call-time arguments: `success` (BOOL), optional `error` (ID). Exactly one
+/// Call-time arguments: `success` (BOOL), optional `error` (ID), and any
+/// others: a success's result (`TaskResult`), kept on the row. Exactly one
 /// completion per attempt, whichever process sends it: the outcome is written
 /// on the task's row, fenced by the attempt claim (this task, this attempt's
 /// token, its run) and only while no outcome is there, in one transaction; a
