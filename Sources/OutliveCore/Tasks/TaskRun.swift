@@ -14,6 +14,9 @@ final class TaskRun {
     var inFlight: [String: TaskAttempt] = [:]
     /// Names that resolved but whose call said otherwise: skipped for the run.
     var unresolvedNames: Set<String> = []
+    /// Names of ready tasks that resolve nowhere in this process: reported
+    /// once per run (`reportUnresolved`).
+    var reportedNames: Set<String> = []
 }
 
 /// One attempt of one task. `claim` is the attempt's token: with this run's
@@ -33,6 +36,11 @@ enum AttemptResult {
     case succeeded
     /// With the reason kept as the task's last error.
     case failed(String)
+    /// A call that can never succeed (the stored arguments do not fit the
+    /// handler's signature, the stored handler does not decode or was
+    /// invalidated): dead at once, with the reason as its last error, instead
+    /// of retried for hours.
+    case uncallable(String)
     /// The handler did not resolve here after all: back to ready, not counted.
     case unresolved
 
@@ -214,7 +222,7 @@ extension TaskQueue {
         run.inFlight[attempt.claim] = attempt
         TaskCompletion.began(claim: attempt.claim, queue: self)
         guard let handler = attempt.handler else {
-            deliver(attempt.claim, .failed(attempt.decodeError ?? "the stored handler does not decode"))
+            deliver(attempt.claim, .uncallable(attempt.decodeError ?? "the stored handler does not decode"))
             return
         }
         var arguments = Arguments([("task_id", .id(IDValue(string: attempt.id))), ("attempt", .integer(attempt.number))])
@@ -227,6 +235,10 @@ extension TaskQueue {
             // Not this process's to run after all: back to ready, attempt not counted.
             run.unresolvedNames.insert(handler.name)
             deliver(attempt.claim, .unresolved)
+            return
+        } catch let error as OutliveError where [.missingArgument, .typeMismatch, .invalidated, .invalidArgument].contains(error.code) {
+            // The same stored task would fail the same way on every attempt.
+            deliver(attempt.claim, .uncallable("the handler \(handler.name) cannot be called with this task's arguments: \(error)"))
             return
         } catch {
             deliver(attempt.claim, .failed("the handler \(handler.name) could not be called: \(error)"))
@@ -303,11 +315,13 @@ extension TaskQueue {
             try transaction.execute("DELETE FROM outlive_tasks WHERE seq = ? AND \(fence)", [key] + fenced)
             try TaskSchema.addCounts(pending: -1, dead: 0, in: transaction)
             try transaction.recordChange(topic: TaskSchema.topic, key: "finished")
-        case .failed(let why):
+        case .failed(let why), .uncallable(let why):
             let now = Clock.wall()
             let tooOld = !row.groupStart && now - row.ageFrom >= policy.maxAge
-            if row.attempts >= Int64(policy.maxAttempts) || tooOld {
-                Log.emit(.warning, "task \(attempt.id) is dead after attempt \(row.attempts)\(tooOld ? " (past its maximum age)" : ""): \(why)")
+            let uncallable: Bool
+            if case .uncallable = result { uncallable = true } else { uncallable = false }
+            if row.attempts >= Int64(policy.maxAttempts) || tooOld || uncallable {
+                Log.emit(.warning, "task \(attempt.id) is dead after attempt \(row.attempts)\(tooOld ? " (past its maximum age)" : uncallable ? " (it can never be called)" : ""): \(why)")
                 try attemptClaim.release(key, token: token, setting: [("state", .integer(TaskSchema.State.dead.rawValue)), ("outcome", .null),
                                                                       ("waiting_until", .null), ("last_error", .text(why))], in: transaction)
                 try TaskSchema.addCounts(pending: -1, dead: 1, in: transaction)
@@ -351,7 +365,8 @@ extension TaskQueue {
             guard let bytes = next else { break }
             last = bytes
             guard let name = String(validating: bytes, as: UTF8.self) else { continue }
-            if !run.unresolvedNames.contains(name) && HandlerRegistry.shared.canResolve(name) { names.append(name) }
+            if run.unresolvedNames.contains(name) { continue }
+            if HandlerRegistry.shared.canResolve(name) { names.append(name) } else { try reportUnresolved(name, run, in: transaction) }
         }
         guard !names.isEmpty else { return nil }
         var passes = 0
@@ -408,6 +423,21 @@ extension TaskQueue {
             return TaskAttempt(seq: task.seq, id: task.id, claim: claim, number: task.attempts + 1,
                                handler: handler, decodeError: decodeError, timer: nil)
         }
+    }
+
+    /// Ready tasks whose handler no declaration of this process resolves wait
+    /// for a process that declares it; a misspelled name waits for ever. So
+    /// each run says so once per name (a warning), and the first such task
+    /// keeps it as its last error until it runs, for `outlive tasks` (one
+    /// indexed row: the cost does not grow with the queue).
+    private func reportUnresolved(_ name: String, _ run: TaskRun, in transaction: StoreTransaction) throws {
+        guard run.reportedNames.insert(name).inserted else { return }
+        let why = "no handler named \(name) is declared in process \(store.processName) (run \(store.runID)), which skipped the task; it waits for a process that declares it"
+        Log.emit(.warning, "tasks of handler \(name) are pending, but no handler of that name is declared in this process: they wait for a process that declares it (a misspelled name waits for ever)")
+        try transaction.execute("""
+            UPDATE outlive_tasks SET last_error = ? WHERE seq = (SELECT seq FROM outlive_tasks WHERE state = 0 AND handler_name = ? ORDER BY seq LIMIT 1)
+            AND last_error IS NULL AND attempts = 0
+            """, [.text(why), .text(name)])
     }
 
     /// A member never runs while a task that starts one of its groups is stored.
