@@ -1,7 +1,10 @@
 """A store: a directory shared by every process that opens it."""
+from __future__ import annotations
+
 import ctypes
 import enum
 import os
+import typing
 from collections.abc import MutableMapping
 
 from . import _callbacks, _ffi
@@ -9,6 +12,15 @@ from ._handle import NativeHandle
 from .errors import NotFoundError, Status, check
 from .loop import Loop
 from .values import value_bytes
+
+if typing.TYPE_CHECKING:
+    from .messages import Messages
+    from .signals import Signals
+    from .task_function import TaskFunction
+    from .tasks import Tasks
+
+P = typing.ParamSpec("P")
+R = typing.TypeVar("R")
 
 UNCHANGED = object()
 """Returned by an update function: leave the value as it is."""
@@ -39,7 +51,7 @@ class Store(NativeHandle):
 
     _what = "store"
 
-    def _release(self, handle):
+    def _release(self, handle: typing.Any) -> None:
         loop = self.__dict__.get("loop")
         if loop is not None and not loop._owned:
             # The store's own loop goes with it: the Python Loop object forgets
@@ -49,8 +61,8 @@ class Store(NativeHandle):
             loop._handle = None
         _ffi.outlive_store_close(handle)
 
-    def __init__(self, path, process: str = "app", loop: Loop = None, durability: "Durability | str" = Durability.FULL,
-                 busy_timeout: float = 10.0):
+    def __init__(self, path: "str | os.PathLike[str]", process: str = "app", loop: typing.Optional[Loop] = None,
+                 durability: "Durability | str" = Durability.FULL, busy_timeout: float = 10.0) -> None:
         try:
             durability = Durability(durability)
         except ValueError:
@@ -60,23 +72,40 @@ class Store(NativeHandle):
         check(_ffi.outlive_store_open(os.fsencode(path), _encode(process, "process"),
                                       loop.handle if loop else None, ctypes.byref(options), ctypes.byref(handle)))
         self._handle = handle
-        self.path = os.fspath(path)
-        self.loop = loop if loop is not None else Loop(_handle=_ffi.outlive_store_loop(self._handle))
-        self.kv = KeyValue(self)
+        self.path: str = os.fspath(path)
+        self.loop: Loop = loop if loop is not None else Loop(_handle=_ffi.outlive_store_loop(self._handle))
+        self.kv: KeyValue = KeyValue(self)
         from .messages import Messages
         from .signals import Signals
+        from .task_function import opened
         from .tasks import Tasks
-        self.messages = Messages(self)
-        self.signals = Signals(self)
-        self.tasks = Tasks(self)
+        self.messages: Messages = Messages(self)
+        self.signals: Signals = Signals(self)
+        self.tasks: Tasks = Tasks(self)
+        opened(self)
 
     @property
     def run_id(self) -> str:
+        """This run's id (a new one each time the store is opened)."""
         return _ffi.outlive_store_run_id(self.handle).decode()
 
     @property
     def process(self) -> str:
+        """The process name this run was opened as."""
         return _ffi.outlive_store_process_name(self.handle).decode()
+
+    @typing.overload
+    def task(self, function: typing.Callable[P, R], /) -> "TaskFunction[P, R]": ...
+
+    @typing.overload
+    def task(self, *, name: typing.Optional[str] = None) -> typing.Callable[[typing.Callable[P, R]], "TaskFunction[P, R]"]: ...
+
+    def task(self, function: typing.Optional[typing.Callable[P, R]] = None, /, *, name: typing.Optional[str] = None
+             ) -> "TaskFunction[P, R] | typing.Callable[[typing.Callable[P, R]], TaskFunction[P, R]]":
+        """`@store.task`: as `@outlive.task`, its tasks added to this store.
+        Its tasks run in a process that serves (`store.tasks.serve()`)."""
+        from .task_function import _decorator
+        return _decorator(function, name, self)
 
 
 
