@@ -23,7 +23,7 @@ from ._version import __version__
 
 def library_version() -> str:
     """The version of the loaded liboutlive."""
-    return _ffi.outlive_version().decode()
+    return str(_ffi.outlive_version().decode())
 
 
 __all__ = [

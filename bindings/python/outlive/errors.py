@@ -1,6 +1,7 @@
 """Statuses and exceptions. Every failing call raises OutliveError (or the
 subclass for its status) carrying `.status` and the library's message."""
 import enum
+import typing
 
 from . import _ffi
 
@@ -27,15 +28,16 @@ class OutliveError(Exception):
     """A call into liboutlive failed. `status` is an outlive.Status, or the
     plain int a newer library returned that this package does not know."""
 
-    def __init__(self, status, message):
+    def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
+        self.status: typing.Union[Status, int]
         try:
             self.status = Status(status)
         except ValueError:
             self.status = int(status)
         self.message = message
 
-    def __str__(self):
+    def __str__(self) -> str:
         name = self.status.name if isinstance(self.status, Status) else f"status {self.status}"
         return f"{self.message} ({name})"
 
@@ -57,7 +59,7 @@ class ClosedError(StateError, ValueError):
     """The Python object was closed (or the store it belongs to was): it
     refuses every call instead of handing the library a freed handle."""
 
-    def __init__(self, what: str):
+    def __init__(self, what: str) -> None:
         super().__init__(Status.STATE, f"the {what} is closed")
 class VersionError(OutliveError): pass
 class NoMemoryError(OutliveError, MemoryError): pass
@@ -74,17 +76,18 @@ _CLASSES = {
 }
 
 
-def error_for(status):
+def error_for(status: int) -> OutliveError:
     """The exception for a non-OK status, with this thread's last error message
     (read at once, on the thread that made the call)."""
     message = _ffi.outlive_last_error().decode("utf-8", "replace")
     try:
-        status = Status(status)
+        known = Status(status)
     except ValueError:
         return OutliveError(status, message)  # a status newer than this package: still its message
-    return _CLASSES.get(status, OutliveError)(status, message)
+    return _CLASSES.get(known, OutliveError)(known, message)
 
 
-def check(status):
+def check(status: int) -> None:
+    """Raises the exception for a non-OK status."""
     if status != 0:
         raise error_for(status)

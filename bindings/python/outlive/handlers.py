@@ -24,19 +24,20 @@ class Handler:
     """A handler value: a declared handler's name, bound arguments, an optional
     invalidation handler. Calling it runs the handler in this process."""
 
-    def __init__(self, name: str, /, **bound):
-        self._handle = None
+    def __init__(self, name: str, /, **bound: typing.Any) -> None:
+        """The handler `name` with `bound` arguments (Python values, see outlive.values)."""
+        self._handle: typing.Any = None
         self._make(name, None, bound)
 
     @classmethod
-    def with_invalidation(cls, name: str, invalidation: str, /, **bound) -> "Handler":
+    def with_invalidation(cls, name: str, invalidation: str, /, **bound: typing.Any) -> "Handler":
         """A handler whose invalidation handler `invalidation` runs on invalidate()."""
         self = cls.__new__(cls)
         self._handle = None
         self._make(name, invalidation, bound)
         return self
 
-    def _make(self, name, invalidation, bound):
+    def _make(self, name: str, invalidation: typing.Optional[str], bound: typing.Dict[str, typing.Any]) -> None:
         if not isinstance(name, str):
             raise TypeError("a handler name is a str")
         out = _ffi.HandlerP()
@@ -47,34 +48,38 @@ class Handler:
         self._handle = out
 
     @classmethod
-    def _adopt(cls, handle):
+    def _adopt(cls, handle: typing.Any) -> "Handler":
         self = cls.__new__(cls)
         self._handle = handle
         return self
 
     @classmethod
-    def _copy_of(cls, borrowed):
+    def _copy_of(cls, borrowed: typing.Any) -> "Handler":
         copy = _ffi.HandlerP()
         check(_ffi.outlive_handler_copy(borrowed, ctypes.byref(copy)))
         return cls._adopt(copy)
 
     @property
-    def handle(self):
+    def handle(self) -> typing.Any:
+        """The native pointer; ClosedError once closed."""
         if not self._handle:
             raise ClosedError("handler")
         return self._handle
 
     @property
     def name(self) -> str:
-        return _ffi.outlive_handler_name(self.handle).decode("utf-8")
+        """The handler's name."""
+        return str(_ffi.outlive_handler_name(self.handle).decode("utf-8"))
 
     @property
-    def invalidation(self):
+    def invalidation(self) -> typing.Optional[str]:
+        """The invalidation handler's name, if any."""
         name = _ffi.outlive_handler_invalidation_name(self.handle)
-        return None if name is None else name.decode("utf-8")
+        return None if name is None else str(name.decode("utf-8"))
 
     @property
-    def bound(self) -> dict:
+    def bound(self) -> typing.Dict[str, typing.Any]:
+        """The bound arguments, as Python values."""
         out = _ffi.ArgsP()
         check(_ffi.outlive_handler_bound(self.handle, ctypes.byref(out)))
         try:
@@ -84,20 +89,24 @@ class Handler:
 
     @property
     def invalidated(self) -> bool:
+        """Whether invalidate() ran."""
         return bool(_ffi.outlive_handler_is_invalidated(self.handle))
 
-    def bind(self, **more) -> "Handler":
+    def bind(self, **more: typing.Any) -> "Handler":
+        """Binds more arguments (in place); returns the handler."""
         with Args(more) as args:
             check(_ffi.outlive_handler_bind(self.handle, args.handle))
         return self
 
-    def __call__(self, **call_args) -> None:
+    def __call__(self, **call_args: typing.Any) -> None:
+        """Calls the handler in this process with these call-time arguments."""
         with Args(call_args) as args, _callbacks.collecting():
             status = _ffi.outlive_handler_call(self.handle, args.handle)
         _callbacks.raise_pending()
         check(status)
 
-    def invalidate(self, **call_args) -> None:
+    def invalidate(self, **call_args: typing.Any) -> None:
+        """Runs the invalidation handler and marks this handler invalidated."""
         with Args(call_args) as args, _callbacks.collecting():
             status = _ffi.outlive_handler_invalidate(self.handle, args.handle)
         _callbacks.raise_pending()
@@ -107,51 +116,54 @@ class Handler:
         data, size = ctypes.c_void_p(), ctypes.c_size_t()
         check(_ffi.outlive_handler_serialize(self.handle, ctypes.byref(data), ctypes.byref(size)))
         try:
-            return ctypes.string_at(data.value, size.value)
+            return ctypes.string_at(data.value or 0, size.value)
         finally:
             _ffi.outlive_free(data)
 
     @classmethod
-    def from_bytes(cls, blob) -> "Handler":
-        blob = value_bytes(blob, "a serialized handler")
+    def from_bytes(cls, blob: typing.Union[bytes, bytearray, memoryview]) -> "Handler":
+        """The handler serialized as `blob` (bytes(handler))."""
+        data = value_bytes(blob, "a serialized handler")
         out = _ffi.HandlerP()
-        check(_ffi.outlive_handler_deserialize(blob, len(blob), ctypes.byref(out)))
+        check(_ffi.outlive_handler_deserialize(data, len(data), ctypes.byref(out)))
         return cls._adopt(out)
 
     def copy(self) -> "Handler":
+        """An independent copy."""
         return Handler._copy_of(self.handle)
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, Handler) and bytes(self) == bytes(other)
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash(bytes(self))
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         if not self._handle:
             return "<Handler (closed)>"
         return f"<Handler {_ffi.outlive_handler_description(self._handle).decode('utf-8', 'replace')}>"
 
     def close(self) -> None:
+        """Frees the native handler (again: nothing)."""
         if getattr(self, "_handle", None):
             handle, self._handle = self._handle, None
             _ffi.outlive_handler_free(handle)
 
-    def __del__(self):
+    def __del__(self) -> None:
         try:
             self.close()
         except Exception:
             pass
 
 
-def load_handlers(path) -> None:
+def load_handlers(path: "str | os.PathLike[str]") -> None:
     """dlopen()s a handler library: its OUTLIVE_HANDLER declarations become resolvable."""
     check(_ffi.outlive_handler_library_load(os.fsencode(path)))
 
 
 def resolves(name: str) -> bool:
     """Whether a handler of that name is declared in this process now."""
-    return _ffi.outlive_handler_resolve(name.encode("utf-8")) == 0
+    return bool(_ffi.outlive_handler_resolve(name.encode("utf-8")) == 0)
 
 
 # ── run-time registration of Python functions ──────────────────────────────

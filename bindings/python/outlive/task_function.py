@@ -47,7 +47,7 @@ def _module_name(function: typing.Callable[..., typing.Any]) -> str:
     path = getattr(main, "__file__", None)
     if path:
         import os
-        return os.path.splitext(os.path.basename(path))[0]
+        return str(os.path.splitext(os.path.basename(path))[0])
     return module
 
 
@@ -139,7 +139,7 @@ class TaskFunction(typing.Generic[P, R]):
         if len(open_now) == 1:
             return open_now[0]
         if not open_now:
-            raise StateError(Status.STATE, f"task {self.name}: no store is open in this process to add the task to "
+            raise StateError(int(Status.STATE), f"task {self.name}: no store is open in this process to add the task to "
                                            "(open one with outlive.Store(path), or pass store= to options())")
         raise StateError(Status.STATE, f"task {self.name}: {len(open_now)} stores are open in this process; "
                                        "say which one with .options(store=...)")
