@@ -23,22 +23,34 @@ class Status(enum.IntEnum):
     NO_MEMORY = 13
     LIMIT = 14
 
+    @classmethod
+    def _missing_(cls, value: object) -> "Status | None":
+        # A status of a newer library than this package: a member of its own
+        # (named UNKNOWN_<n>), so that `error.status` is always a Status.
+        if not isinstance(value, int) or isinstance(value, bool):
+            return None
+        member = int.__new__(cls, value)
+        member._name_ = f"UNKNOWN_{value}"
+        member._value_ = value
+        return member
+
+    @property
+    def known(self) -> bool:
+        """Whether this package knows the status (not one of a newer library)."""
+        return self.name in type(self).__members__
+
 
 class OutliveError(Exception):
-    """A call into liboutlive failed. `status` is an outlive.Status, or the
-    plain int a newer library returned that this package does not know."""
+    """A call into liboutlive failed. `status` is an outlive.Status (one named
+    UNKNOWN_<n> for a status of a newer library than this package)."""
 
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
-        self.status: typing.Union[Status, int]
-        try:
-            self.status = Status(status)
-        except ValueError:
-            self.status = int(status)
+        self.status: Status = Status(status)
         self.message = message
 
     def __str__(self) -> str:
-        name = self.status.name if isinstance(self.status, Status) else f"status {self.status}"
+        name = self.status.name if self.status.known else f"status {int(self.status)}"
         return f"{self.message} ({name})"
 
 
@@ -80,10 +92,8 @@ def error_for(status: int) -> OutliveError:
     """The exception for a non-OK status, with this thread's last error message
     (read at once, on the thread that made the call)."""
     message = _ffi.outlive_last_error().decode("utf-8", "replace")
-    try:
-        known = Status(status)
-    except ValueError:
-        return OutliveError(status, message)  # a status newer than this package: still its message
+    known = Status(status)
+    # A status newer than this package: an OutliveError, still with its message.
     return _CLASSES.get(known, OutliveError)(known, message)
 
 
