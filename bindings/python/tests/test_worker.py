@@ -12,7 +12,7 @@ import time
 import pytest
 
 import outlive
-from conftest import _environment, run_python
+from conftest import PACKAGE_ROOT, _environment, run_python
 
 TASKS_MODULE = '''
 import asyncio, os, pathlib, datetime, time
@@ -414,3 +414,23 @@ outlive.Handler("py.async", value=4)()
 assert calls == [4], calls
 print("ok")
 ''')
+
+
+def test_outlive_worker_with_python_runs_the_python_worker_in_its_place(shared, store_dir):
+    command = os.path.join(PACKAGE_ROOT, "..", "..", "build", "outlive")
+    if not os.access(command, os.X_OK):
+        pytest.skip("the outlive command is not built (make cli)")
+    directory, out, env = shared
+    env = dict(env, OUTLIVE_PYTHON=sys.executable)
+    produce(shared, "tasks.slow.delay(0.0, 'via-cli')")
+    worker = subprocess.Popen([command, "worker", store_dir, "--python", "tasks", "--until-idle"], cwd=directory,
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _, err = worker.communicate(timeout=120)
+    assert worker.returncode == 0, err
+    # exec: the process that ran the task is the one the command started.
+    assert ran(out)[-1] == f"slow via-cli finished by {worker.pid}"
+    with outlive.Store(store_dir) as store:
+        assert len(store.tasks) == 0
+    refused = subprocess.run([command, "worker", store_dir, "--python", "tasks", "--load", "x.so"], env=env,
+                             capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 64 and "--python" in refused.stderr
