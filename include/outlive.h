@@ -897,7 +897,10 @@ OUTLIVE_API outlive_status outlive_handler_deserialize(const void *bytes, size_t
  *   OUTLIVE_E_STATE). After max_attempts (default 20), or past max_age
  *   (default 3 days, counted from creation or the last retry; group starts are
  *   exempt), the task is dead: kept and listed (outlive_task_list_new), run again
- *   only after outlive_task_retry(), never deleted by the library.
+ *   only after outlive_task_retry(), never deleted by the library. A call that
+ *   can never succeed (the stored arguments miss one the handler needs or have
+ *   the wrong type, or the stored handler does not decode or was invalidated)
+ *   makes the task dead at its first attempt, its last error saying why.
  * - Groups: a task may start a group (group_start, an id the application
  *   chooses, e.g. "profile:A") and be a member of groups (group_members). A
  *   member never runs while any task that starts one of its groups is stored
@@ -905,7 +908,9 @@ OUTLIVE_API outlive_status outlive_handler_deserialize(const void *bytes, size_t
  *   never runs before "identify A" succeeded; the rest of the queue goes on.
  * - A task whose handler does not resolve in this process is left for a
  *   process that can resolve it: not an attempt, not a failure, and it does
- *   not hold back the tasks behind it.
+ *   not hold back the tasks behind it. Each run logs a warning once per such
+ *   handler name, and the first such task keeps the reason as its last error
+ *   until it runs, so that a misspelled name does not wait unnoticed.
  * - Each step of a run is an indexed lookup: it costs the same with 10 or
  *   1,000,000 tasks stored, and memory does not grow with the queue.
  *
