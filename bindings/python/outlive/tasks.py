@@ -148,7 +148,8 @@ class Tasks:
         a handler in this process, so that its runs can call them; sets this
         handle's triggers so that a task added by any process runs at once
         (not `delay` seconds later, as the default triggers of an app do);
-        keeps up to `concurrency` attempts in flight; and asks for a run now.
+        keeps up to `concurrency` attempts in flight (a run starts at the
+        next dispatch when tasks are pending).
         Runs happen where the store's loop is dispatched. Returns the names
         of the handlers declared.
 
@@ -158,6 +159,7 @@ class Tasks:
         from .task_function import declare_all
         names = declare_all()
         self.set_concurrency(concurrency)
+        # A run starts when this handle sees one task pending: now (the
+        # triggers are evaluated when set), and whenever any process adds one.
         self.set_triggers(pending_count=1, delay=0.0)
-        self.run_now()
         return names
