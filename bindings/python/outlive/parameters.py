@@ -181,8 +181,7 @@ def _json_text(parameter: Parameter, value: typing.Any) -> str:
     elif base is bool:
         plain = _expect(parameter, value, bool)
     elif base in (int, Int, UInteger):
-        plain = base(_expect_int(parameter, value)) if base is not int else _expect_int(parameter, value)
-        plain = int(plain)
+        plain = int(base(_expect_int(parameter, value)))  # Int, UInteger: their ranges
     elif base is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise _mismatch(parameter, value)
