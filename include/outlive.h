@@ -877,8 +877,15 @@ OUTLIVE_API outlive_status outlive_handler_deserialize(const void *bytes, size_t
  *   that dies (kill -9 included) releases its claim at once, and the task it
  *   was running becomes pending again (at-least-once: use task_id as an
  *   idempotency key).
- * - A run takes tasks in the order they were added, one at a time (see
- *   outlive_tasks_set_concurrency), and also takes tasks added while it runs.
+ * - Tasks belong to queues (see outlive_queue_declare and outlive_queue_serve
+ *   below; without one, to the ordered queue "default", described here). A
+ *   run takes tasks in priority order (higher first), ties in the order they
+ *   were added, one at a time (see outlive_tasks_set_concurrency), and also
+ *   takes tasks added while it runs.
+ * - A task due later (due_at, delay_seconds) waits, like a task in backoff,
+ *   and starts at its time, not before. Nothing polls: each handle's timer is
+ *   the earliest waiting task of the queues it serves, whichever process
+ *   added it; a process adding an earlier one wakes the others.
  *   It calls each task's handler on the loop thread with the call-time
  *   arguments `task_id` (ID, the task's id as UTF-8 text), `attempt` (INTEGER,
  *   1 for the first) and `completion` (HANDLER); a handler takes those it
@@ -967,8 +974,11 @@ OUTLIVE_API outlive_status outlive_tasks_add_batch(outlive_store *store, const o
  *                           addition), groups — the queue described above.
  *   OUTLIVE_QUEUE_PARALLEL  every process that serves it runs up to its own
  *                           limit of tasks at once, claiming them one by one
- *                           in priority and due order; groups still hold
- *                           members back. */
+ *                           in priority order (then order of addition), as
+ *                           they come due; a group start still holds its
+ *                           members back (members of one group may run at
+ *                           the same time). A runner's death returns its
+ *                           tasks to the queue at once, as in ordered queues. */
 typedef enum outlive_queue_kind {
     OUTLIVE_QUEUE_ORDERED = 1,
     OUTLIVE_QUEUE_PARALLEL
@@ -1012,13 +1022,72 @@ OUTLIVE_API outlive_status outlive_task_enqueue(outlive_store *store, const outl
                                                 char out_id[OUTLIVE_ID_SIZE] /* nullable */,
                                                 bool *out_existing /* nullable */);
 
-/* Asks for a run now. It starts on the store's loop at its next dispatch, or,
- * while another process runs, as soon as that run ends. */
+/* Declares the queue `name` of `kind` in the store, for every process; one
+ * transaction. Declaring it again with the same kind does nothing and returns
+ * OUTLIVE_OK. A queue is never removed (its tasks may outlive any process).
+ * OUTLIVE_E_INVALID_ARGUMENT: name NULL, empty, longer than
+ *   OUTLIVE_QUEUE_MAX_NAME_SIZE or with a byte outside [A-Za-z0-9_.:-]; kind
+ *   not an outlive_queue_kind.
+ * OUTLIVE_E_STATE: the queue exists with the other kind ("default" is ordered). */
+OUTLIVE_API outlive_status outlive_queue_declare(outlive_store *store, const char *name, outlive_queue_kind kind);
+
+/* Most tasks of one queue a handle runs at once. */
+#define OUTLIVE_QUEUE_MAX_LIMIT 1024
+
+/* Says which queues this handle runs, and how many of a queue's tasks at once:
+ * `limit` 1 to OUTLIVE_QUEUE_MAX_LIMIT serves the queue, 0 stops serving it
+ * (attempts under way end as usual; an ordered queue's claim is released once
+ * they have). Per handle, not stored: each process says what it serves.
+ * - A handle serves the default queue from its opening, with limit 1
+ *   (outlive_tasks_set_concurrency changes it) and under its triggers
+ *   (outlive_tasks_set_triggers): today's behaviour. Naming "default" here
+ *   makes it a queue served at once like any other.
+ * - A served queue runs its tasks as soon as they are due: no trigger delay.
+ *   An ordered queue is run by one handle at a time across all processes,
+ *   holding the queue's claim while it has tasks to run (`limit` of them in
+ *   flight: they start in order but may end in any order); a parallel queue
+ *   by every handle that serves it, each claiming tasks one at a time up to
+ *   its own limit.
+ * - A handle that serves no queue never runs a task (it can add them):
+ *   outlive_queue_serve(store, "default", 0) makes a pure producer.
+ * Runs happen on the store's loop, inside outlive_loop_dispatch().
+ * OUTLIVE_E_INVALID_ARGUMENT: a malformed name (as outlive_queue_declare);
+ *   limit above OUTLIVE_QUEUE_MAX_LIMIT.
+ * OUTLIVE_E_NOT_FOUND: no queue of that name was declared. */
+OUTLIVE_API outlive_status outlive_queue_serve(outlive_store *store, const char *name, size_t limit);
+
+typedef struct outlive_queue_list outlive_queue_list;
+
+/* Lists the declared queues in name order as a snapshot (see Listing at the
+ * top): those whose name sorts after `after` (NULL: from the first; it need
+ * not exist), at most `limit` (0: no limit). The counts are read from
+ * counters the store keeps: no call counts tasks.
+ * OUTLIVE_E_INVALID_ARGUMENT: out NULL; after a malformed queue name. */
+OUTLIVE_API outlive_status outlive_queue_list_new(outlive_store *store, const char *after /* nullable */, size_t limit,
+                                                  outlive_queue_list **out);
+/* How many queues the list holds; 0 for NULL. */
+OUTLIVE_API size_t             outlive_queue_list_count(const outlive_queue_list *list);
+/* Accessors of queue `index` (NULL, 0 out of range; strings owned by the list). */
+OUTLIVE_API const char        *outlive_queue_list_name(const outlive_queue_list *list, size_t index);
+OUTLIVE_API outlive_queue_kind outlive_queue_list_kind(const outlive_queue_list *list, size_t index);
+/* Tasks not yet done and not running: due now, due later, or waiting for a retry. */
+OUTLIVE_API size_t             outlive_queue_list_pending(const outlive_queue_list *list, size_t index);
+/* Tasks with an attempt under way. */
+OUTLIVE_API size_t             outlive_queue_list_running(const outlive_queue_list *list, size_t index);
+OUTLIVE_API size_t             outlive_queue_list_dead(const outlive_queue_list *list, size_t index);
+/* Frees the list. NULL is ignored. */
+OUTLIVE_API void               outlive_queue_list_free(outlive_queue_list *list);
+
+/* Asks for a run of every queue this handle serves now (none when it serves
+ * none). It starts on the store's loop at its next dispatch, or, for an
+ * ordered queue another process runs, as soon as that run ends. */
 OUTLIVE_API outlive_status outlive_tasks_run_now(outlive_store *store);
 
-/* Sets this handle's triggers: a run starts when it sees pending_count tasks
- * pending (0: never by count; default 10) and delay_seconds after it sees a
- * task added by any process (default 30; 0: at the next dispatch).
+/* Sets this handle's triggers, which start runs of the default queue while
+ * the handle serves it from its opening (see outlive_queue_serve): a run
+ * starts when it sees pending_count tasks of the default queue not yet done
+ * (0: never by count; default 10) and delay_seconds after it sees a task
+ * added by any process (default 30; 0: at the next dispatch).
  * OUTLIVE_E_INVALID_ARGUMENT: delay_seconds negative, NaN, infinite or above 1e9. */
 OUTLIVE_API outlive_status outlive_tasks_set_triggers(outlive_store *store, size_t pending_count,
                                                       double delay_seconds);
@@ -1048,8 +1117,9 @@ typedef struct outlive_task_policy {
  *   the ranges above (NaN and infinities included). */
 OUTLIVE_API outlive_status outlive_tasks_set_policy(outlive_store *store, const outlive_task_policy *policy);
 
-/* How many attempts this handle's runs keep in flight at once: 1 to 1024,
- * default 1 (strictly one after another). With more, tasks still start in
+/* How many attempts this handle's runs of the default queue keep in flight
+ * at once: 1 to 1024, default 1 (strictly one after another); the default
+ * queue's `limit` of outlive_queue_serve, its triggers kept. With more, tasks still start in
  * order and a member still waits for its group start, but handlers that
  * complete later overlap. OUTLIVE_E_INVALID_ARGUMENT: out of range. */
 OUTLIVE_API outlive_status outlive_tasks_set_concurrency(outlive_store *store, size_t max_in_flight);

@@ -14,6 +14,26 @@ public struct TaskInfo: Equatable {
     public let created: Double
     public let groupStart: String?
     public let groupMembers: [String]
+    /// The queue it belongs to.
+    public var queue: String = TaskQueueName.default
+    /// Higher starts first within its queue.
+    public var priority: Int64 = 0
+
+    public init(id: String, handlerName: String, state: State, attempts: Int64, lastError: String?, nextAttempt: Double?,
+                created: Double, groupStart: String?, groupMembers: [String], queue: String = TaskQueueName.default,
+                priority: Int64 = 0) {
+        self.id = id
+        self.handlerName = handlerName
+        self.state = state
+        self.attempts = attempts
+        self.lastError = lastError
+        self.nextAttempt = nextAttempt
+        self.created = created
+        self.groupStart = groupStart
+        self.groupMembers = groupMembers
+        self.queue = queue
+        self.priority = priority
+    }
 }
 
 /// One task to add.
