@@ -43,6 +43,7 @@ StoreP = _opaque("outlive_store")
 KvValueP = _opaque("outlive_kv_value")
 KvKeyListP = _opaque("outlive_kv_key_list")
 TaskListP = _opaque("outlive_task_list")
+QueueListP = _opaque("outlive_queue_list")
 SignalListP = _opaque("outlive_signal_list")
 SignalConsumerListP = _opaque("outlive_signal_consumer_list")
 MessageP = _opaque("outlive_message")
@@ -204,6 +205,16 @@ _DECLARATIONS = {
     "outlive_task_add": (status, [StoreP, HandlerP, c_char_p, POINTER(c_char_p), c_size_t, c_char_p]),
     "outlive_tasks_add_batch": (status, [StoreP, POINTER(TaskSpec), c_size_t, c_char_p]),
     "outlive_task_enqueue": (status, [StoreP, HandlerP, POINTER(TaskOptions), c_char_p, POINTER(ctypes.c_bool)]),
+    "outlive_queue_declare": (status, [StoreP, c_char_p, c_int]),
+    "outlive_queue_serve": (status, [StoreP, c_char_p, c_size_t]),
+    "outlive_queue_list_new": (status, [StoreP, c_char_p, c_size_t, POINTER(QueueListP)]),
+    "outlive_queue_list_count": (c_size_t, [QueueListP]),
+    "outlive_queue_list_name": (c_char_p, [QueueListP, c_size_t]),
+    "outlive_queue_list_kind": (c_int, [QueueListP, c_size_t]),
+    "outlive_queue_list_pending": (c_size_t, [QueueListP, c_size_t]),
+    "outlive_queue_list_running": (c_size_t, [QueueListP, c_size_t]),
+    "outlive_queue_list_dead": (c_size_t, [QueueListP, c_size_t]),
+    "outlive_queue_list_free": (None, [QueueListP]),
     "outlive_tasks_run_now": (status, [StoreP]),
     "outlive_tasks_set_triggers": (status, [StoreP, c_size_t, c_double]),
     "outlive_tasks_count": (status, [StoreP, POINTER(c_size_t)]),

@@ -65,10 +65,11 @@ class Store(NativeHandle):
         self.kv = KeyValue(self)
         from .messages import Messages
         from .signals import Signals
-        from .tasks import Tasks
+        from .tasks import TaskQueues, Tasks
         self.messages = Messages(self)
         self.signals = Signals(self)
         self.tasks = Tasks(self)
+        self.queues = TaskQueues(self)
 
     @property
     def run_id(self) -> str:
