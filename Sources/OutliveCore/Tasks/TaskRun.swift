@@ -435,7 +435,8 @@ extension TaskQueue {
             for name in names {
                 let consider: (SQLRow) -> Void = { row in
                     let seq = row.integer(0), priority = row.integer(1)
-                    if let current = best, (current.priority, -current.seq) >= (priority, -seq) { return }
+                    // The stored numbers are untrusted: compared, never negated (Int64.min).
+                    if let current = best, current.priority > priority || (current.priority == priority && current.seq <= seq) { return }
                     best = Candidate(seq: seq, priority: priority, id: row.text(2) ?? "", handlerName: name, handler: row.blob(3) ?? [],
                                      groupStart: row.integer(4) != 0, members: TaskSchema.decode(members: row.blob(5)),
                                      ageFrom: row.double(6), attempts: row.integer(7))
