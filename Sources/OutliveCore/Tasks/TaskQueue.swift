@@ -27,7 +27,11 @@ public final class TaskQueue {
     var runs: [String: TaskRun] = [:]
     /// Ordered queues whose runner is another live process: a run starts
     /// here when that one releases the claim.
-    var wantsRun: Set<String> = []
+    var waitingForRunner: Set<String> = []
+    /// The run of the default queue under way, if any (loop thread).
+    var run: TaskRun? { runs[TaskQueueName.default] }
+    /// Whether a run waits for another process's runner to let go (loop thread).
+    var wantsRun: Bool { !waitingForRunner.isEmpty }
     var delayTimer: UInt64?
     var dueTimer: (id: UInt64, at: Double)?
     var retryTimer: UInt64?
@@ -309,7 +313,7 @@ public final class TaskQueue {
         let keys = Set(batch.keys)
         if batch.resync || keys.contains("added") || keys.contains("returned") || keys.contains("unblocked") { tasksBecameReady() }
         if batch.resync || keys.contains("released") || keys.contains("returned") {
-            for name in wantsRun where runs[name] == nil { requestRun(name) }
+            for name in waitingForRunner where runs[name] == nil { requestRun(name) }
         }
         if batch.resync || keys.contains("completed") { collectRemoteOutcomes() }
         if batch.resync || keys.contains("finished") || keys.contains("returned") || keys.contains("scheduled") { scheduleDue() }

@@ -46,7 +46,7 @@ extension TaskQueue {
             guard let self else { return }
             if limit == 0 {
                 if let run = self.runs[name] { self.pump(run) }
-                self.wantsRun.remove(name)
+                self.waitingForRunner.remove(name)
             } else {
                 self.requestRun(name)
                 self.scheduleDue()

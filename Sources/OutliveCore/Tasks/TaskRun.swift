@@ -177,11 +177,11 @@ extension TaskQueue {
             switch step {
             case .yielded:
                 runs.removeValue(forKey: run.queue)
-                wantsRun.insert(run.queue)
+                waitingForRunner.insert(run.queue)
                 return
             case .idle:
                 runs.removeValue(forKey: run.queue)
-                wantsRun.remove(run.queue)
+                waitingForRunner.remove(run.queue)
                 scheduleDue()
                 return
             case .released:
@@ -190,7 +190,7 @@ extension TaskQueue {
                 return
             case .started(let attempt):
                 if run.kind == .ordered && !run.claimed { run.claimed = true }
-                wantsRun.remove(run.queue)
+                waitingForRunner.remove(run.queue)
                 call(attempt, run: run, policy: policy)
                 if Clock.monotonic() - began >= TaskQueue.dispatchBudget {
                     store.loop.post { [weak self] in self?.pump(run) }
