@@ -1175,6 +1175,124 @@ OUTLIVE_API outlive_status outlive_task_retry(outlive_store *store, const char *
  * OUTLIVE_E_NOT_FOUND: no such task. OUTLIVE_E_STATE: it is running. */
 OUTLIVE_API outlive_status outlive_task_delete(outlive_store *store, const char *task_id);
 
+/* ── schedules (periodic tasks) ─────────────────────────────────────────── */
+/*
+ * A schedule is named work that adds a task once per period: every N seconds,
+ * or at the minutes a cron expression names. Schedules are stored in the store
+ * (every process sees them) and survive restarts.
+ *
+ * - Who fires. Every open store handle fires the schedules that come due, on
+ *   its loop, inside outlive_loop_dispatch(); firing only adds a task to the
+ *   schedule's queue, which the processes serving that queue run. A store with
+ *   schedules therefore needs at least one process that dispatches its loop
+ *   (any worker does); a handle that never dispatches never fires.
+ * - Once per period. A firing is one transaction that reads the schedule's
+ *   next-fire time, adds the task and advances the time: whichever processes
+ *   are alive, and however many race, each period adds one task.
+ * - Missed periods. Periods that passed while no process fired (none was
+ *   running, or all were late) fire once, not once each: one task, and the
+ *   next period is the first one after that firing. No burst after a pause.
+ * - The task's work is the schedule's handler with `scheduled_at` (DOUBLE,
+ *   seconds since the epoch: the period the task stands for — after missed
+ *   periods, the first of them) bound to it; a handler that declares
+ *   `scheduled_at` receives it, any other ignores it (a bound argument of that
+ *   name is replaced). Its queue and priority are the schedule's.
+ * - The timer of each handle is the earliest next-fire time; a schedule set or
+ *   removed by any process moves it through the change feed. Between firings a
+ *   handle does no work and no wake-up.
+ * - Intervals count whole periods from the time the schedule was set: the
+ *   first firing is one interval after outlive_schedule_set, and later ones
+ *   stay on that grid however late each firing is. Cron expressions are read
+ *   in UTC: minute (0-59) hour (0-23) day-of-month (1-31) month (1-12 or
+ *   JAN-DEC) day-of-week (0-7 or SUN-SAT; 0 and 7 are Sunday), each field `*`
+ *   or a comma-separated list of values and ranges `a-b`; a range or `*`
+ *   followed by `/s` takes every s-th value of it, and `a/s` runs from a to
+ *   the field's end. Or one of @yearly, @annually,
+ *   @monthly, @weekly, @daily, @midnight, @hourly. As in Vixie cron, when both
+ *   day fields are restricted (neither begins with `*`) a day matches if
+ *   either matches, otherwise both must. A cron schedule fires at the first
+ *   matching minute after it was set.
+ *
+ * Statuses every function below may also return: as in the tasks section
+ * (OUTLIVE_E_INVALID_ARGUMENT for a NULL store, OUTLIVE_E_STATE, OUTLIVE_E_BUSY,
+ * OUTLIVE_E_IO, OUTLIVE_E_CORRUPT). A failing call changes nothing.
+ */
+
+/* Bytes of a schedule name: 1 to OUTLIVE_SCHEDULE_MAX_NAME_SIZE of [A-Za-z0-9_.:-]. */
+#define OUTLIVE_SCHEDULE_MAX_NAME_SIZE 128
+/* Bytes of a cron expression. */
+#define OUTLIVE_SCHEDULE_MAX_CRON_SIZE 256
+/* Seconds: the shortest and the longest interval. */
+#define OUTLIVE_SCHEDULE_MIN_INTERVAL 0.01
+#define OUTLIVE_SCHEDULE_MAX_INTERVAL 1e9
+
+/* When a schedule fires: exactly one of interval_seconds (> 0) and cron (not NULL). */
+#define OUTLIVE_SCHEDULE_PERIOD_VERSION 1
+typedef struct outlive_schedule_period {
+    uint32_t version;            /* OUTLIVE_SCHEDULE_PERIOD_VERSION */
+    double interval_seconds;     /* OUTLIVE_SCHEDULE_MIN_INTERVAL to _MAX_INTERVAL, or 0 with cron */
+    const char *cron;            /* NULL, or a cron expression (UTC), with interval_seconds 0 */
+} outlive_schedule_period;
+#define OUTLIVE_SCHEDULE_PERIOD_INIT { OUTLIVE_SCHEDULE_PERIOD_VERSION, 0, NULL }
+
+/* Creates the schedule `name`, or replaces the one of that name (its work,
+ * period, queue and priority; the time of its last firing is kept): from now
+ * on it adds a task calling `work` (copied) once per `period`. options
+ * (nullable) gives the tasks' queue and priority; its other fields must be
+ * left zero or NULL. *out_next_fire (nullable) receives the time of the first
+ * firing (seconds since the epoch).
+ * OUTLIVE_E_INVALID_ARGUMENT: NULL name, work or period; name empty, longer
+ *   than OUTLIVE_SCHEDULE_MAX_NAME_SIZE or with other characters;
+ *   period->version or options->version unknown; both or neither of
+ *   interval_seconds and cron given; interval_seconds below
+ *   OUTLIVE_SCHEDULE_MIN_INTERVAL, above OUTLIVE_SCHEDULE_MAX_INTERVAL,
+ *   negative, NaN or infinite; a cron expression with other than 5 fields,
+ *   a value out of its field's range, a backward range, a step of 0 or
+ *   larger than the field, an unknown name or macro, or no day that exists
+ *   (`0 0 30 2 *`); longer than OUTLIVE_SCHEDULE_MAX_CRON_SIZE; a malformed
+ *   queue name; options->due_at, delay_seconds, unique_key, result_signal or
+ *   a group set (not supported for schedules); work one of the library's own
+ *   handlers or serializing to more than the size limit.
+ * OUTLIVE_E_INVALIDATED: work was invalidated.
+ * OUTLIVE_E_NOT_FOUND: options->queue was never declared. */
+OUTLIVE_API outlive_status outlive_schedule_set(outlive_store *store, const char *name, const outlive_handler *work,
+                                                const outlive_schedule_period *period,
+                                                const outlive_task_options *options /* nullable */,
+                                                double *out_next_fire /* nullable */);
+
+/* Removes the schedule `name`: it fires no more; tasks it added stay.
+ * OUTLIVE_E_INVALID_ARGUMENT: name NULL or malformed.
+ * OUTLIVE_E_NOT_FOUND: no schedule of that name. */
+OUTLIVE_API outlive_status outlive_schedule_remove(outlive_store *store, const char *name);
+
+typedef struct outlive_schedule_list outlive_schedule_list;
+
+/* Lists schedules in name order as a snapshot (see Listing at the top): those
+ * whose name sorts after `after` (NULL: from the first; it need not exist),
+ * at most `limit` (0: no limit).
+ * OUTLIVE_E_INVALID_ARGUMENT: out NULL, after malformed. */
+OUTLIVE_API outlive_status outlive_schedule_list_new(outlive_store *store, const char *after /* nullable */, size_t limit,
+                                                     outlive_schedule_list **out);
+/* How many schedules the list holds; 0 for NULL. */
+OUTLIVE_API size_t      outlive_schedule_list_count(const outlive_schedule_list *list);
+/* Accessors of schedule `index` (NULL, 0 out of range; strings owned by the list). */
+OUTLIVE_API const char *outlive_schedule_list_name(const outlive_schedule_list *list, size_t index);
+/* The name of the handler its tasks call. */
+OUTLIVE_API const char *outlive_schedule_list_handler_name(const outlive_schedule_list *list, size_t index);
+/* Seconds between firings; 0 for a cron schedule. */
+OUTLIVE_API double      outlive_schedule_list_interval(const outlive_schedule_list *list, size_t index);
+/* The cron expression; NULL for an interval. */
+OUTLIVE_API const char *outlive_schedule_list_cron(const outlive_schedule_list *list, size_t index);
+/* Seconds since the epoch of the next period (in the past when no process has fired it yet). */
+OUTLIVE_API double      outlive_schedule_list_next_fire(const outlive_schedule_list *list, size_t index);
+/* The period of its last firing (seconds since the epoch); 0 when it never fired. */
+OUTLIVE_API double      outlive_schedule_list_last_fired(const outlive_schedule_list *list, size_t index);
+/* The queue and priority of its tasks. */
+OUTLIVE_API const char *outlive_schedule_list_queue(const outlive_schedule_list *list, size_t index);
+OUTLIVE_API int32_t     outlive_schedule_list_priority(const outlive_schedule_list *list, size_t index);
+/* Frees the list. NULL is ignored. */
+OUTLIVE_API void        outlive_schedule_list_free(outlive_schedule_list *list);
+
 /* ── signals ────────────────────────────────────────────────────────────── */
 /*
  * Signals deliver results of an action to consumers that may live in other

@@ -86,7 +86,7 @@ func utcTime(_ seconds: Double) -> String {
     guard seconds.isFinite, abs(seconds) < 1e11 else { return String(seconds) }
     var whole = time_t(seconds.rounded(.down))
     var parts = tm()
-    gmtime_r(&whole, &parts)
+    guard gmtime_r(&whole, &parts) != nil else { return String(seconds) }
     let millis = Int((seconds - seconds.rounded(.down)) * 1000)
     func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
     let ms = millis < 10 ? "00\(millis)" : millis < 100 ? "0\(millis)" : "\(millis)"

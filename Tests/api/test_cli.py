@@ -103,6 +103,24 @@ def test_tasks_list_retry_and_delete(tmp_path):
     assert not_dead.returncode != 0 and not_dead.stderr
 
 
+def test_schedules_list_and_remove(tmp_path):
+    directory = str(tmp_path / "store")
+    with outlive.Store(directory) as store:
+        store.schedules.set("nightly", outlive.Handler("cli.report"), cron="30 2 * * *", priority=2)
+        store.schedules.set("poll", outlive.Handler("cli.poll"), every=300)
+    listed = json.loads(run("schedules", directory, "--json").stdout)
+    assert [(s["name"], s["handler"], s["cron"], s["interval"], s["priority"]) for s in listed] == [
+        ("nightly", "cli.report", "30 2 * * *", None, 2), ("poll", "cli.poll", None, 300, 0)]
+    assert listed[0]["next_fire"] % 86400 == 2 * 3600 + 1800 and listed[0]["last_fired"] is None
+    table = run("schedules", "list", directory).stdout
+    assert "cron 30 2 * * *" in table and "every 300 s" in table and " 02:30:00" in table
+    removed = run("schedules", "remove", directory, "poll")
+    assert removed.returncode == 0 and removed.stdout.strip() == "schedule poll removed"
+    assert [s["name"] for s in json.loads(run("schedules", directory, "--json").stdout)] == ["nightly"]
+    assert run("schedules", "remove", directory, "poll").returncode == 3
+    assert run("schedules", "remove", directory, "bad name").returncode == 64
+
+
 def test_signals_lists_signals_and_consumers(tmp_path):
     directory = str(tmp_path / "store")
     sid = outlive.new_signal_id()

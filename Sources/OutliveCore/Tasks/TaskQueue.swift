@@ -179,22 +179,8 @@ public final class TaskQueue {
                     }
                     declared.insert(task.queue)
                 }
-                let id = Identifier.make()
-                // A task due later waits like one in backoff: the due timer starts it.
-                let dueLater = task.due.flatMap { $0 > now ? $0 : nil }
-                try transaction.execute("""
-                    INSERT INTO outlive_tasks(id, handler_name, handler, group_start, group_members, created, age_from,
-                                              queue, priority, state, waiting_until, unique_key, result_signal)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """, [.text(id), .text(task.work.name), .blob(handler),
-                          task.groupStart.map { .text($0) } ?? .null,
-                          TaskSchema.encode(members: task.groupMembers).map { .blob($0) } ?? .null,
-                          .double(now), .double(now), .text(task.queue), .integer(Int64(task.priority)),
-                          .integer((dueLater == nil ? TaskSchema.State.ready : TaskSchema.State.waiting).rawValue),
-                          dueLater.map { .double($0) } ?? .null,
-                          task.uniqueKey.map { .text($0) } ?? .null, task.resultSignal.map { .text($0) } ?? .null])
-                ids.append(id)
-                if dueLater == nil { dueNow = true } else { dueLaterAny = true }
+                ids.append(try TaskQueue.insert(task, handler: handler, now: now, in: transaction))
+                if task.due.map({ $0 > now }) ?? false { dueLaterAny = true } else { dueNow = true }
             }
             try TaskSchema.addCounts(pending: Int64(tasks.count), dead: 0, in: transaction)
             // Runners wake for tasks due now; a task due later moves their due timers only.
@@ -203,6 +189,28 @@ public final class TaskQueue {
         }
         if dueNow { postTriggerEvaluation() }
         return ids
+    }
+
+    /// Stores one validated task whose queue is declared, inside
+    /// `transaction`; the caller updates the counts and records the change.
+    /// Shared by adds and by schedules' firings.
+    @discardableResult
+    static func insert(_ task: NewTask, handler: [UInt8], now: Double, in transaction: StoreTransaction) throws -> String {
+        let id = Identifier.make()
+        // A task due later waits like one in backoff: the due timer starts it.
+        let dueLater = task.due.flatMap { $0 > now ? $0 : nil }
+        try transaction.execute("""
+            INSERT INTO outlive_tasks(id, handler_name, handler, group_start, group_members, created, age_from,
+                                      queue, priority, state, waiting_until, unique_key, result_signal)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, [.text(id), .text(task.work.name), .blob(handler),
+                  task.groupStart.map { .text($0) } ?? .null,
+                  TaskSchema.encode(members: task.groupMembers).map { .blob($0) } ?? .null,
+                  .double(now), .double(now), .text(task.queue), .integer(Int64(task.priority)),
+                  .integer((dueLater == nil ? TaskSchema.State.ready : TaskSchema.State.waiting).rawValue),
+                  dueLater.map { .double($0) } ?? .null,
+                  task.uniqueKey.map { .text($0) } ?? .null, task.resultSignal.map { .text($0) } ?? .null])
+        return id
     }
 
     // MARK: - Inspection and repair

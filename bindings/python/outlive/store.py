@@ -65,11 +65,13 @@ class Store(NativeHandle):
         self.kv = KeyValue(self)
         from .messages import Messages
         from .signals import Signals
+        from .schedules import Schedules
         from .tasks import TaskQueues, Tasks
         self.messages = Messages(self)
         self.signals = Signals(self)
         self.tasks = Tasks(self)
         self.queues = TaskQueues(self)
+        self.schedules = Schedules(self)
 
     @property
     def run_id(self) -> str:
