@@ -13,8 +13,9 @@ from .loop import Loop
 from .values import ID, Int, UInteger
 from .messages import Message, Messages, Presentation
 from .signals import Consumer, Delivery, Lifetime, Signals, new_signal_id
-from .tasks import TaskInfo, Tasks, TaskState
+from .tasks import QueueInfo, QueueKind, TaskInfo, TaskQueues, Tasks, TaskState
 from .task_function import TaskCall, TaskFunction, task
+from .schedules import ScheduleInfo, Schedules
 from .queues import DurableInteractionQueue, Interaction, InteractionQueue, Operation, OperationQueue, OperationState
 from .store import UNCHANGED, Durability, KeyValue, Observation, Store
 
@@ -28,7 +29,7 @@ def library_version() -> str:
 
 __all__ = [
     "Handler", "handler", "load_handlers", "resolves", "unregister", "ID", "Int", "UInteger",
-    "task", "TaskFunction", "TaskCall", "Consumer", "Delivery", "Lifetime", "Signals", "new_signal_id", "TaskInfo", "Tasks", "TaskState", "Message", "Messages", "Presentation", "set_log_level", "Loop", "Store", "DurableInteractionQueue", "Interaction", "InteractionQueue", "Operation", "OperationQueue",
+    "task", "TaskFunction", "TaskCall", "Consumer", "Delivery", "Lifetime", "Signals", "new_signal_id", "TaskInfo", "Tasks", "TaskState", "QueueInfo", "QueueKind", "TaskQueues", "ScheduleInfo", "Schedules", "Message", "Messages", "Presentation", "set_log_level", "Loop", "Store", "DurableInteractionQueue", "Interaction", "InteractionQueue", "Operation", "OperationQueue",
     "OperationState", "Durability", "KeyValue", "Observation", "UNCHANGED", "OutliveError", "Status", "library_version",
     "BusyError", "ClosedError", "CorruptError", "InvalidArgumentError", "InvalidatedError", "MissingArgumentError", "LimitError", "NoMemoryError",
     "NotFoundError", "PermissionDeniedError", "StateError", "StoreIOError", "TypeMismatchError", "UnresolvedError",

@@ -56,6 +56,8 @@ StoreP = _opaque("outlive_store")
 KvValueP = _opaque("outlive_kv_value")
 KvKeyListP = _opaque("outlive_kv_key_list")
 TaskListP = _opaque("outlive_task_list")
+QueueListP = _opaque("outlive_queue_list")
+ScheduleListP = _opaque("outlive_schedule_list")
 SignalListP = _opaque("outlive_signal_list")
 SignalConsumerListP = _opaque("outlive_signal_consumer_list")
 MessageP = _opaque("outlive_message")
@@ -93,6 +95,16 @@ AUTO_RESOLVER_FN = _callback_type(c_bool, MessageP, c_void_p, c_void_p)
 class TaskSpec(ctypes.Structure):
     _fields_ = [("version", c_uint32), ("work", HandlerP), ("group_start", c_char_p),
                 ("group_members", POINTER(c_char_p)), ("group_member_count", c_size_t)]
+
+
+class TaskOptions(ctypes.Structure):
+    _fields_ = [("version", c_uint32), ("queue", c_char_p), ("priority", ctypes.c_int32), ("due_at", c_double),
+                ("delay_seconds", c_double), ("unique_key", c_char_p), ("result_signal", c_char_p),
+                ("group_start", c_char_p), ("group_members", POINTER(c_char_p)), ("group_member_count", c_size_t)]
+
+
+class SchedulePeriod(ctypes.Structure):
+    _fields_ = [("version", c_uint32), ("interval_seconds", c_double), ("cron", c_char_p)]
 
 
 class TaskPolicy(ctypes.Structure):
@@ -211,6 +223,17 @@ _DECLARATIONS: typing.Dict[str, typing.Any] = {
     # tasks
     "outlive_task_add": (status, [StoreP, HandlerP, c_char_p, POINTER(c_char_p), c_size_t, c_char_p]),
     "outlive_tasks_add_batch": (status, [StoreP, POINTER(TaskSpec), c_size_t, c_char_p]),
+    "outlive_task_enqueue": (status, [StoreP, HandlerP, POINTER(TaskOptions), c_char_p, POINTER(ctypes.c_bool)]),
+    "outlive_queue_declare": (status, [StoreP, c_char_p, c_int]),
+    "outlive_queue_serve": (status, [StoreP, c_char_p, c_size_t]),
+    "outlive_queue_list_new": (status, [StoreP, c_char_p, c_size_t, POINTER(QueueListP)]),
+    "outlive_queue_list_count": (c_size_t, [QueueListP]),
+    "outlive_queue_list_name": (c_char_p, [QueueListP, c_size_t]),
+    "outlive_queue_list_kind": (c_int, [QueueListP, c_size_t]),
+    "outlive_queue_list_pending": (c_size_t, [QueueListP, c_size_t]),
+    "outlive_queue_list_running": (c_size_t, [QueueListP, c_size_t]),
+    "outlive_queue_list_dead": (c_size_t, [QueueListP, c_size_t]),
+    "outlive_queue_list_free": (None, [QueueListP]),
     "outlive_tasks_run_now": (status, [StoreP]),
     "outlive_tasks_set_triggers": (status, [StoreP, c_size_t, c_double]),
     "outlive_tasks_count": (status, [StoreP, POINTER(c_size_t)]),
@@ -230,6 +253,21 @@ _DECLARATIONS: typing.Dict[str, typing.Any] = {
     "outlive_task_list_group_member_count": (c_size_t, [TaskListP, c_size_t]),
     "outlive_task_list_group_member": (c_char_p, [TaskListP, c_size_t, c_size_t]),
     "outlive_task_list_free": (None, [TaskListP]),
+    # schedules
+    "outlive_schedule_set": (status, [StoreP, c_char_p, HandlerP, POINTER(SchedulePeriod), POINTER(TaskOptions),
+                                      POINTER(c_double)]),
+    "outlive_schedule_remove": (status, [StoreP, c_char_p]),
+    "outlive_schedule_list_new": (status, [StoreP, c_char_p, c_size_t, POINTER(ScheduleListP)]),
+    "outlive_schedule_list_count": (c_size_t, [ScheduleListP]),
+    "outlive_schedule_list_name": (c_char_p, [ScheduleListP, c_size_t]),
+    "outlive_schedule_list_handler_name": (c_char_p, [ScheduleListP, c_size_t]),
+    "outlive_schedule_list_interval": (c_double, [ScheduleListP, c_size_t]),
+    "outlive_schedule_list_cron": (c_char_p, [ScheduleListP, c_size_t]),
+    "outlive_schedule_list_next_fire": (c_double, [ScheduleListP, c_size_t]),
+    "outlive_schedule_list_last_fired": (c_double, [ScheduleListP, c_size_t]),
+    "outlive_schedule_list_queue": (c_char_p, [ScheduleListP, c_size_t]),
+    "outlive_schedule_list_priority": (ctypes.c_int32, [ScheduleListP, c_size_t]),
+    "outlive_schedule_list_free": (None, [ScheduleListP]),
     "outlive_task_retry": (status, [StoreP, c_char_p]),
     "outlive_task_delete": (status, [StoreP, c_char_p]),
     # signals
@@ -340,7 +378,9 @@ SKIPPED = {
 # The C struct each ctypes Structure mirrors (layouts checked against the header).
 C_STRUCTS = {
     "outlive_task_spec": TaskSpec,
+    "outlive_task_options": TaskOptions,
     "outlive_task_policy": TaskPolicy,
+    "outlive_schedule_period": SchedulePeriod,
     "outlive_presenter": Presenter,
     "outlive_store_options": StoreOptions,
 }

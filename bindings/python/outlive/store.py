@@ -77,11 +77,14 @@ class Store(NativeHandle):
         self.kv: KeyValue = KeyValue(self)
         from .messages import Messages
         from .signals import Signals
+        from .schedules import Schedules
         from .task_function import opened
-        from .tasks import Tasks
+        from .tasks import TaskQueues, Tasks
         self.messages: Messages = Messages(self)
         self.signals: Signals = Signals(self)
         self.tasks: Tasks = Tasks(self)
+        self.queues: TaskQueues = TaskQueues(self)
+        self.schedules: Schedules = Schedules(self)
         opened(self)
 
     @property

@@ -36,6 +36,20 @@ class TaskInfo:
     group_members: typing.Tuple[str, ...]
 
 
+class QueueKind(enum.IntEnum):
+    ORDERED = 1
+    PARALLEL = 2
+
+
+@dataclasses.dataclass(frozen=True)
+class QueueInfo:
+    name: str
+    kind: QueueKind
+    pending: int
+    running: int
+    dead: int
+
+
 def _strings(values: typing.Iterable[str]) -> typing.Tuple[typing.Any, int]:
     encoded = [value.encode("utf-8") for value in values]
     array = (ctypes.c_char_p * max(len(encoded), 1))(*encoded)
@@ -163,3 +177,60 @@ class Tasks:
         # triggers are evaluated when set), and whenever any process adds one.
         self.set_triggers(pending_count=1, delay=0.0)
         return names
+
+class TaskQueues:
+    """`store.queues`: named task queues. `declare` one (ordered, or parallel:
+    every serving process runs up to its limit at once), `serve` the ones this
+    handle runs (it serves "default" under its triggers until told otherwise;
+    `serve("default", 0)` makes a pure producer), `enqueue` a task into one
+    with a priority and a due time, `list` them with their counts."""
+
+    def __init__(self, store: "Store") -> None:
+        self._store = store
+
+    def declare(self, name: str, kind: "QueueKind | str" = QueueKind.ORDERED) -> None:
+        """Declares queue `name` in the store (every process sees it) with its kind."""
+        if isinstance(kind, str):
+            kind = QueueKind[kind.upper()]
+        check(_ffi.outlive_queue_declare(self._store.handle, name.encode("utf-8"), int(kind)))
+
+    def serve(self, name: str, limit: int = 1) -> None:
+        """Runs up to `limit` tasks of the queue at once, as soon as they are due (0: stop)."""
+        if limit < 0:
+            raise ValueError("limit must be >= 0")
+        check(_ffi.outlive_queue_serve(self._store.handle, name.encode("utf-8"), limit))
+
+    def enqueue(self, handler: "Handler", queue: typing.Optional[str] = None, *, priority: int = 0,
+                due_at: typing.Optional[float] = None, delay: typing.Optional[float] = None,
+                group_start: typing.Optional[str] = None, group_members: typing.Iterable[str] = ()) -> str:
+        """Adds a task to `queue` (None: "default"); higher `priority` starts
+        first; `due_at` (seconds since the epoch) or `delay` (seconds) makes it
+        wait. Returns the task id."""
+        members, count = _strings(group_members)
+        options = _ffi.TaskOptions(1, None if queue is None else queue.encode("utf-8"), priority,
+                                   0.0 if due_at is None else float(due_at), 0.0 if delay is None else float(delay),
+                                   None, None, None if group_start is None else group_start.encode("utf-8"),
+                                   members, count)
+        out = ctypes.create_string_buffer(_ffi.ID_SIZE)
+        existing = ctypes.c_bool(False)
+        check(_ffi.outlive_task_enqueue(self._store.handle, handler.handle, ctypes.byref(options), out,
+                                        ctypes.byref(existing)))
+        return out.value.decode()
+
+    def list(self, after: typing.Optional[str] = None, limit: int = 0) -> typing.List[QueueInfo]:
+        """The declared queues in name order, with their counts."""
+        out = _ffi.QueueListP()
+        check(_ffi.outlive_queue_list_new(self._store.handle, None if after is None else after.encode("utf-8"), limit,
+                                          ctypes.byref(out)))
+        try:
+            return [QueueInfo(name=_ffi.outlive_queue_list_name(out, i).decode("utf-8"),
+                              kind=QueueKind(_ffi.outlive_queue_list_kind(out, i)),
+                              pending=_ffi.outlive_queue_list_pending(out, i),
+                              running=_ffi.outlive_queue_list_running(out, i),
+                              dead=_ffi.outlive_queue_list_dead(out, i))
+                    for i in range(_ffi.outlive_queue_list_count(out))]
+        finally:
+            _ffi.outlive_queue_list_free(out)
+
+    def __iter__(self) -> typing.Iterator[QueueInfo]:
+        return iter(self.list())
