@@ -212,7 +212,7 @@ public func outlive_task_list_queue(_ list: OpaquePointer?, _ index: Int) -> Uns
 
 @c @implementation
 public func outlive_task_list_priority(_ list: OpaquePointer?, _ index: Int) -> Int32 {
-    task(list, index)?.priority ?? 0
+    Int32(clamping: task(list, index)?.priority ?? 0)
 }
 
 @c @implementation
@@ -334,4 +334,88 @@ private func dueTime(at: Double, after delay: Double) throws -> Double? {
     if at > 0 { return at }
     if delay > 0 { return Clock.wall() + delay }
     return nil
+}
+
+// MARK: - Queues
+
+@c @implementation
+public func outlive_queue_declare(_ store: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ kind: outlive_queue_kind) -> outlive_status {
+    guarded {
+        let queue = try taskQueue(store)
+        let text = try string(name, "name", maxBytes: TaskQueueName.maxSize)
+        guard let known = TaskQueueInfo.Kind(rawValue: Int32(bitPattern: kind.rawValue)) else {
+            throw OutliveError.invalidArgument("kind \(kind.rawValue) is not an outlive_queue_kind (OUTLIVE_QUEUE_ORDERED or OUTLIVE_QUEUE_PARALLEL)")
+        }
+        try queue.declare(queue: text, kind: known)
+    }
+}
+
+@c @implementation
+public func outlive_queue_serve(_ store: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ limit: Int) -> outlive_status {
+    guarded {
+        let queue = try taskQueue(store)
+        let text = try string(name, "name", maxBytes: TaskQueueName.maxSize)
+        guard limit >= 0, limit <= Int(OUTLIVE_QUEUE_MAX_LIMIT) else {
+            throw OutliveError.invalidArgument("limit is \(UInt(bitPattern: limit)); a handle runs 0 to \(OUTLIVE_QUEUE_MAX_LIMIT) tasks of a queue at once")
+        }
+        try queue.serve(queue: text, limit: limit)
+    }
+}
+
+@c @implementation
+public func outlive_queue_list_new(_ store: OpaquePointer?, _ after: UnsafePointer<CChar>?, _ limit: Int,
+                                   _ out: UnsafeMutablePointer<OpaquePointer?>?) -> outlive_status {
+    guarded {
+        let queue = try taskQueue(store)
+        var cursor = try optionalString(after, "after", maxBytes: TaskQueueName.maxSize)
+        let out = try required(out, "out")
+        let wanted = listLimit(limit)
+        var queues: [TaskQueueInfo] = []
+        while queues.count < wanted {
+            let chunk = try queue.queues(after: cursor, limit: min(wanted - queues.count, TaskQueue.maxListLimit))
+            queues += chunk
+            guard chunk.count == TaskQueue.maxListLimit, let last = chunk.last else { break }
+            cursor = last.name
+        }
+        out.pointee = retain(SnapshotList(queues))
+    }
+}
+
+private func queueInfo(_ list: OpaquePointer?, _ index: Int) -> TaskQueueInfo? {
+    snapshot(list, of: TaskQueueInfo.self)?.entry(index)
+}
+
+@c @implementation
+public func outlive_queue_list_count(_ list: OpaquePointer?) -> Int {
+    snapshot(list, of: TaskQueueInfo.self)?.entries.count ?? 0
+}
+
+@c @implementation
+public func outlive_queue_list_name(_ list: OpaquePointer?, _ index: Int) -> UnsafePointer<CChar>? {
+    snapshot(list, of: TaskQueueInfo.self)?.text(index, "name") { $0.name }
+}
+
+@c @implementation
+public func outlive_queue_list_kind(_ list: OpaquePointer?, _ index: Int) -> outlive_queue_kind {
+    outlive_queue_kind(rawValue: UInt32(queueInfo(list, index)?.kind.rawValue ?? 0))
+}
+
+@c @implementation
+public func outlive_queue_list_pending(_ list: OpaquePointer?, _ index: Int) -> Int {
+    Int(clamping: queueInfo(list, index)?.pending ?? 0)
+}
+
+@c @implementation
+public func outlive_queue_list_running(_ list: OpaquePointer?, _ index: Int) -> Int {
+    Int(clamping: queueInfo(list, index)?.running ?? 0)
+}
+
+@c @implementation
+public func outlive_queue_list_dead(_ list: OpaquePointer?, _ index: Int) -> Int {
+    Int(clamping: queueInfo(list, index)?.dead ?? 0)
+}
+
+@c @implementation
+public func outlive_queue_list_free(_ list: OpaquePointer?) {
+    release(list, SnapshotList<TaskQueueInfo>.self)
 }

@@ -45,7 +45,7 @@ STATUSES = set(re.findall(r"\b(OUTLIVE_OK|OUTLIVE_E_[A-Z_]+)\b",
 # What opening a store whose rows (not schema) are damaged may answer.
 OPEN_STATUSES = {"OUTLIVE_OK", "OUTLIVE_E_CORRUPT", "OUTLIVE_E_VERSION"}
 CLI_EXIT_CODES = {0, 1, 3}  # docs/cli.md
-COMMANDS = ["inspect", "tasks", "signals", "messages", "kv"]
+COMMANDS = ["inspect", "tasks", "schedules", "signals", "messages", "kv"]
 
 TRAVERSAL = "../../canary/victim"
 # SQL expressions for each kind of damage; each is written as SQL so that the
@@ -73,6 +73,7 @@ TABLE_COMMANDS = {
     "outlive_task_counts": ["tasks"], "sqlite_sequence": ["tasks"], "outlive_signals": ["signals"],
     "outlive_signal_consumers": ["signals"], "outlive_messages": ["messages"],
     "outlive_message_categories": ["messages"], "outlive_message_presenters": ["messages"],
+    "outlive_schedules": ["schedules"],
 }
 
 

@@ -14,12 +14,30 @@ public struct TaskInfo: Equatable {
     public let created: Double
     public let groupStart: String?
     public let groupMembers: [String]
+    /// The queue it belongs to.
     public var queue: String = TaskQueueName.default
-    public var priority: Int32 = 0
+    /// Higher starts first within its queue.
+    public var priority: Int64 = 0
     public var uniqueKey: String?
     /// Cancelled while running: its attempt's end will be the task's end, "cancelled".
     public var cancelled = false
     public var resultSignal: String?
+
+    public init(id: String, handlerName: String, state: State, attempts: Int64, lastError: String?, nextAttempt: Double?,
+                created: Double, groupStart: String?, groupMembers: [String], queue: String = TaskQueueName.default,
+                priority: Int64 = 0) {
+        self.id = id
+        self.handlerName = handlerName
+        self.state = state
+        self.attempts = attempts
+        self.lastError = lastError
+        self.nextAttempt = nextAttempt
+        self.created = created
+        self.groupStart = groupStart
+        self.groupMembers = groupMembers
+        self.queue = queue
+        self.priority = priority
+    }
 }
 
 /// One task to add.
