@@ -9,10 +9,10 @@ import os
 import threading
 import typing
 
-from . import _callbacks, _ffi
+from . import _callbacks, _ffi, results
 from .errors import ClosedError, check, error_for
 from .parameters import Parameter, parameters_of
-from .values import Args, args_to_dict, value_bytes
+from .values import Args, args_to_dict, object_value, value_bytes
 
 if typing.TYPE_CHECKING:
     import asyncio
@@ -222,14 +222,23 @@ def handler(name: typing.Optional[str] = None) -> typing.Callable[[typing.Callab
 
 
 def declare(handler_name: str, function: typing.Callable[..., typing.Any],
-            parameters: typing.Optional[typing.List[Parameter]] = None) -> str:
+            parameters: typing.Optional[typing.List[Parameter]] = None,
+            returns: typing.Optional[typing.Callable[[typing.Any], typing.Any]] = None) -> str:
     """Registers `function` as the handler `handler_name` in this process;
-    returns the declared signature."""
+    returns the declared signature. With `returns` (a task function's), the
+    signature also takes the call-time `result_signal` the function does not
+    see: while it runs, outlive.task_progress posts there, and the attempt's
+    success carries `result` = returns(return value) when the task has one."""
     if parameters is None:
         parameters = parameters_of(function, f"handler {handler_name}")
     ends_attempt = all(parameter.name != "completion" for parameter in parameters)
     declared = [parameter.declaration() for parameter in parameters]
     ctypes_of = [parameter.ctype for parameter in parameters]
+    names = [parameter.name for parameter in parameters]
+    hidden_signal = returns is not None and "result_signal" not in names
+    if hidden_signal:
+        declared.append("ID? result_signal")
+        ctypes_of.append(_ffi.ObjectP)
     if ends_attempt:
         declared.append("HANDLER? completion")
         ctypes_of.append(_ffi.HandlerP)
@@ -238,11 +247,22 @@ def declare(handler_name: str, function: typing.Callable[..., typing.Any],
 
     def trampoline(*raw: typing.Any) -> None:
         completion = raw[-1] if ends_attempt else None
-        values = raw[:-1] if ends_attempt else raw
+        values = list(raw[:-1] if ends_attempt else raw)
+        signal: typing.Optional[str] = None
+        if hidden_signal:
+            pointer = values.pop()
+            signal = str(object_value(pointer)) if pointer else None
+        token = None
         try:
-            result = function(*[parameter.decode(value) for parameter, value in zip(parameters, values)])
+            arguments = [parameter.decode(value) for parameter, value in zip(parameters, values)]
+            if returns is not None:
+                if not hidden_signal:
+                    given = arguments[names.index("result_signal")]
+                    signal = None if given is None else str(given)
+                token = results.current_signal.set(signal)
+            result = function(*arguments)
             if inspect.iscoroutine(result):
-                _await(result, handler_name, completion)
+                _await(result, handler_name, completion, _outcome(returns, signal))
                 return
         except _STOPPING as error:
             _callbacks.keep(error)
@@ -253,8 +273,11 @@ def declare(handler_name: str, function: typing.Callable[..., typing.Any],
                 return
             _failed(handler_name, completion, error)
             return
+        finally:
+            if token is not None:
+                results.current_signal.reset(token)
         if completion:
-            _complete(completion, success=True)
+            _succeed(handler_name, completion, _outcome(returns, signal), result)
 
     c_function = prototype(trampoline)
     with _registered_lock:
@@ -265,13 +288,37 @@ def declare(handler_name: str, function: typing.Callable[..., typing.Any],
     return signature
 
 
+Outcome = typing.Optional[typing.Callable[[typing.Any], typing.Dict[str, typing.Any]]]
+
+
+def _outcome(returns: typing.Optional[typing.Callable[[typing.Any], typing.Any]],
+             signal: typing.Optional[str]) -> Outcome:
+    """What a success completes with beyond success=True: the return value as
+    `result`, for a task that has a result signal (nobody receives it otherwise)."""
+    if returns is None or signal is None:
+        return None
+
+    def outcome(value: typing.Any) -> typing.Dict[str, typing.Any]:
+        return {} if value is None else {"result": returns(value)}
+    return outcome
+
+
+def _succeed(handler_name: str, completion: typing.Any, outcome: Outcome, value: typing.Any) -> None:
+    try:
+        extra = outcome(value) if outcome is not None else {}
+    except Exception as error:
+        _failed(handler_name, completion, error)
+        return
+    _complete(completion, success=True, **extra)
+
+
 def _failed(handler_name: str, completion: typing.Any, error: BaseException) -> None:
     _logger.warning("handler %s failed its task's attempt", handler_name, exc_info=error)
     _complete(completion, success=False, error=f"{type(error).__name__}: {error}")
 
 
 def _await(coroutine: typing.Coroutine[typing.Any, typing.Any, typing.Any], handler_name: str,
-           completion: typing.Any) -> None:
+           completion: typing.Any, outcome: Outcome = None) -> None:
     """Runs an async handler's coroutine; its task's attempt (if it runs as
     one) ends when the coroutine does."""
     import asyncio
@@ -282,7 +329,7 @@ def _await(coroutine: typing.Coroutine[typing.Any, typing.Any, typing.Any], hand
     if loop is None:
         # No asyncio loop on this thread: the coroutine runs to its end here.
         try:
-            asyncio.run(coroutine)
+            value = asyncio.run(coroutine)
         except _STOPPING as error:
             _callbacks.keep(error)
             return
@@ -293,7 +340,7 @@ def _await(coroutine: typing.Coroutine[typing.Any, typing.Any, typing.Any], hand
             _failed(handler_name, completion, error)
             return
         if completion:
-            _complete(completion, success=True)
+            _succeed(handler_name, completion, outcome, value)
         return
     # The completion is borrowed for the call only: the coroutine ends later.
     kept = Handler._copy_of(completion) if completion else None
@@ -314,7 +361,7 @@ def _await(coroutine: typing.Coroutine[typing.Any, typing.Any, typing.Any], hand
         if error is not None:
             _failed(handler_name, kept.handle, error)
         else:
-            _complete(kept.handle, success=True)
+            _succeed(handler_name, kept.handle, outcome, task.result())
         kept.close()
 
     task.add_done_callback(finished)

@@ -23,6 +23,8 @@ class Loop(NativeHandle):
             check(_ffi.outlive_loop_new(ctypes.byref(_handle)))
         self._handle = _handle
         self._asyncio_loop: "typing.Optional[asyncio.AbstractEventLoop]" = None
+        self._threaded = False
+        self._borrowed = 0
 
     def fileno(self) -> int:
         """The fd to poll: readable when dispatch() has work."""
@@ -42,6 +44,41 @@ class Loop(NativeHandle):
         """Dispatches on a thread owned by the library from now on. Exceptions
         raised by callbacks there are reported through sys.unraisablehook."""
         check(_ffi.outlive_loop_run_thread(self.handle))
+        self._threaded = True
+
+    def _dispatched_elsewhere(self) -> bool:
+        """Whether a thread of the library, or an asyncio loop other than the
+        one running on this thread, dispatches this loop."""
+        if self._threaded:
+            return True
+        if self._asyncio_loop is None:
+            return False
+        import asyncio
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        return running is not self._asyncio_loop
+
+    def _borrow(self, asyncio_loop: "asyncio.AbstractEventLoop") -> bool:
+        """Attaches to `asyncio_loop` for a while, when nothing dispatches
+        this loop yet (or it is attached already for a while); returns whether
+        the caller must _unborrow()."""
+        if self._threaded:
+            return False
+        if self._asyncio_loop is None:
+            self.attach(asyncio_loop)
+            self._borrowed = 1
+            return True
+        if self._borrowed and self._asyncio_loop is asyncio_loop:
+            self._borrowed += 1
+            return True
+        return False
+
+    def _unborrow(self) -> None:
+        self._borrowed -= 1
+        if self._borrowed == 0 and self._handle:
+            self.detach()
 
     def attach(self, asyncio_loop: "typing.Optional[asyncio.AbstractEventLoop]" = None) -> None:
         """Dispatches from an asyncio event loop whenever the fd is readable."""
@@ -49,6 +86,7 @@ class Loop(NativeHandle):
         asyncio_loop = asyncio_loop or asyncio.get_event_loop()
         asyncio_loop.add_reader(self.fileno(), self.dispatch)
         self._asyncio_loop = asyncio_loop
+        self._borrowed = 0
 
     def detach(self) -> None:
         """Stops dispatching from the asyncio loop attach() used."""

@@ -16,8 +16,8 @@ from .values import value_bytes
 if typing.TYPE_CHECKING:
     from .messages import Messages
     from .signals import Signals
-    from .task_function import TaskFunction
-    from .tasks import Tasks
+    from .task_function import TaskFunction, Unique
+    from .tasks import ResultOption, Tasks
 
 P = typing.ParamSpec("P")
 R = typing.TypeVar("R")
@@ -101,14 +101,18 @@ class Store(NativeHandle):
     def task(self, function: typing.Callable[P, R], /) -> "TaskFunction[P, R]": ...
 
     @typing.overload
-    def task(self, *, name: typing.Optional[str] = None) -> typing.Callable[[typing.Callable[P, R]], "TaskFunction[P, R]"]: ...
+    def task(self, *, name: typing.Optional[str] = None, queue: typing.Optional[str] = None, priority: int = 0,
+             unique: "Unique" = None, result: "ResultOption" = False
+             ) -> typing.Callable[[typing.Callable[P, R]], "TaskFunction[P, R]"]: ...
 
     def task(self, function: typing.Optional[typing.Callable[..., typing.Any]] = None, *,
-             name: typing.Optional[str] = None) -> typing.Any:
-        """`@store.task`: as `@outlive.task`, its tasks added to this store.
-        Its tasks run in a process that serves (`store.tasks.serve()`)."""
+             name: typing.Optional[str] = None, queue: typing.Optional[str] = None, priority: int = 0,
+             unique: "Unique" = None, result: "ResultOption" = False) -> typing.Any:
+        """`@store.task`: as `@outlive.task` (same options), its tasks added
+        to this store. Its tasks run in a process that serves
+        (`store.tasks.serve()`)."""
         from .task_function import _decorator
-        return _decorator(function, name, self)
+        return _decorator(function, name, self, queue, priority, unique, result)
 
 
 

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import ctypes
 import dataclasses
+import datetime
 import enum
 import typing
 
-from . import _ffi
-from .errors import check
+from . import _ffi, results
+from .errors import InvalidArgumentError, Status, check
+from .results import TaskRef
+from .signals import Lifetime, new_signal_id
 
 if typing.TYPE_CHECKING:
     from .handlers import Handler
@@ -56,10 +59,99 @@ class QueueInfo:
     dead: int
 
 
+def _c_text(value: str, what: str) -> bytes:
+    """`value` as the C string it is passed as: refused (nothing stored) when
+    it holds a NUL, which C would read as its end."""
+    if not isinstance(value, str):
+        raise TypeError(f"{what} is a str, not {type(value).__name__}")
+    if "\0" in value:
+        raise InvalidArgumentError(int(Status.INVALID_ARGUMENT), f"{what} {value!r} contains a NUL character")
+    return value.encode("utf-8")
+
+
+def _optional_text(value: typing.Optional[str], what: str) -> typing.Optional[bytes]:
+    return None if value is None else _c_text(value, what)
+
+
 def _strings(values: typing.Iterable[str]) -> typing.Tuple[typing.Any, int]:
-    encoded = [value.encode("utf-8") for value in values]
+    encoded = [_c_text(value, "a group id") for value in values]
     array = (ctypes.c_char_p * max(len(encoded), 1))(*encoded)
     return array, len(encoded)
+
+
+ResultOption = typing.Union[bool, Lifetime, str]
+"""`result=`: False (none), True or "this_run" (a consumer for this store
+handle), "process" (a consumer that outlives it: a later run of a process of
+the same name receives the result)."""
+
+Time = typing.Union[float, int, datetime.datetime]
+
+
+def _seconds(value: typing.Optional[Time], what: str) -> float:
+    if value is None:
+        return 0.0
+    if isinstance(value, datetime.datetime):
+        return value.timestamp()
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{what} is seconds (a float) or a datetime, not {type(value).__name__}")
+    return float(value)
+
+
+def enqueue(store: "Store", handler: "Handler", *, queue: typing.Optional[str] = None, priority: int = 0,
+            due_at: typing.Optional[Time] = None, delay: typing.Optional[float] = None,
+            unique_key: typing.Optional[str] = None, group_start: typing.Optional[str] = None,
+            group_members: typing.Iterable[str] = (), result: ResultOption = False,
+            decode: typing.Optional[typing.Callable[[typing.Any], typing.Any]] = None) -> TaskRef[typing.Any]:
+    """Adds a task as outlive_task_enqueue does (see Tasks.add); one transaction,
+    the result consumer (when `result` asks for one) included."""
+    lifetime: typing.Optional[Lifetime] = None
+    if result is True:
+        lifetime = Lifetime.THIS_RUN
+    elif result is not False:
+        try:
+            lifetime = Lifetime(result)
+        except ValueError:
+            raise ValueError(f"result is True, False, 'this_run' or 'process', not {result!r}") from None
+        if lifetime is Lifetime.ANY_PROCESS:
+            raise ValueError("result='any_process' is not a ref's: another process would take the result")
+    if isinstance(priority, bool) or not isinstance(priority, int):
+        raise TypeError(f"priority is an int, not {type(priority).__name__}")
+    members, count = _strings(group_members)
+    options = _ffi.TaskOptions()
+    options.version = 1
+    options.queue = _optional_text(queue, "a queue name")
+    options.priority = priority
+    options.due_at = _seconds(due_at, "due_at")
+    options.delay_seconds = _seconds(delay, "delay")
+    options.unique_key = _optional_text(unique_key, "a unique key")
+    options.group_start = _optional_text(group_start, "a group id")
+    options.group_members = members
+    options.group_member_count = count
+    waiter: typing.Optional[str] = None
+    consumer: typing.Optional["Handler"] = None
+    if lifetime is not None:
+        from .handlers import Handler
+        signal = new_signal_id()
+        waiter = (results.PROCESS_PREFIX if lifetime is Lifetime.PROCESS else "") + signal
+        consumer = Handler(results.CONSUMER, waiter=waiter)
+        options.result_signal = signal.encode()
+        options.result_consumer = consumer.handle
+        options.result_delivery = 2   # OUTLIVE_DELIVERY_UNTIL_TERMINATED: progress, then the result
+        options.result_lifetime = 1 if lifetime is Lifetime.THIS_RUN else 2
+        results.new_waiter(waiter)
+    out = ctypes.create_string_buffer(_ffi.ID_SIZE)
+    existing = ctypes.c_bool(False)
+    try:
+        check(_ffi.outlive_task_enqueue(store.handle, handler.handle, ctypes.byref(options), out,
+                                        ctypes.byref(existing)))
+    except BaseException:
+        if waiter is not None:
+            results.forget_waiter(waiter)
+        raise
+    finally:
+        if consumer is not None:
+            consumer.close()
+    return TaskRef(out.value.decode(), store, waiter=waiter, existing=existing.value, decode=decode)
 
 
 class Tasks:
@@ -69,14 +161,29 @@ class Tasks:
         self._store = store
 
     def add(self, handler: "Handler", group_start: typing.Optional[str] = None,
-            group_members: typing.Iterable[str] = ()) -> str:
+            group_members: typing.Iterable[str] = (), *, queue: typing.Optional[str] = None, priority: int = 0,
+            due_at: typing.Optional[Time] = None, delay: typing.Optional[float] = None,
+            unique_key: typing.Optional[str] = None, result: ResultOption = False) -> TaskRef[typing.Any]:
         """Stores a task that runs `handler` (called with task_id, attempt and,
-        when it declares it, completion). Returns the task id."""
-        members, count = _strings(group_members)
-        out = ctypes.create_string_buffer(_ffi.ID_SIZE)
-        check(_ffi.outlive_task_add(self._store.handle, handler.handle,
-                                    None if group_start is None else group_start.encode("utf-8"), members, count, out))
-        return out.value.decode()
+        when it declares them, completion and result_signal) in `queue`
+        (None: "default"; a declared one) with `priority`, due at `due_at`
+        (seconds since the epoch, or a datetime) or after `delay` seconds,
+        with at most one pending or running task per `unique_key` in its
+        queue (held: nothing is added, and the ref is the holder's, its
+        `existing` True). `result=True` registers, in the same transaction, a
+        consumer of its result for this store handle, so that
+        `ref.result()` / `await ref` return it; `result="process"` one that
+        outlives the handle (docs/tasks.md, "Results in Python").
+        Returns a TaskRef: the task's id, a str."""
+        return enqueue(self._store, handler, queue=queue, priority=priority, due_at=due_at, delay=delay,
+                       unique_key=unique_key, group_start=group_start, group_members=group_members, result=result)
+
+    def ref(self, task_id: str) -> TaskRef[typing.Any]:
+        """A ref to a task this process did not add in this run: its result
+        arrives through a consumer registered with result="process" by an
+        earlier run of a process of this name (delivered when this run
+        dispatches the store's loop, even after the task finished)."""
+        return results.claim(task_id, self._store)
 
     def add_many(self, handlers: typing.Iterable["Handler"]) -> typing.List[str]:
         """Adds handlers as tasks in one transaction: all or none."""
@@ -181,14 +288,15 @@ class Tasks:
         cancelled = ctypes.c_bool()
         check(_ffi.outlive_task_is_cancelled(self._store.handle, task_id.encode(), ctypes.byref(cancelled)))
         return cancelled.value
-    def serve(self, concurrency: int = 1) -> typing.List[str]:
+    def serve(self, concurrency: int = 1,
+              queues: typing.Optional[typing.Mapping[str, int]] = None) -> typing.List[str]:
         """Makes this process run the store's tasks, as a worker does: declares
         every task function defined so far (`@outlive.task`, `@store.task`) as
-        a handler in this process, so that its runs can call them; sets this
-        handle's triggers so that a task added by any process runs at once
-        (not `delay` seconds later, as the default triggers of an app do);
-        keeps up to `concurrency` attempts in flight (a run starts at the
-        next dispatch when tasks are pending).
+        a handler in this process, so that its runs can call them, and serves
+        `queues` (name → limit; None: {"default": concurrency}) through
+        outlive_queue_serve: their tasks run as soon as they are due, whichever
+        process added them. A worker naming queues without "default" stops
+        serving it (limit 0). NotFoundError for a queue never declared.
         Runs happen where the store's loop is dispatched. Returns the names
         of the handlers declared.
 
@@ -196,11 +304,18 @@ class Tasks:
         functions: their handlers are not declared in it, and a run leaves a
         task whose handler does not resolve for a process that declares it."""
         from .task_function import declare_all
+        served = dict(queues) if queues is not None else {"default": concurrency}
+        served.setdefault("default", 0)
+        # Checked before anything is served: an unknown queue changes nothing.
+        declared = {queue.name for queue in self._store.queues.list()}
+        for name in served:
+            if name not in declared:
+                from .errors import NotFoundError
+                raise NotFoundError(int(Status.NOT_FOUND), f"no task queue named {name!r} was declared "
+                                                           "(store.queues.declare)")
         names = declare_all()
-        self.set_concurrency(concurrency)
-        # A run starts when this handle sees one task pending: now (the
-        # triggers are evaluated when set), and whenever any process adds one.
-        self.set_triggers(pending_count=1, delay=0.0)
+        for name, limit in served.items():
+            self._store.queues.serve(name, limit)
         return names
 
 class TaskQueues:
@@ -217,30 +332,24 @@ class TaskQueues:
         """Declares queue `name` in the store (every process sees it) with its kind."""
         if isinstance(kind, str):
             kind = QueueKind[kind.upper()]
-        check(_ffi.outlive_queue_declare(self._store.handle, name.encode("utf-8"), int(kind)))
+        check(_ffi.outlive_queue_declare(self._store.handle, _c_text(name, "a queue name"), int(kind)))
 
     def serve(self, name: str, limit: int = 1) -> None:
         """Runs up to `limit` tasks of the queue at once, as soon as they are due (0: stop)."""
         if limit < 0:
             raise ValueError("limit must be >= 0")
-        check(_ffi.outlive_queue_serve(self._store.handle, name.encode("utf-8"), limit))
+        check(_ffi.outlive_queue_serve(self._store.handle, _c_text(name, "a queue name"), limit))
 
     def enqueue(self, handler: "Handler", queue: typing.Optional[str] = None, *, priority: int = 0,
-                due_at: typing.Optional[float] = None, delay: typing.Optional[float] = None,
-                group_start: typing.Optional[str] = None, group_members: typing.Iterable[str] = ()) -> str:
+                due_at: typing.Optional[Time] = None, delay: typing.Optional[float] = None,
+                group_start: typing.Optional[str] = None, group_members: typing.Iterable[str] = (),
+                unique_key: typing.Optional[str] = None, result: ResultOption = False) -> TaskRef[typing.Any]:
         """Adds a task to `queue` (None: "default"); higher `priority` starts
-        first; `due_at` (seconds since the epoch) or `delay` (seconds) makes it
-        wait. Returns the task id."""
-        members, count = _strings(group_members)
-        options = _ffi.TaskOptions(1, None if queue is None else queue.encode("utf-8"), priority,
-                                   0.0 if due_at is None else float(due_at), 0.0 if delay is None else float(delay),
-                                   None, None, None if group_start is None else group_start.encode("utf-8"),
-                                   members, count)
-        out = ctypes.create_string_buffer(_ffi.ID_SIZE)
-        existing = ctypes.c_bool(False)
-        check(_ffi.outlive_task_enqueue(self._store.handle, handler.handle, ctypes.byref(options), out,
-                                        ctypes.byref(existing)))
-        return out.value.decode()
+        first; `due_at` (seconds since the epoch, or a datetime) or `delay`
+        (seconds) makes it wait; `unique_key` and `result` as in
+        store.tasks.add. Returns a TaskRef (the task id, a str)."""
+        return enqueue(self._store, handler, queue=queue, priority=priority, due_at=due_at, delay=delay,
+                       unique_key=unique_key, group_start=group_start, group_members=group_members, result=result)
 
     def list(self, after: typing.Optional[str] = None, limit: int = 0) -> typing.List[QueueInfo]:
         """The declared queues in name order, with their counts."""
