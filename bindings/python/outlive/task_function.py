@@ -19,7 +19,8 @@ import weakref
 from . import results
 from .errors import StateError, Status
 from .handlers import Handler, declare
-from .parameters import _JSON_TYPES, _NATIVE, Parameter, _from_json, _json_text, _origin, _unwrap_optional, parameters_of
+from .parameters import _JSON_TYPES, _NATIVE, Parameter, _from_json, _json_text, _unwrap_optional, parameters_of
+from .parameters import _origin as _annotation_origin
 from .results import TaskRef
 from .tasks import ResultOption, Time, enqueue
 
@@ -50,7 +51,7 @@ class _Returns:
         except Exception:
             annotation = typing.Any
         base, nullable = _unwrap_optional(annotation)
-        typed = base in _NATIVE and base is not bytes or _origin(base) in _JSON_TYPES
+        typed = base in _NATIVE and base is not bytes or _annotation_origin(base) in _JSON_TYPES
         self._parameter = Parameter("return value", "JSON", base, True) if typed else None
         self._owner = owner
 

@@ -23,6 +23,7 @@ import typing
 
 from . import handlers
 from .logs import set_log_level
+from .errors import NotFoundError
 from .store import Durability, Store
 
 _logger = logging.getLogger("outlive.worker")
@@ -40,11 +41,25 @@ def import_modules(modules: typing.Iterable[str]) -> None:
         importlib.import_module(module)
 
 
+def parse_queue(text: str) -> typing.Tuple[str, int]:
+    """`NAME` or `NAME=LIMIT` (LIMIT 1 to 1024) of `--queue`."""
+    name, _, limit = text.partition("=")
+    if not name:
+        raise ValueError(f"--queue {text!r}: no queue name")
+    if not limit:
+        return name, 1
+    if not limit.isdigit() or not 1 <= int(limit) <= 1024:
+        raise ValueError(f"--queue {text!r}: the limit is a number from 1 to 1024")
+    return name, int(limit)
+
+
 async def serve(store: Store, *, concurrency: int = 1, grace: float = 30.0, until_idle: bool = False,
-                idle_seconds: float = 1.0) -> None:
+                idle_seconds: float = 1.0, queues: typing.Optional[typing.Mapping[str, int]] = None) -> None:
     """Serves the store's tasks on the running asyncio loop until SIGTERM or
-    SIGINT (or, with until_idle, until no task is pending and no async
-    handler runs for idle_seconds), then stops gracefully (see the module)."""
+    SIGINT (or, with until_idle, until no task of the served queues is
+    pending and no async handler runs for idle_seconds), then stops
+    gracefully (see the module). `queues` (name → limit; None: "default"
+    with `concurrency`) are served through outlive_queue_serve."""
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     stopping = (signal.SIGTERM, signal.SIGINT)
@@ -52,11 +67,12 @@ async def serve(store: Store, *, concurrency: int = 1, grace: float = 30.0, unti
         loop.add_signal_handler(number, stop.set)
     store.loop.attach(loop)
     try:
-        names = store.tasks.serve(concurrency)
-        _logger.info("serving the tasks of %s as process %s: %s", store.path, store.process,
+        names = store.tasks.serve(concurrency, queues)
+        served = list(queues) if queues is not None else ["default"]
+        _logger.info("serving the queues %s of %s as process %s: %s", ", ".join(served), store.path, store.process,
                      ", ".join(names) if names else "no task function is defined")
         if until_idle:
-            await _until_idle(store, stop, idle_seconds)
+            await _until_idle(store, stop, idle_seconds, served)
         else:
             await stop.wait()
     finally:
@@ -94,11 +110,12 @@ async def _wait_or_hurry(running: typing.Set["asyncio.Task[typing.Any]"], hurrie
         pending.discard(hurried)
 
 
-async def _until_idle(store: Store, stop: asyncio.Event, idle_seconds: float) -> None:
+async def _until_idle(store: Store, stop: asyncio.Event, idle_seconds: float, served: typing.List[str]) -> None:
     idle_since: typing.Optional[float] = None
     loop = asyncio.get_running_loop()
     while not stop.is_set():
-        busy = len(store.tasks) > 0 or bool(handlers.running_coroutines())
+        waiting = sum(queue.pending + queue.running for queue in store.queues.list() if queue.name in served)
+        busy = waiting > 0 or bool(handlers.running_coroutines())
         now = loop.time()
         if busy:
             idle_since = None
@@ -124,7 +141,11 @@ def main(arguments: typing.Optional[typing.Sequence[str]] = None) -> int:
                         help=f"the store directory (default: ${STORE_ENVIRONMENT})")
     parser.add_argument("--process", default="worker", help="the process name to run as (default: worker)")
     parser.add_argument("--concurrency", type=int, default=1,
-                        help="attempts in flight at once (async handlers overlap; default 1)")
+                        help="attempts of the default queue in flight at once, without --queue (async handlers "
+                             "overlap; default 1)")
+    parser.add_argument("--queue", action="append", default=[], metavar="NAME[=LIMIT]",
+                        help="a task queue to serve, with up to LIMIT (1 to 1024, default 1) of its tasks at once; "
+                             "repeatable (default: the default queue)")
     parser.add_argument("--durability", choices=[d.value for d in Durability], default="full",
                         help="the store's durability (default: full)")
     parser.add_argument("--grace", type=float, default=30.0,
@@ -138,11 +159,24 @@ def main(arguments: typing.Optional[typing.Sequence[str]] = None) -> int:
         parser.error(f"no store: give --store DIR or set {STORE_ENVIRONMENT}")
     if options.concurrency < 1:
         parser.error("--concurrency must be at least 1")
+    queues: typing.Optional[typing.Dict[str, int]] = None
+    if options.queue:
+        queues = {}
+        for text in options.queue:
+            try:
+                name, limit = parse_queue(text)
+            except ValueError as error:
+                parser.error(str(error))
+            queues[name] = limit
     level = logging.INFO if options.verbose else logging.WARNING
     logging.basicConfig(level=level, format="%(asctime)s %(name)s %(levelname)s: %(message)s")
     set_log_level(level)
     import_modules(options.modules)
     with Store(options.store, process=options.process, durability=options.durability) as store:
-        asyncio.run(serve(store, concurrency=options.concurrency, grace=options.grace, until_idle=options.until_idle,
-                          idle_seconds=options.idle_seconds))
+        try:
+            asyncio.run(serve(store, concurrency=options.concurrency, grace=options.grace,
+                              until_idle=options.until_idle, idle_seconds=options.idle_seconds, queues=queues))
+        except NotFoundError as error:
+            print(f"python -m outlive worker: {error.message}", file=sys.stderr)
+            return 3
     return 0
