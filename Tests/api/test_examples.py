@@ -44,6 +44,11 @@ def assert_lines_in_order(out, expected):
 
 # What each C example prints, in order (lines that must all be there).
 C_EXPECTED = {
+    "queues": ["unique key report:account-42: task added",
+               "unique key report:account-42: held already, nothing added", "cleanup ran",
+               "render success https://example.org/render/42.png", 'cron "61 * * * *" -> OUTLIVE_E_INVALID_ARGUMENT',
+                  "schedule nightly-report: cron 30 2 * * MON-FRI, queue reports",
+                  "schedule often: every 0.2 s, queue reports", "report 1 ran", "report 2 ran", "schedules removed"],
     "kv": ["get settings/theme -> dark", "visits after 3 updates: 3", "key: settings/language", "key: settings/theme",
            'get settings/missing -> OUTLIVE_E_NOT_FOUND (no value for key "settings/missing")',
            "observer: settings/theme = dark", "observer: settings/language deleted", "keys in the store: 2"],
@@ -140,6 +145,11 @@ def test_plugin_handlers_resolve_from_the_executable_and_the_loaded_library(tmp_
 
 
 PYTHON_EXPECTED = {
+    "schedules": ["schedule nightly-report: cron 30 2 * * MON-FRI, queue reports",
+                  "schedule poll: every 0.2 s, queue reports", "report 1 ran", "report 2 ran",
+                  "refused: INVALID_ARGUMENT", "schedules left: ['nightly-report']"],
+    "results": ["result: {'url': 'https://example.org/render/42.png'}",
+                "awaited: 320", "dead: ValueError: no image is 0 pixels wide", "cancelled: TaskCancelledError True"],
     "kv": ["get settings/theme -> dark", "visits after 3 updates: 3",
            "keys under settings/: ['settings/language', 'settings/theme']", "settings/missing in kv: False",
            "observer: settings/theme = dark", "observer: settings/language = en",

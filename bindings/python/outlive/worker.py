@@ -23,7 +23,7 @@ import typing
 
 from . import handlers
 from .logs import set_log_level
-from .errors import NotFoundError
+from .errors import InvalidArgumentError, NotFoundError
 from .store import Durability, Store
 
 _logger = logging.getLogger("outlive.worker")
@@ -148,6 +148,8 @@ def main(arguments: typing.Optional[typing.Sequence[str]] = None) -> int:
                              "repeatable (default: the default queue)")
     parser.add_argument("--durability", choices=[d.value for d in Durability], default="full",
                         help="the store's durability (default: full)")
+    parser.add_argument("--max-attempts", type=int, default=None,
+                        help="attempts of a task before it is dead, in this worker's runs (default 20)")
     parser.add_argument("--grace", type=float, default=30.0,
                         help="seconds async handlers get to end after SIGTERM/SIGINT (default 30)")
     parser.add_argument("--until-idle", action="store_true",
@@ -173,6 +175,12 @@ def main(arguments: typing.Optional[typing.Sequence[str]] = None) -> int:
     set_log_level(level)
     import_modules(options.modules)
     with Store(options.store, process=options.process, durability=options.durability) as store:
+        if options.max_attempts is not None:
+            try:
+                store.tasks.set_policy(max_attempts=options.max_attempts)
+            except InvalidArgumentError as error:
+                print(f"python -m outlive worker: --max-attempts: {error.message}", file=sys.stderr)
+                return 2
         try:
             asyncio.run(serve(store, concurrency=options.concurrency, grace=options.grace,
                               until_idle=options.until_idle, idle_seconds=options.idle_seconds, queues=queues))
