@@ -219,3 +219,12 @@ def test_a_worker_naming_an_unknown_queue_exits_with_status_3(module_dir, store_
     assert finished.returncode == 3 and "never-declared" in finished.stderr
     finished = run_worker_until_idle(module_dir, store_dir, "--queue", "x=0")
     assert finished.returncode == 2 and "1 to 1024" in finished.stderr
+
+
+def test_a_nul_in_a_schedule_or_queue_name_is_refused_not_truncated(store_dir):
+    with outlive.Store(store_dir) as store:
+        with pytest.raises(outlive.InvalidArgumentError, match="NUL"):
+            store.schedules.set("poll\0extra", outlive.Handler("app.report"), every=60)
+        with pytest.raises(outlive.InvalidArgumentError, match="NUL"):
+            store.queues.declare("uploads\0x", "parallel")
+        assert store.schedules.list() == [] and [queue.name for queue in store.queues] == ["default"]
