@@ -16,6 +16,8 @@ final class SQLiteBackend: StoreBackend {
     /// Called after a commit that recorded changes, with the newest sequence.
     var onChangesCommitted: ((Int64) -> Void)?
 
+    var engine: StoreEngine { .sqlite }
+
     static let feedRetention: Int64 = 65_536
     static let pruneEvery: Int64 = 4_096
 

@@ -40,7 +40,15 @@ public struct Change: Equatable {
     public let key: String
 }
 
+/// The database engine under a store: what a system consults where the two
+/// engines' SQL differs (see docs/postgresql.md, "Porting a system").
+public enum StoreEngine: Equatable {
+    case sqlite
+    case postgresql
+}
+
 public protocol StoreBackend: AnyObject {
+    var engine: StoreEngine { get }
     /// A write transaction (SQLite: BEGIN IMMEDIATE): serialised with every
     /// other writer of every process; all or nothing.
     func write<T>(_ body: (StoreTransaction) throws -> T) throws -> T
