@@ -53,11 +53,9 @@ final class PostgreSQLConnection {
         guard let connection else { throw OutliveError(.noMemory, "cannot allocate a PostgreSQL connection") }
         guard COutlive_PQstatus(connection) == Int32(COUTLIVE_CONNECTION_OK) else {
             // libpq's message names host and port but never the password.
-            let message = PostgreSQLErrors.message(COutlive_PQerrorMessage(connection))
+            let message = PostgreSQLErrors.redacted(PostgreSQLErrors.message(COutlive_PQerrorMessage(connection)), conninfo: conninfo)
             COutlive_PQfinish(connection)
-            let denied = message.contains("authentication failed") || message.contains("permission denied")
-                || message.contains("no pg_hba.conf entry")
-            throw OutliveError(denied ? .permission : .io, "cannot connect to the PostgreSQL server: \(message)")
+            throw OutliveError(PostgreSQLErrors.connectionStatus(message), "cannot connect to the PostgreSQL server: \(message)")
         }
         handle = connection
         COutlive_pq_silence_notices(connection)
