@@ -492,6 +492,39 @@ static void test_tampered_postgresql_schema_is_refused(void) {
     CHECK_MSG(strstr(outlive_last_error(), "newer"), "%s", outlive_last_error());
 }
 
+static void test_a_handle_whose_liveness_connection_drops_says_its_run_ended(void) {
+    POSTGRESQL_ONLY();
+    const char *location = harness_store_location();
+    outlive_loop *loop = NULL;
+    CHECK_OK(outlive_loop_new(&loop));
+    outlive_store *store = NULL;
+    CHECK_OK(outlive_store_open(location, "victim", loop, NULL, &store));
+    CHECK_OK(outlive_kv_set(store, "before", "x", 1));
+    /* The server ends the session that holds this run's lock (as a restart or a cut would). */
+    char sql[1024];
+    snprintf(sql, sizeof sql, "SELECT pg_terminate_backend(l.pid) FROM pg_locks l JOIN outlive_%s.outlive_runs r "
+             "ON l.locktype = 'advisory' AND l.objsubid = 2 AND l.objid = r.lock_key::bigint::oid "
+             "AND l.classid = (SELECT oid FROM pg_namespace WHERE nspname = 'outlive_%s') WHERE r.process = 'victim'",
+             store_name(location), store_name(location));
+    CHECK(psql(sql));
+    outlive_status status = OUTLIVE_OK;
+    for (int round = 0; round < 100 && status == OUTLIVE_OK; round++) {
+        outlive_loop_dispatch(loop, 50);
+        status = outlive_kv_set(store, "after", "x", 1);
+    }
+    CHECK_MSG(status == OUTLIVE_E_STATE, "still %s after the lock connection was ended", outlive_status_name(status));
+    CHECK_MSG(strstr(outlive_last_error(), "this run ended") && strstr(outlive_last_error(), "open it again"), "%s", outlive_last_error());
+    outlive_store_close(store);
+    outlive_loop_free(loop);
+    /* The store itself carries on for a new handle. */
+    CHECK_OK(outlive_store_open(location, "again", NULL, NULL, &store));
+    void *bytes = NULL;
+    size_t size = 0;
+    CHECK_OK(outlive_kv_get(store, "before", &bytes, &size));
+    outlive_free(bytes);
+    outlive_store_close(store);
+}
+
 HARNESS_MAIN(
     T(test_keys_list_in_order_and_page_after_the_last_key),
     T(test_observer_context_is_released_once_and_never_after_a_failed_registration),
@@ -511,4 +544,5 @@ HARNESS_MAIN(
     T(test_stores_of_one_database_do_not_see_each_other),
     T(test_systems_not_yet_on_postgresql_fail_cleanly_and_create_nothing),
     T(test_tampered_postgresql_schema_is_refused),
+    T(test_a_handle_whose_liveness_connection_drops_says_its_run_ended),
 )
