@@ -43,6 +43,10 @@ public final class Signals {
     /// Handler calls made by this handle's deliveries (loop thread only): a
     /// consumer read as due is read again only when a handler ran since.
     var handlersCalled: UInt64 = 0
+    /// Versions delivered to this run's `this_run` consumers, recorded in the
+    /// store up to `recordDelay` later, in one transaction.
+    let unrecorded = UnrecordedDeliveries()
+    static let recordDelay = 0.1
 
     /// Attaches signals to an open store: the end-of-run hooks (register before
     /// the store reaps ended runs), the feed subscription, and a first look for
