@@ -59,11 +59,14 @@ final class SQLiteBackend: StoreBackend {
         var changedRows: Int { connection.changes }
 
         func recordChange(topic: String, key: String) throws {
-            // No live run reads this topic: the entry would only cost a page write.
-            var watched = false
-            try connection.run("SELECT 1 FROM outlive_watchers WHERE topic = ? LIMIT 1", [.text(topic)]) { _ in watched = true }
-            guard watched else { return }
-            try connection.run("INSERT INTO outlive_feed(topic, key) VALUES (?, ?)", [.text(topic), .text(key)])
+            // No live run reads this topic: the entry would only cost a page
+            // write. One statement for the look and the entry, not two; OR
+            // ROLLBACK spares it the statement journal of an INSERT ... SELECT
+            // (a failure rolls the whole transaction back anyway).
+            try connection.run("""
+                INSERT OR ROLLBACK INTO outlive_feed(topic, key) SELECT ?1, ?2 WHERE EXISTS (SELECT 1 FROM outlive_watchers WHERE topic = ?1)
+                """, [.text(topic), .text(key)])
+            guard connection.changes == 1 else { return }
             let sequence = connection.lastInsertRowID
             newestSequence = sequence
             // A crafted feed may hold any sequence, negative ones too: never subtract past Int64.min.
