@@ -1232,7 +1232,9 @@ OUTLIVE_API const char *outlive_signal_consumer_list_run_id(const outlive_signal
 /* 0 out of range. */
 OUTLIVE_API outlive_delivery outlive_signal_consumer_list_delivery(const outlive_signal_consumer_list *list, size_t index);
 OUTLIVE_API outlive_lifetime outlive_signal_consumer_list_lifetime(const outlive_signal_consumer_list *list, size_t index);
-/* The last version delivered to the consumer; 0: none yet. */
+/* The last version delivered to the consumer as recorded in the store; 0: none
+ * yet. A this-run consumer's delivering run records it up to 0.1 s after the
+ * delivery (its own listings show it at once; see docs/signals.md). */
 OUTLIVE_API uint64_t    outlive_signal_consumer_list_last_version(const outlive_signal_consumer_list *list, size_t index);
 /* The run delivering to it at the time of the snapshot, or NULL. */
 OUTLIVE_API const char *outlive_signal_consumer_list_delivering_run_id(const outlive_signal_consumer_list *list, size_t index);
