@@ -163,7 +163,7 @@ public final class Signals {
         // update (a savepoint whose bitmap is allocated and freed on every
         // post; the heap grew and shrank with brk twice a post). Not RETURNING
         // for the version: in SQLite 3.40 it costs more than the SELECT.
-        return try store.database.write { transaction -> UInt64? in
+        return try store.database.groupedWrite { transaction -> UInt64? in
             try transaction.execute("UPDATE OR ROLLBACK outlive_signals SET version = version + 1, payload = ?, terminated = ? WHERE signal_id = ? AND terminated = 0",
                                     [.blob(encoded), .integer(terminates ? 1 : 0), .text(signal)])
             guard transaction.changedRows == 1 else { return nil }
