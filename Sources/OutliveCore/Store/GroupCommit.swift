@@ -127,6 +127,13 @@ final class GroupCommit {
 
     static let longestGather: Int64 = 2_000_000
 
+    /// Writes waiting for a group (for tests that line up a group).
+    var queuedCount: Int {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return queue.count
+    }
+
     /// Waits (holding `mutex` between waits) until as many writes are queued as
     /// the last group held, or the gathering time passed.
     private func gather(as member: Member) {

@@ -130,6 +130,9 @@ final class SQLiteBackend: StoreBackend {
         return result
     }
 
+    /// Grouped writes waiting for the group under way (for tests).
+    var queuedGroupedWrites: Int { group.queuedCount }
+
     private struct GroupUndone: Error {}
 
     private func commit(group members: [GroupCommit.Member]) {
