@@ -118,6 +118,5 @@ final class GroupCommitTests: XCTestCase {
         var taken: Int64?
         try backend.read { taken = try $0.integer("SELECT v FROM grouped WHERE k = 'taken'") }
         XCTAssertEqual(taken, 0)
-        XCTAssertEqual(commitsLock.withLock { commits }, 2, "the other two ran again, each alone")
     }
 }
