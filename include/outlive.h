@@ -453,7 +453,10 @@ OUTLIVE_API outlive_loop *outlive_store_loop(outlive_store *store);
  * Durable values under string keys, shared by every process of the store.
  * Keys are 1 to OUTLIVE_KV_MAX_KEY_SIZE bytes of UTF-8; values 0 to
  * OUTLIVE_KV_MAX_VALUE_SIZE bytes. Each call is one transaction, durable when it
- * returns OUTLIVE_OK. Besides the statuses listed, each returns
+ * returns OUTLIVE_OK. Sets and deletes that threads make at the same time on one
+ * handle share a commit (group commit: one fsync for all), each still durable
+ * when it returns and each with its own status: one that fails changes nothing
+ * and fails alone. Besides the statuses listed, each returns
  * OUTLIVE_E_INVALID_ARGUMENT for a NULL store or key, a key that is empty, too
  * long or not UTF-8, or a value too large; OUTLIVE_E_STATE for a closed handle,
  * a forked child, or a call from inside a kv_update modifier of the same store;
