@@ -8,12 +8,13 @@ public final class OutliveStore {
     public let signals: Signals
     public let messages: MessageQueue
     public let tasks: TaskQueue
+    public let schedules: Schedules
     public let durableInteractions: DurableInteractions
     /// A loop the handle made itself, when the caller gave none.
     public let ownsLoop: Bool
 
     public static var components: [SchemaComponent] {
-        [KeyValueStore.schema, Signals.schema, MessageQueue.schema, TaskQueue.schema, DurableInteractions.schema]
+        [KeyValueStore.schema, Signals.schema, MessageQueue.schema, TaskQueue.schema, Schedules.schema, DurableInteractions.schema]
     }
 
     public init(path: String, processName: String, loop: Loop?, options: StoreOptions = StoreOptions()) throws {
@@ -26,6 +27,7 @@ public final class OutliveStore {
             signals = try Signals(store: store)
             messages = try MessageQueue(store: store)
             tasks = try TaskQueue(store: store)
+            schedules = try Schedules(store: store, tasks: tasks)
             try store.reapEndedRuns()
         } catch {
             store.close()
