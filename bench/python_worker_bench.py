@@ -24,8 +24,9 @@ on each connection it opens (its own fsync option has only FULL and OFF);
 DBOS through a SQLAlchemy connect listener that sets it on every connection
 (the journal mode each runs in is its own default, and is reported).
 Usage: python_worker_bench.py SCRATCH_DIR [--worker KIND DIR LEVEL N].
-OUTLIVE_E2E_ITEMS (default 10000), OUTLIVE_E2E_ROUNDS (default 1), and
-OUTLIVE_E2E_TIMEOUT (default 300 s per job run). Prints a markdown section."""
+OUTLIVE_E2E_ITEMS (default 10000), OUTLIVE_E2E_ROUNDS (default 1),
+OUTLIVE_E2E_TIMEOUT (default 300 s per job run) and OUTLIVE_E2E_SYSTEMS
+(default all: outlive,huey,dbos). Prints a markdown section."""
 import os
 import shutil
 import sqlite3
@@ -251,7 +252,9 @@ def main(argv):
                 versions[package] = version(package)
             except Exception as error:
                 unavailable[kind] = f"{type(error).__name__}: {error}"
-    configs = [(kind, level) for level in ("FULL", "NORMAL") for kind in SYSTEMS if kind not in unavailable]
+    only = [kind for kind in os.environ.get("OUTLIVE_E2E_SYSTEMS", "").split(",") if kind]
+    configs = [(kind, level) for level in ("FULL", "NORMAL") for kind in SYSTEMS
+               if kind not in unavailable and (not only or kind in only)]
     samples, failures = {}, []
     for round_index in range(ROUNDS):
         shift = round_index * len(configs) // ROUNDS
