@@ -495,7 +495,10 @@ OUTLIVE_API outlive_loop *outlive_store_loop(outlive_store *store);
  * Durable values under string keys, shared by every process of the store.
  * Keys are 1 to OUTLIVE_KV_MAX_KEY_SIZE bytes of UTF-8; values 0 to
  * OUTLIVE_KV_MAX_VALUE_SIZE bytes. Each call is one transaction, durable when it
- * returns OUTLIVE_OK. Besides the statuses listed, each returns
+ * returns OUTLIVE_OK. Sets and deletes that threads make at the same time on one
+ * handle share a commit (group commit: one fsync for all), each still durable
+ * when it returns and each with its own status: one that fails changes nothing
+ * and fails alone. Besides the statuses listed, each returns
  * OUTLIVE_E_INVALID_ARGUMENT for a NULL store or key, a key that is empty, too
  * long or not UTF-8, or a value too large; OUTLIVE_E_STATE for a closed handle,
  * a forked child, or a call from inside a kv_update modifier of the same store;
@@ -919,8 +922,15 @@ OUTLIVE_API outlive_status outlive_handler_deserialize(const void *bytes, size_t
  *   that dies (kill -9 included) releases its claim at once, and the task it
  *   was running becomes pending again (at-least-once: use task_id as an
  *   idempotency key).
- * - A run takes tasks in the order they were added, one at a time (see
- *   outlive_tasks_set_concurrency), and also takes tasks added while it runs.
+ * - Tasks belong to queues (see outlive_queue_declare and outlive_queue_serve
+ *   below; without one, to the ordered queue "default", described here). A
+ *   run takes tasks in priority order (higher first), ties in the order they
+ *   were added, one at a time (see outlive_tasks_set_concurrency), and also
+ *   takes tasks added while it runs.
+ * - A task due later (due_at, delay_seconds) waits, like a task in backoff,
+ *   and starts at its time, not before. Nothing polls: each handle's timer is
+ *   the earliest waiting task of the queues it serves, whichever process
+ *   added it; a process adding an earlier one wakes the others.
  *   It calls each task's handler on the loop thread with the call-time
  *   arguments `task_id` (ID, the task's id as UTF-8 text), `attempt` (INTEGER,
  *   1 for the first) and `completion` (HANDLER); a handler takes those it
@@ -931,7 +941,9 @@ OUTLIVE_API outlive_status outlive_handler_deserialize(const void *bytes, size_t
  *   outlive_handler_call(completion, args). The first completion of an
  *   attempt, from whichever process, is its outcome; any later one returns
  *   OUTLIVE_E_STATE and changes nothing, as does one whose store is gone.
- *   A handler that does not declare it succeeds when it returns.
+ *   A handler that does not declare it succeeds when it returns. A task
+ *   added with a result signal (outlive_task_enqueue) also passes
+ *   `result_signal` (ID) to a handler that declares it.
  * - Success deletes the task. Failure keeps it, waiting for an exponential
  *   backoff with jitter (outlive_task_policy), after which it runs again by
  *   itself. No completion within the policy's timeout (default 60 s) is a
@@ -939,7 +951,10 @@ OUTLIVE_API outlive_status outlive_handler_deserialize(const void *bytes, size_t
  *   OUTLIVE_E_STATE). After max_attempts (default 20), or past max_age
  *   (default 3 days, counted from creation or the last retry; group starts are
  *   exempt), the task is dead: kept and listed (outlive_task_list_new), run again
- *   only after outlive_task_retry(), never deleted by the library.
+ *   only after outlive_task_retry(), never deleted by the library. A call that
+ *   can never succeed (the stored arguments miss one the handler needs or have
+ *   the wrong type, or the stored handler does not decode or was invalidated)
+ *   makes the task dead at its first attempt, its last error saying why.
  * - Groups: a task may start a group (group_start, an id the application
  *   chooses, e.g. "profile:A") and be a member of groups (group_members). A
  *   member never runs while any task that starts one of its groups is stored
@@ -947,7 +962,9 @@ OUTLIVE_API outlive_status outlive_handler_deserialize(const void *bytes, size_t
  *   never runs before "identify A" succeeded; the rest of the queue goes on.
  * - A task whose handler does not resolve in this process is left for a
  *   process that can resolve it: not an attempt, not a failure, and it does
- *   not hold back the tasks behind it.
+ *   not hold back the tasks behind it. Each run logs a warning once per such
+ *   handler name, and the first such task keeps the reason as its last error
+ *   until it runs, so that a misspelled name does not wait unnoticed.
  * - Each step of a run is an indexed lookup: it costs the same with 10 or
  *   1,000,000 tasks stored, and memory does not grow with the queue.
  *
@@ -1009,8 +1026,11 @@ OUTLIVE_API outlive_status outlive_tasks_add_batch(outlive_store *store, const o
  *                           addition), groups — the queue described above.
  *   OUTLIVE_QUEUE_PARALLEL  every process that serves it runs up to its own
  *                           limit of tasks at once, claiming them one by one
- *                           in priority and due order; groups still hold
- *                           members back. */
+ *                           in priority order (then order of addition), as
+ *                           they come due; a group start still holds its
+ *                           members back (members of one group may run at
+ *                           the same time). A runner's death returns its
+ *                           tasks to the queue at once, as in ordered queues. */
 typedef enum outlive_queue_kind {
     OUTLIVE_QUEUE_ORDERED = 1,
     OUTLIVE_QUEUE_PARALLEL
@@ -1021,8 +1041,60 @@ typedef enum outlive_queue_kind {
 /* Bytes of a unique key: 1 to OUTLIVE_TASK_MAX_UNIQUE_KEY_SIZE of UTF-8 without NUL. */
 #define OUTLIVE_TASK_MAX_UNIQUE_KEY_SIZE 1024
 
+/* How a signal's consumers receive versions (see the signals section). */
+typedef enum outlive_delivery {
+    OUTLIVE_DELIVERY_ONCE = 1,           /* one version, then removed */
+    OUTLIVE_DELIVERY_UNTIL_TERMINATED    /* every version until a terminating post */
+} outlive_delivery;
+
+typedef enum outlive_lifetime {
+    OUTLIVE_LIFETIME_THIS_RUN = 1,      /* this store handle only; gone when it ends */
+    OUTLIVE_LIFETIME_PROCESS,           /* any run of this process name, now or later */
+    OUTLIVE_LIFETIME_ANY_PROCESS        /* one of the processes that resolve the handler */
+} outlive_lifetime;
+
 /* How a task is added by outlive_task_enqueue: every field is optional (its
- * zero value is the default). */
+ * zero value is the default).
+ *
+ * Unique keys. A key is held by at most one task of the queue that is pending
+ * (due, or waiting for its due time or backoff) or running and not cancelled.
+ * Adding a task whose key is held adds nothing: out_id receives the holder's
+ * id and *out_existing is true — atomically, whatever number of processes add
+ * at once (a unique index decides, inside the add's transaction). A dead task
+ * and a cancelled one hold no key (a task with the key can be added again); a
+ * dead task whose key was taken meanwhile cannot be retried (OUTLIVE_E_STATE).
+ *
+ * Results and progress. With result_signal, the task's final outcome is
+ * posted to that signal, terminating, in the transaction that ends the task:
+ *   success        payload: the extra arguments the completion was called
+ *                  with beyond success and error (none for a handler that
+ *                  succeeds when it returns), plus task_id (ID), outcome
+ *                  (ID, "success"), success (BOOL, true), cancelled (BOOL,
+ *                  false);
+ *   death          task_id, outcome "dead", success false, cancelled false,
+ *                  error (ID, the last error);
+ *   cancellation   task_id, outcome "cancelled", success false, cancelled
+ *                  true (also when a pending task is deleted with
+ *                  outlive_task_delete).
+ * BOOL parameters are mandatory, so a consumer that also receives progress
+ * versions declares `outcome` (an optional ID) rather than success.
+ * A failed attempt that will be retried posts nothing. A handler that declares
+ * `result_signal` (ID) receives the id at call time and may post progress
+ * there (outlive_signal_post, terminates_consumers false) before it completes:
+ * consumers see versions in order, the final one last. A completion's extra
+ * arguments may not be named task_id, outcome, success, cancelled, error,
+ * signal_id, version or terminated (the completion returns OUTLIVE_E_INVALID_ARGUMENT).
+ *
+ * A post reaches the consumers the signal has when it is posted (a post with
+ * no consumer stores nothing): register the consumer with the add —
+ * result_consumer, below — and it exists exactly when the task was added, in
+ * the same commit, and the signal's record holds the final version until it
+ * is delivered: a consumer with lifetime PROCESS or ANY_PROCESS receives it
+ * even when the task finished before any process that can deliver it ran
+ * (a process started later delivers it). A consumer registered with
+ * outlive_signal_consume after the final post receives nothing. With a
+ * unique key held already, result_consumer is registered on the holder's
+ * result signal (if it has one), so the caller waits for the holder's result. */
 #define OUTLIVE_TASK_OPTIONS_VERSION 1
 typedef struct outlive_task_options {
     uint32_t version;                     /* OUTLIVE_TASK_OPTIONS_VERSION */
@@ -1035,32 +1107,101 @@ typedef struct outlive_task_options {
     const char *group_start;              /* NULL, or the group this task starts */
     const char *const *group_members;     /* nullable when group_member_count is 0 */
     size_t group_member_count;
+    const outlive_handler *result_consumer; /* NULL, or a consumer of result_signal registered in the
+                                               add's transaction (copied), as outlive_signal_consume would */
+    outlive_delivery result_delivery;     /* of result_consumer; 0: OUTLIVE_DELIVERY_UNTIL_TERMINATED */
+    outlive_lifetime result_lifetime;     /* of result_consumer; 0: OUTLIVE_LIFETIME_PROCESS */
+    const char *result_scope;             /* NULL, or result_consumer's scope */
 } outlive_task_options;
-#define OUTLIVE_TASK_OPTIONS_INIT { OUTLIVE_TASK_OPTIONS_VERSION, NULL, 0, 0, 0, NULL, NULL, NULL, NULL, 0 }
+#define OUTLIVE_TASK_OPTIONS_INIT { OUTLIVE_TASK_OPTIONS_VERSION, NULL, 0, 0, 0, NULL, NULL, NULL, NULL, 0, NULL, 0, 0, NULL }
 
 /* Adds a task that calls `work` (copied), as `options` (NULL: all defaults)
  * say; one transaction. out_id (nullable) receives the task's id;
  * *out_existing (nullable) is set true when options->unique_key was held by a
  * pending or running task of the queue: nothing was added and out_id
  * receives that task's id.
+ * Nothing is stored when the call fails: not the task, not its consumer.
  * OUTLIVE_E_INVALID_ARGUMENT: as outlive_task_add; options->version unknown;
  *   a queue name that is malformed; due_at or delay_seconds negative, NaN or
- *   infinite, or both set; a unique key empty, too long or not UTF-8;
- *   result_signal not a signal id.
+ *   infinite, or both set; a unique key empty, longer than
+ *   OUTLIVE_TASK_MAX_UNIQUE_KEY_SIZE or not UTF-8; result_signal not a signal
+ *   id; result_consumer without result_signal, not a handler, one of the
+ *   library's own, or serializing to more than 32 MiB; result_delivery or
+ *   result_lifetime neither 0 nor one of the enums; result_scope empty, too
+ *   long or not UTF-8.
  * OUTLIVE_E_NOT_FOUND: options->queue was never declared.
- * OUTLIVE_E_INVALIDATED: work was invalidated. */
+ * OUTLIVE_E_INVALIDATED: work or result_consumer was invalidated. */
 OUTLIVE_API outlive_status outlive_task_enqueue(outlive_store *store, const outlive_handler *work,
                                                 const outlive_task_options *options /* nullable */,
                                                 char out_id[OUTLIVE_ID_SIZE] /* nullable */,
                                                 bool *out_existing /* nullable */);
 
-/* Asks for a run now. It starts on the store's loop at its next dispatch, or,
- * while another process runs, as soon as that run ends. */
+/* Declares the queue `name` of `kind` in the store, for every process; one
+ * transaction. Declaring it again with the same kind does nothing and returns
+ * OUTLIVE_OK. A queue is never removed (its tasks may outlive any process).
+ * OUTLIVE_E_INVALID_ARGUMENT: name NULL, empty, longer than
+ *   OUTLIVE_QUEUE_MAX_NAME_SIZE or with a byte outside [A-Za-z0-9_.:-]; kind
+ *   not an outlive_queue_kind.
+ * OUTLIVE_E_STATE: the queue exists with the other kind ("default" is ordered). */
+OUTLIVE_API outlive_status outlive_queue_declare(outlive_store *store, const char *name, outlive_queue_kind kind);
+
+/* Most tasks of one queue a handle runs at once. */
+#define OUTLIVE_QUEUE_MAX_LIMIT 1024
+
+/* Says which queues this handle runs, and how many of a queue's tasks at once:
+ * `limit` 1 to OUTLIVE_QUEUE_MAX_LIMIT serves the queue, 0 stops serving it
+ * (attempts under way end as usual; an ordered queue's claim is released once
+ * they have). Per handle, not stored: each process says what it serves.
+ * - A handle serves the default queue from its opening, with limit 1
+ *   (outlive_tasks_set_concurrency changes it) and under its triggers
+ *   (outlive_tasks_set_triggers): today's behaviour. Naming "default" here
+ *   makes it a queue served at once like any other.
+ * - A served queue runs its tasks as soon as they are due: no trigger delay.
+ *   An ordered queue is run by one handle at a time across all processes,
+ *   holding the queue's claim while it has tasks to run (`limit` of them in
+ *   flight: they start in order but may end in any order); a parallel queue
+ *   by every handle that serves it, each claiming tasks one at a time up to
+ *   its own limit.
+ * - A handle that serves no queue never runs a task (it can add them):
+ *   outlive_queue_serve(store, "default", 0) makes a pure producer.
+ * Runs happen on the store's loop, inside outlive_loop_dispatch().
+ * OUTLIVE_E_INVALID_ARGUMENT: a malformed name (as outlive_queue_declare);
+ *   limit above OUTLIVE_QUEUE_MAX_LIMIT.
+ * OUTLIVE_E_NOT_FOUND: no queue of that name was declared. */
+OUTLIVE_API outlive_status outlive_queue_serve(outlive_store *store, const char *name, size_t limit);
+
+typedef struct outlive_queue_list outlive_queue_list;
+
+/* Lists the declared queues in name order as a snapshot (see Listing at the
+ * top): those whose name sorts after `after` (NULL: from the first; it need
+ * not exist), at most `limit` (0: no limit). The counts are read from
+ * counters the store keeps: no call counts tasks.
+ * OUTLIVE_E_INVALID_ARGUMENT: out NULL; after a malformed queue name. */
+OUTLIVE_API outlive_status outlive_queue_list_new(outlive_store *store, const char *after /* nullable */, size_t limit,
+                                                  outlive_queue_list **out);
+/* How many queues the list holds; 0 for NULL. */
+OUTLIVE_API size_t             outlive_queue_list_count(const outlive_queue_list *list);
+/* Accessors of queue `index` (NULL, 0 out of range; strings owned by the list). */
+OUTLIVE_API const char        *outlive_queue_list_name(const outlive_queue_list *list, size_t index);
+OUTLIVE_API outlive_queue_kind outlive_queue_list_kind(const outlive_queue_list *list, size_t index);
+/* Tasks not yet done and not running: due now, due later, or waiting for a retry. */
+OUTLIVE_API size_t             outlive_queue_list_pending(const outlive_queue_list *list, size_t index);
+/* Tasks with an attempt under way. */
+OUTLIVE_API size_t             outlive_queue_list_running(const outlive_queue_list *list, size_t index);
+OUTLIVE_API size_t             outlive_queue_list_dead(const outlive_queue_list *list, size_t index);
+/* Frees the list. NULL is ignored. */
+OUTLIVE_API void               outlive_queue_list_free(outlive_queue_list *list);
+
+/* Asks for a run of every queue this handle serves now (none when it serves
+ * none). It starts on the store's loop at its next dispatch, or, for an
+ * ordered queue another process runs, as soon as that run ends. */
 OUTLIVE_API outlive_status outlive_tasks_run_now(outlive_store *store);
 
-/* Sets this handle's triggers: a run starts when it sees pending_count tasks
- * pending (0: never by count; default 10) and delay_seconds after it sees a
- * task added by any process (default 30; 0: at the next dispatch).
+/* Sets this handle's triggers, which start runs of the default queue while
+ * the handle serves it from its opening (see outlive_queue_serve): a run
+ * starts when it sees pending_count tasks of the default queue not yet done
+ * (0: never by count; default 10) and delay_seconds after it sees a task
+ * added by any process (default 30; 0: at the next dispatch).
  * OUTLIVE_E_INVALID_ARGUMENT: delay_seconds negative, NaN, infinite or above 1e9. */
 OUTLIVE_API outlive_status outlive_tasks_set_triggers(outlive_store *store, size_t pending_count,
                                                       double delay_seconds);
@@ -1090,8 +1231,9 @@ typedef struct outlive_task_policy {
  *   the ranges above (NaN and infinities included). */
 OUTLIVE_API outlive_status outlive_tasks_set_policy(outlive_store *store, const outlive_task_policy *policy);
 
-/* How many attempts this handle's runs keep in flight at once: 1 to 1024,
- * default 1 (strictly one after another). With more, tasks still start in
+/* How many attempts this handle's runs of the default queue keep in flight
+ * at once: 1 to 1024, default 1 (strictly one after another); the default
+ * queue's `limit` of outlive_queue_serve, its triggers kept. With more, tasks still start in
  * order and a member still waits for its group start, but handlers that
  * complete later overlap. OUTLIVE_E_INVALID_ARGUMENT: out of range. */
 OUTLIVE_API outlive_status outlive_tasks_set_concurrency(outlive_store *store, size_t max_in_flight);
@@ -1133,6 +1275,17 @@ OUTLIVE_API const char        *outlive_task_list_group_start(const outlive_task_
 OUTLIVE_API size_t             outlive_task_list_group_member_count(const outlive_task_list *list, size_t index);
 OUTLIVE_API const char        *outlive_task_list_group_member(const outlive_task_list *list, size_t index,
                                                               size_t member_index);
+/* The queue's name. */
+OUTLIVE_API const char        *outlive_task_list_queue(const outlive_task_list *list, size_t index);
+OUTLIVE_API int32_t            outlive_task_list_priority(const outlive_task_list *list, size_t index);
+/* The unique key it was added with; NULL when none. A dead or cancelled task
+ * keeps it listed but does not hold it. */
+OUTLIVE_API const char        *outlive_task_list_unique_key(const outlive_task_list *list, size_t index);
+/* True for a running task cancelled during its attempt (a pending task that is
+ * cancelled is removed, so it is not listed). */
+OUTLIVE_API bool               outlive_task_list_cancelled(const outlive_task_list *list, size_t index);
+/* The signal its result is posted to; NULL when none. */
+OUTLIVE_API const char        *outlive_task_list_result_signal(const outlive_task_list *list, size_t index);
 /* Frees the list. NULL is ignored. */
 OUTLIVE_API void               outlive_task_list_free(outlive_task_list *list);
 
@@ -1142,10 +1295,155 @@ OUTLIVE_API void               outlive_task_list_free(outlive_task_list *list);
  * OUTLIVE_E_NOT_FOUND: no such task. OUTLIVE_E_STATE: it is running or due already. */
 OUTLIVE_API outlive_status outlive_task_retry(outlive_store *store, const char *task_id);
 
-/* Deletes a task that is not running (dead, waiting or due).
+/* Deletes a task that is not running (dead, waiting or due); a pending one's
+ * cancellation is posted to its result signal, as outlive_task_cancel does.
  * OUTLIVE_E_INVALID_ARGUMENT: task_id is not a task id.
  * OUTLIVE_E_NOT_FOUND: no such task. OUTLIVE_E_STATE: it is running. */
 OUTLIVE_API outlive_status outlive_task_delete(outlive_store *store, const char *task_id);
+
+/* Cancels a task, from any process.
+ * - Pending (due, or waiting for its due time or backoff): it is removed at
+ *   once and never runs; *out_running (nullable) receives false.
+ * - Running: it is marked cancelled and *out_running receives true. Its
+ *   handler is told by outlive_task_is_cancelled (ask it between steps of
+ *   long work) and should stop and complete; the attempt ends as any attempt
+ *   does (its completion, its return for a handler without completion, its
+ *   timeout, its runner's end), and that end is the task's: whatever the
+ *   completion said, the task is removed as cancelled (the completion itself
+ *   returns OUTLIVE_OK). outlive_task_list_cancelled shows it meanwhile.
+ * Either way the cancellation is posted to the task's result signal and the
+ * task no longer holds its unique key.
+ * OUTLIVE_E_INVALID_ARGUMENT: task_id NULL or not a task id.
+ * OUTLIVE_E_NOT_FOUND: no such task — never added, or gone: it succeeded, was
+ *   cancelled while pending (a second cancel of a pending task), was deleted.
+ * OUTLIVE_E_STATE: it is dead (it runs no more; retry or delete it), or it is
+ *   running and was cancelled already. */
+OUTLIVE_API outlive_status outlive_task_cancel(outlive_store *store, const char *task_id, bool *out_running /* nullable */);
+
+/* *out_cancelled receives whether task_id was cancelled while running: what a
+ * handler asks during its attempt (any thread, any process with the store
+ * open; one read).
+ * OUTLIVE_E_INVALID_ARGUMENT: task_id NULL or not a task id, out_cancelled NULL.
+ * OUTLIVE_E_NOT_FOUND: no such task any more (it ended, or was cancelled while
+ *   pending): a handler should stop as if cancelled. */
+OUTLIVE_API outlive_status outlive_task_is_cancelled(outlive_store *store, const char *task_id, bool *out_cancelled);
+/* ── schedules (periodic tasks) ─────────────────────────────────────────── */
+/*
+ * A schedule is named work that adds a task once per period: every N seconds,
+ * or at the minutes a cron expression names. Schedules are stored in the store
+ * (every process sees them) and survive restarts.
+ *
+ * - Who fires. Every open store handle fires the schedules that come due, on
+ *   its loop, inside outlive_loop_dispatch(); firing only adds a task to the
+ *   schedule's queue, which the processes serving that queue run. A store with
+ *   schedules therefore needs at least one process that dispatches its loop
+ *   (any worker does); a handle that never dispatches never fires.
+ * - Once per period. A firing is one transaction that reads the schedule's
+ *   next-fire time, adds the task and advances the time: whichever processes
+ *   are alive, and however many race, each period adds one task.
+ * - Missed periods. Periods that passed while no process fired (none was
+ *   running, or all were late) fire once, not once each: one task, and the
+ *   next period is the first one after that firing. No burst after a pause.
+ * - The task's work is the schedule's handler with `scheduled_at` (DOUBLE,
+ *   seconds since the epoch: the period the task stands for — after missed
+ *   periods, the first of them) bound to it; a handler that declares
+ *   `scheduled_at` receives it, any other ignores it (a bound argument of that
+ *   name is replaced). Its queue and priority are the schedule's.
+ * - The timer of each handle is the earliest next-fire time; a schedule set or
+ *   removed by any process moves it through the change feed. Between firings a
+ *   handle does no work and no wake-up.
+ * - Intervals count whole periods from the time the schedule was set: the
+ *   first firing is one interval after outlive_schedule_set, and later ones
+ *   stay on that grid however late each firing is. Cron expressions are read
+ *   in UTC: minute (0-59) hour (0-23) day-of-month (1-31) month (1-12 or
+ *   JAN-DEC) day-of-week (0-7 or SUN-SAT; 0 and 7 are Sunday), each field `*`
+ *   or a comma-separated list of values and ranges `a-b`; a range or `*`
+ *   followed by `/s` takes every s-th value of it, and `a/s` runs from a to
+ *   the field's end. Or one of @yearly, @annually,
+ *   @monthly, @weekly, @daily, @midnight, @hourly. As in Vixie cron, when both
+ *   day fields are restricted (neither begins with `*`) a day matches if
+ *   either matches, otherwise both must. A cron schedule fires at the first
+ *   matching minute after it was set.
+ *
+ * Statuses every function below may also return: as in the tasks section
+ * (OUTLIVE_E_INVALID_ARGUMENT for a NULL store, OUTLIVE_E_STATE, OUTLIVE_E_BUSY,
+ * OUTLIVE_E_IO, OUTLIVE_E_CORRUPT). A failing call changes nothing.
+ */
+
+/* Bytes of a schedule name: 1 to OUTLIVE_SCHEDULE_MAX_NAME_SIZE of [A-Za-z0-9_.:-]. */
+#define OUTLIVE_SCHEDULE_MAX_NAME_SIZE 128
+/* Bytes of a cron expression. */
+#define OUTLIVE_SCHEDULE_MAX_CRON_SIZE 256
+/* Seconds: the shortest and the longest interval. */
+#define OUTLIVE_SCHEDULE_MIN_INTERVAL 0.01
+#define OUTLIVE_SCHEDULE_MAX_INTERVAL 1e9
+
+/* When a schedule fires: exactly one of interval_seconds (> 0) and cron (not NULL). */
+#define OUTLIVE_SCHEDULE_PERIOD_VERSION 1
+typedef struct outlive_schedule_period {
+    uint32_t version;            /* OUTLIVE_SCHEDULE_PERIOD_VERSION */
+    double interval_seconds;     /* OUTLIVE_SCHEDULE_MIN_INTERVAL to _MAX_INTERVAL, or 0 with cron */
+    const char *cron;            /* NULL, or a cron expression (UTC), with interval_seconds 0 */
+} outlive_schedule_period;
+#define OUTLIVE_SCHEDULE_PERIOD_INIT { OUTLIVE_SCHEDULE_PERIOD_VERSION, 0, NULL }
+
+/* Creates the schedule `name`, or replaces the one of that name (its work,
+ * period, queue and priority; the time of its last firing is kept): from now
+ * on it adds a task calling `work` (copied) once per `period`. options
+ * (nullable) gives the tasks' queue and priority; its other fields must be
+ * left zero or NULL. *out_next_fire (nullable) receives the time of the first
+ * firing (seconds since the epoch).
+ * OUTLIVE_E_INVALID_ARGUMENT: NULL name, work or period; name empty, longer
+ *   than OUTLIVE_SCHEDULE_MAX_NAME_SIZE or with other characters;
+ *   period->version or options->version unknown; both or neither of
+ *   interval_seconds and cron given; interval_seconds below
+ *   OUTLIVE_SCHEDULE_MIN_INTERVAL, above OUTLIVE_SCHEDULE_MAX_INTERVAL,
+ *   negative, NaN or infinite; a cron expression with other than 5 fields,
+ *   a value out of its field's range, a backward range, a step of 0 or
+ *   larger than the field, an unknown name or macro, or no day that exists
+ *   (`0 0 30 2 *`); longer than OUTLIVE_SCHEDULE_MAX_CRON_SIZE; a malformed
+ *   queue name; options->due_at, delay_seconds, unique_key, result_signal or
+ *   a group set (not supported for schedules); work one of the library's own
+ *   handlers or serializing to more than the size limit.
+ * OUTLIVE_E_INVALIDATED: work was invalidated.
+ * OUTLIVE_E_NOT_FOUND: options->queue was never declared. */
+OUTLIVE_API outlive_status outlive_schedule_set(outlive_store *store, const char *name, const outlive_handler *work,
+                                                const outlive_schedule_period *period,
+                                                const outlive_task_options *options /* nullable */,
+                                                double *out_next_fire /* nullable */);
+
+/* Removes the schedule `name`: it fires no more; tasks it added stay.
+ * OUTLIVE_E_INVALID_ARGUMENT: name NULL or malformed.
+ * OUTLIVE_E_NOT_FOUND: no schedule of that name. */
+OUTLIVE_API outlive_status outlive_schedule_remove(outlive_store *store, const char *name);
+
+typedef struct outlive_schedule_list outlive_schedule_list;
+
+/* Lists schedules in name order as a snapshot (see Listing at the top): those
+ * whose name sorts after `after` (NULL: from the first; it need not exist),
+ * at most `limit` (0: no limit).
+ * OUTLIVE_E_INVALID_ARGUMENT: out NULL, after malformed. */
+OUTLIVE_API outlive_status outlive_schedule_list_new(outlive_store *store, const char *after /* nullable */, size_t limit,
+                                                     outlive_schedule_list **out);
+/* How many schedules the list holds; 0 for NULL. */
+OUTLIVE_API size_t      outlive_schedule_list_count(const outlive_schedule_list *list);
+/* Accessors of schedule `index` (NULL, 0 out of range; strings owned by the list). */
+OUTLIVE_API const char *outlive_schedule_list_name(const outlive_schedule_list *list, size_t index);
+/* The name of the handler its tasks call. */
+OUTLIVE_API const char *outlive_schedule_list_handler_name(const outlive_schedule_list *list, size_t index);
+/* Seconds between firings; 0 for a cron schedule. */
+OUTLIVE_API double      outlive_schedule_list_interval(const outlive_schedule_list *list, size_t index);
+/* The cron expression; NULL for an interval. */
+OUTLIVE_API const char *outlive_schedule_list_cron(const outlive_schedule_list *list, size_t index);
+/* Seconds since the epoch of the next period (in the past when no process has fired it yet). */
+OUTLIVE_API double      outlive_schedule_list_next_fire(const outlive_schedule_list *list, size_t index);
+/* The period of its last firing (seconds since the epoch); 0 when it never fired. */
+OUTLIVE_API double      outlive_schedule_list_last_fired(const outlive_schedule_list *list, size_t index);
+/* The queue and priority of its tasks. */
+OUTLIVE_API const char *outlive_schedule_list_queue(const outlive_schedule_list *list, size_t index);
+OUTLIVE_API int32_t     outlive_schedule_list_priority(const outlive_schedule_list *list, size_t index);
+/* Frees the list. NULL is ignored. */
+OUTLIVE_API void        outlive_schedule_list_free(outlive_schedule_list *list);
 
 /* ── signals ────────────────────────────────────────────────────────────── */
 /*
@@ -1215,16 +1513,8 @@ OUTLIVE_API outlive_status outlive_task_delete(outlive_store *store, const char 
  * OUTLIVE_E_CORRUPT when the database fails. A failing call changes nothing.
  * All calls may be made from any thread, also from inside a handler.
  */
-typedef enum outlive_delivery {
-    OUTLIVE_DELIVERY_ONCE = 1,           /* one version, then removed */
-    OUTLIVE_DELIVERY_UNTIL_TERMINATED    /* every version until a terminating post */
-} outlive_delivery;
-
-typedef enum outlive_lifetime {
-    OUTLIVE_LIFETIME_THIS_RUN = 1,      /* this store handle only; gone when it ends */
-    OUTLIVE_LIFETIME_PROCESS,           /* any run of this process name, now or later */
-    OUTLIVE_LIFETIME_ANY_PROCESS        /* one of the processes that resolve the handler */
-} outlive_lifetime;
+/* outlive_delivery and outlive_lifetime are declared in the tasks section
+ * (a task's options name them, for the consumer of its result). */
 
 /* Longest scope, in bytes. */
 #define OUTLIVE_SIGNAL_MAX_SCOPE_SIZE 1024
@@ -1327,7 +1617,9 @@ OUTLIVE_API const char *outlive_signal_consumer_list_run_id(const outlive_signal
 /* 0 out of range. */
 OUTLIVE_API outlive_delivery outlive_signal_consumer_list_delivery(const outlive_signal_consumer_list *list, size_t index);
 OUTLIVE_API outlive_lifetime outlive_signal_consumer_list_lifetime(const outlive_signal_consumer_list *list, size_t index);
-/* The last version delivered to the consumer; 0: none yet. */
+/* The last version delivered to the consumer as recorded in the store; 0: none
+ * yet. A this-run consumer's delivering run records it up to 0.1 s after the
+ * delivery (its own listings show it at once; see docs/signals.md). */
 OUTLIVE_API uint64_t    outlive_signal_consumer_list_last_version(const outlive_signal_consumer_list *list, size_t index);
 /* The run delivering to it at the time of the snapshot, or NULL. */
 OUTLIVE_API const char *outlive_signal_consumer_list_delivering_run_id(const outlive_signal_consumer_list *list, size_t index);

@@ -77,7 +77,7 @@ def run_c(timeout):
 # indirect or possible, bar the Swift runtime's metadata caches in
 # Tests/valgrind.supp), no invalid read or write.
 VALGRIND_SUITES = ["test_kv", "test_security", "test_handlers", "test_handlers_cross", "test_interactions", "test_operations",
-                   "test_messages", "test_signals", "test_tasks", "test_tasks_completion", "test_durable_interactions",
+                   "test_messages", "test_signals", "test_tasks", "test_tasks_completion", "test_tasks_uncallable", "test_durable_interactions",
                    "test_close_in_callback"]
 
 

@@ -15,11 +15,12 @@ public final class OutliveStore {
     private let messagesSystem: Result<MessageQueue, OutliveError>
     private let tasksSystem: Result<TaskQueue, OutliveError>
     private let durableInteractionsSystem: Result<DurableInteractions, OutliveError>
+    private let schedulesSystem: Result<Schedules, OutliveError>
     /// A loop the handle made itself, when the caller gave none.
     public let ownsLoop: Bool
 
     public static var components: [SchemaComponent] {
-        [KeyValueStore.schema, Signals.schema, MessageQueue.schema, TaskQueue.schema, DurableInteractions.schema]
+        [KeyValueStore.schema, Signals.schema, MessageQueue.schema, TaskQueue.schema, Schedules.schema, DurableInteractions.schema]
     }
 
     public init(path: String, processName: String, loop: Loop?, options: StoreOptions = StoreOptions()) throws {
@@ -38,7 +39,9 @@ public final class OutliveStore {
             durableInteractionsSystem = try attach(DurableInteractions.schema, "durable interactions") { DurableInteractions(store: store) }
             signalsSystem = try attach(Signals.schema, "signals") { try Signals(store: store) }
             messagesSystem = try attach(MessageQueue.schema, "messages") { try MessageQueue(store: store) }
-            tasksSystem = try attach(TaskQueue.schema, "tasks") { try TaskQueue(store: store) }
+            let tasks = try attach(TaskQueue.schema, "tasks") { try TaskQueue(store: store) }
+            tasksSystem = tasks
+            schedulesSystem = try attach(Schedules.schema, "schedules") { try Schedules(store: store, tasks: try tasks.get()) }
             try store.reapEndedRuns()
         } catch {
             store.close()
@@ -49,6 +52,7 @@ public final class OutliveStore {
     public var signals: Signals { get throws { try signalsSystem.get() } }
     public var messages: MessageQueue { get throws { try messagesSystem.get() } }
     public var tasks: TaskQueue { get throws { try tasksSystem.get() } }
+    public var schedules: Schedules { get throws { try schedulesSystem.get() } }
     public var durableInteractions: DurableInteractions { get throws { try durableInteractionsSystem.get() } }
 
     public var loop: Loop { store.loop }

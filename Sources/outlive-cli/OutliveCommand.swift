@@ -11,7 +11,7 @@ struct OutliveCommand: ParsableCommand {
             Exit status: 0 success, 1 the store could not be used, 3 not found, 64 bad usage.
             """,
         version: "\(OutliveVersion.text)",
-        subcommands: [InspectCommand.self, KeyValueCommand.self, TasksCommand.self, MessagesCommand.self, SignalsCommand.self,
+        subcommands: [InspectCommand.self, KeyValueCommand.self, TasksCommand.self, SchedulesCommand.self, MessagesCommand.self, SignalsCommand.self,
                       HandlersCommand.self, WorkerCommand.self]
     )
 

@@ -103,6 +103,43 @@ def test_tasks_list_retry_and_delete(tmp_path):
     assert not_dead.returncode != 0 and not_dead.stderr
 
 
+def test_tasks_lists_the_unique_key_and_cancels(tmp_path):
+    import ctypes
+    from outlive import _ffi
+    from outlive.errors import check
+    directory = str(tmp_path / "store")
+    with outlive.Store(directory) as store:
+        options = _ffi.TaskOptions(version=1, unique_key=b"report:A")
+        out = ctypes.create_string_buffer(_ffi.ID_SIZE)
+        work = outlive.Handler("cli.absent")
+        check(_ffi.outlive_task_enqueue(store.handle, work.handle, ctypes.byref(options), out, None))
+        task = out.value.decode()
+    [listed] = json.loads(run("tasks", directory, "--json").stdout)
+    assert listed["unique_key"] == "report:A" and listed["cancelled"] is False and listed["result_signal"] is None
+    assert "report:A" in run("tasks", directory).stdout
+    cancelled = run("tasks", "cancel", directory, task, "--json")
+    assert cancelled.returncode == 0 and json.loads(cancelled.stdout) == {"cancelled": task, "was_running": False}
+    assert json.loads(run("tasks", directory, "--json").stdout) == []
+    assert run("tasks", "cancel", directory, task).returncode == 3
+    assert run("tasks", "cancel", directory, "not-an-id").returncode == 64
+def test_schedules_list_and_remove(tmp_path):
+    directory = str(tmp_path / "store")
+    with outlive.Store(directory) as store:
+        store.schedules.set("nightly", outlive.Handler("cli.report"), cron="30 2 * * *", priority=2)
+        store.schedules.set("poll", outlive.Handler("cli.poll"), every=300)
+    listed = json.loads(run("schedules", directory, "--json").stdout)
+    assert [(s["name"], s["handler"], s["cron"], s["interval"], s["priority"]) for s in listed] == [
+        ("nightly", "cli.report", "30 2 * * *", None, 2), ("poll", "cli.poll", None, 300, 0)]
+    assert listed[0]["next_fire"] % 86400 == 2 * 3600 + 1800 and listed[0]["last_fired"] is None
+    table = run("schedules", "list", directory).stdout
+    assert "cron 30 2 * * *" in table and "every 300 s" in table and " 02:30:00" in table
+    removed = run("schedules", "remove", directory, "poll")
+    assert removed.returncode == 0 and removed.stdout.strip() == "schedule poll removed"
+    assert [s["name"] for s in json.loads(run("schedules", directory, "--json").stdout)] == ["nightly"]
+    assert run("schedules", "remove", directory, "poll").returncode == 3
+    assert run("schedules", "remove", directory, "bad name").returncode == 64
+
+
 def test_signals_lists_signals_and_consumers(tmp_path):
     directory = str(tmp_path / "store")
     sid = outlive.new_signal_id()
@@ -133,6 +170,38 @@ def test_worker_runs_tasks_from_a_handler_library_and_exits_when_idle(tmp_path):
     assert missing.returncode == 3 and "does not exist" in missing.stderr
 
 
+def test_worker_runs_the_task_queues_named_with_queue_and_tasks_shows_queue_priority_and_due(tmp_path):
+    directory = str(tmp_path / "store")
+    library = os.path.join(ROOT, "build", "tests", "libhandlers_fixture.so")
+    due = time.time() + 3600
+    with outlive.Store(directory, process="app") as store:
+        store.queues.declare("jobs", "parallel")
+        store.queues.declare("other", "ordered")
+        store.queues.enqueue(outlive.Handler("fixture_ping"), "jobs", priority=1)
+        store.queues.enqueue(outlive.Handler("fixture_ping"), "jobs")
+        later = store.queues.enqueue(outlive.Handler("fixture_ping"), "other", priority=-2, due_at=due)
+        left = store.tasks.add(outlive.Handler("fixture_ping"))
+    listed = {task["id"]: task for task in json.loads(run("tasks", directory, "--json").stdout)}
+    assert listed[later]["queue"] == "other" and listed[later]["priority"] == -2
+    assert abs(listed[later]["next_attempt"] - due) < 0.01 and listed[later]["state"] == "waiting"
+    table = run("tasks", directory).stdout
+    assert "QUEUE" in table and "PRIORITY" in table and "DUE" in table and " UTC" in table
+    result = run("worker", directory, "--load", library, "--queue", "jobs=2", "--until-idle")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count("fixture_ping") == 2
+    # Only the queue it was told to run: the default queue and "other" are left.
+    assert sorted(task["id"] for task in json.loads(run("tasks", directory, "--json").stdout)) == sorted([later, left])
+    queues = {queue["name"]: queue for queue in json.loads(run("tasks", "queues", directory, "--json").stdout)}
+    assert queues["jobs"] == {"name": "jobs", "kind": "parallel", "pending": 0, "running": 0, "dead": 0}
+    assert queues["other"]["pending"] == 1 and queues["default"]["pending"] == 1
+    assert "parallel" in run("tasks", "queues", directory).stdout
+    for bad in ("bad name", "jobs=0", "jobs=x", "jobs=1025"):
+        refused = run("worker", directory, "--queue", bad, "--until-idle")
+        assert refused.returncode == 64 and "--queue" in refused.stderr, (bad, refused.stderr)
+    undeclared = run("worker", directory, "--queue", "nowhere", "--until-idle")
+    assert undeclared.returncode == 3 and "nowhere" in undeclared.stderr
+
+
 def test_worker_presents_durable_interaction_queues_it_can_resolve_and_leaves_the_rest(tmp_path):
     directory = str(tmp_path / "store")
     library = os.path.join(ROOT, "build", "tests", "libhandlers_fixture.so")
@@ -145,7 +214,7 @@ def test_worker_presents_durable_interaction_queues_it_can_resolve_and_leaves_th
             notices.add(outlive.Handler("fixture_interaction", text="notice"))
             elsewhere.add(outlive.Handler("app.only", text="not in the library"))
 
-    only = run("worker", directory, "--load", library, "--queue", "notices", "--until-idle")
+    only = run("worker", directory, "--load", library, "--interaction-queue", "notices", "--until-idle")
     assert only.returncode == 0, only.stderr
     assert only.stdout.splitlines() == ["fixture_interaction: notice (36-character id)"]
 
@@ -160,9 +229,9 @@ def test_worker_presents_durable_interaction_queues_it_can_resolve_and_leaves_th
         with outlive.DurableInteractionQueue(store, "dialogs", suspended=True) as dialogs:
             assert len(dialogs) == 0
 
-    none = run("worker", directory, "--load", library, "--no-interactions", "--queue", "x", "--until-idle")
+    none = run("worker", directory, "--load", library, "--no-interactions", "--interaction-queue", "x", "--until-idle")
     assert none.returncode != 0 and "exclude each other" in none.stderr
-    bad = run("worker", directory, "--queue", "", "--until-idle")
+    bad = run("worker", directory, "--interaction-queue", "", "--until-idle")
     assert bad.returncode != 0 and "queue name is empty" in bad.stderr
 
 

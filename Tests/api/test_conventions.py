@@ -98,7 +98,7 @@ def test_the_checker_reads_every_declaration_of_the_header():
     assert len(declared) == text.count("OUTLIVE_API outlive_") + text.count("OUTLIVE_API const ") \
         + text.count("OUTLIVE_API void ") + text.count("OUTLIVE_API size_t ") + text.count("OUTLIVE_API bool ") \
         + text.count("OUTLIVE_API uint32_t ") + text.count("OUTLIVE_API uint64_t ") + text.count("OUTLIVE_API double ") \
-        + text.count("OUTLIVE_API int ")
+        + text.count("OUTLIVE_API int ") + text.count("OUTLIVE_API int32_t ")
     assert {"outlive_kv_observe", "outlive_task_list_new", "outlive_handler_call"} <= declared
 
 

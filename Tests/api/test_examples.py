@@ -162,6 +162,10 @@ PYTHON_EXPECTED = {
                      "interaction: what's new in 2.0", "unfinished after resume: 0", "finish twice: STATE",
                      "stored before the restart: 2", "durable interaction: welcome", "durable interaction: sign in",
                      "stored after presenting: 0"],
+    "uploads": ["refused: task uploads.upload: argument 'size' takes int or None, not str", "tasks pending: 3",
+                "upload /data/report.pdf (52113 bytes, headers {'content-type': 'application/pdf'}, attempt 1)",
+                "upload /data/notes.txt (None bytes, headers {}, attempt 1)", "notify dana: uploaded at 09:30",
+                "tasks pending: 0"],
     "operations": ["a cycle: INVALID_ARGUMENT", "prefetch ads completed, cancelled: True", "start login",
                    "start show home", "show home finished, cancelled: False", "unfinished: 0"],
 }

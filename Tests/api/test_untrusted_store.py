@@ -45,7 +45,7 @@ STATUSES = set(re.findall(r"\b(OUTLIVE_OK|OUTLIVE_E_[A-Z_]+)\b",
 # What opening a store whose rows (not schema) are damaged may answer.
 OPEN_STATUSES = {"OUTLIVE_OK", "OUTLIVE_E_CORRUPT", "OUTLIVE_E_VERSION"}
 CLI_EXIT_CODES = {0, 1, 3}  # docs/cli.md
-COMMANDS = ["inspect", "tasks", "signals", "messages", "kv"]
+COMMANDS = ["inspect", "tasks", "schedules", "signals", "messages", "kv"]
 
 TRAVERSAL = "../../canary/victim"
 # SQL expressions for each kind of damage; each is written as SQL so that the
@@ -73,6 +73,7 @@ TABLE_COMMANDS = {
     "outlive_task_counts": ["tasks"], "sqlite_sequence": ["tasks"], "outlive_signals": ["signals"],
     "outlive_signal_consumers": ["signals"], "outlive_messages": ["messages"],
     "outlive_message_categories": ["messages"], "outlive_message_presenters": ["messages"],
+    "outlive_schedules": ["schedules"],
 }
 
 
@@ -124,9 +125,15 @@ def set_column(database, table, column, expression):
     try:
         db.execute(f'UPDATE "{table}" SET "{column}" = {expression}')
     except sqlite3.IntegrityError:
-        # A unique column: damage one row only.
-        db.execute(f'UPDATE "{table}" SET "{column}" = {expression} WHERE "{column}" IS '
-                   f'(SELECT "{column}" FROM "{table}" ORDER BY "{column}" LIMIT 1)')
+        # A unique column: damage one row only (by rowid when the rows share a
+        # value, as NULL unique keys of tasks do).
+        try:
+            db.execute(f'UPDATE "{table}" SET "{column}" = {expression} WHERE "{column}" IS '
+                       f'(SELECT "{column}" FROM "{table}" ORDER BY "{column}" LIMIT 1)')
+        except sqlite3.IntegrityError as error:
+            if "UNIQUE" not in str(error):
+                raise
+            db.execute(f'UPDATE "{table}" SET "{column}" = {expression} WHERE rowid = (SELECT min(rowid) FROM "{table}")')
     if relaxed:
         rewrite_schema_sql(db, table, original)
         db.close()

@@ -46,7 +46,7 @@ public final class KeyValueStore {
         try KeyValueStore.validate(key: key)
         try KeyValueStore.validate(valueSize: value.count)
         try store.checkUsable()
-        try store.database.write { transaction in
+        try store.database.groupedWrite { transaction in
             try transaction.execute("INSERT INTO outlive_kv(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                                     [.text(key), .blob(value)])
             try transaction.recordChange(topic: KeyValueStore.topic, key: key)
@@ -65,7 +65,7 @@ public final class KeyValueStore {
     public func delete(_ key: String) throws {
         try KeyValueStore.validate(key: key)
         try store.checkUsable()
-        try store.database.write { transaction in
+        try store.database.groupedWrite { transaction in
             try transaction.execute("DELETE FROM outlive_kv WHERE key = ?", [.text(key)])
             guard transaction.changedRows == 1 else { throw OutliveError.notFound("no value for key \"\(key)\"") }
             try transaction.recordChange(topic: KeyValueStore.topic, key: key)

@@ -1,7 +1,9 @@
 /// The durable background task queue of one store handle (docs/tasks.md):
-/// tasks added by any process, run in order by one runner at a time
-/// across all processes, retried with backoff, kept as `dead` when they keep
-/// failing. Public calls are thread-safe; runs happen on the store's loop.
+/// tasks added by any process to named queues — ordered ones run in order by
+/// one runner at a time across all processes, parallel ones by every process
+/// that serves them up to its limit — retried with backoff, kept as `dead`
+/// when they keep failing. Public calls are thread-safe; runs happen on the
+/// store's loop.
 public final class TaskQueue {
     public static let schema = TaskSchema.component
     public static let maxBatch = 1_000_000
@@ -11,7 +13,9 @@ public final class TaskQueue {
     // Guarded by `lock`.
     var policy = TaskPolicy()
     var triggers = TaskTriggers()
-    var concurrency = 1
+    /// The queues this handle runs, by name. A handle serves the default queue
+    /// under its triggers until told otherwise (`serve`).
+    var serving: [String: ServedQueue] = [TaskQueueName.default: ServedQueue(kind: .ordered, limit: 1, triggered: true)]
     /// Results of attempts of this process (completions, timeouts, returns), by claim token.
     var results: [String: AttemptResult] = [:]
     /// Whether a trigger evaluation is posted to the loop and not yet run: adds
@@ -19,16 +23,23 @@ public final class TaskQueue {
     var triggerEvaluationPosted = false
 
     // Loop thread only.
-    var run: TaskRun?
-    var wantsRun = false
+    /// The runs under way, one per served queue at most.
+    var runs: [String: TaskRun] = [:]
+    /// Ordered queues whose runner is another live process: a run starts
+    /// here when that one releases the claim.
+    var waitingForRunner: Set<String> = []
+    /// The run of the default queue under way, if any (loop thread).
+    var run: TaskRun? { runs[TaskQueueName.default] }
+    /// Whether a run waits for another process's runner to let go (loop thread).
+    var wantsRun: Bool { !waitingForRunner.isEmpty }
     var delayTimer: UInt64?
     var dueTimer: (id: UInt64, at: Double)?
     var retryTimer: UInt64?
     private var subscription: UInt64?
 
-    /// The one runner across processes: a row of `outlive_task_runner`.
+    /// The one runner of each ordered queue across processes: a row of
+    /// `outlive_task_runner`, keyed by the queue's name.
     let runnerClaim: RunClaim
-    static let runnerSlot: SQLValue = .integer(0)
     /// Each attempt: its task's row held by this run under the attempt's token.
     let attemptClaim: RunClaim
 
@@ -40,7 +51,7 @@ public final class TaskQueue {
     public init(store: Store) throws {
         self.store = store
         completionStorePath = TaskCompletion.absolute(store.path)
-        runnerClaim = RunClaim(store: store, table: "outlive_task_runner", key: "slot", keyType: .integer, run: "run_id",
+        runnerClaim = RunClaim(store: store, table: "outlive_task_runner", key: "queue", keyType: .text, run: "run_id",
                                form: .row) { transaction, _, _ in
             try transaction.recordChange(topic: TaskSchema.topic, key: "released")
         }
@@ -52,7 +63,7 @@ public final class TaskQueue {
         TaskQueue.openQueues.insert(ObjectIdentifier(self), WeakReference(self))
         // Tasks left by earlier runs: start the add trigger and the due timer.
         store.loop.post { [weak self] in
-            self?.evaluateTriggers()
+            self?.tasksBecameReady()
             self?.scheduleDue()
         }
     }
@@ -116,13 +127,18 @@ public final class TaskQueue {
     /// How many tasks this process's runs keep in flight at once (default 1:
     /// strictly one after the other). More lets handlers that complete later
     /// overlap; order then holds for starts, not for ends.
+    /// The default queue's limit: like `serve(queue: "default", limit:)`, but
+    /// keeping the default queue under its triggers while it is.
     public func setConcurrency(_ count: Int) throws {
         guard count >= 1, count <= TaskQueue.maxConcurrency else {
             throw OutliveError.invalidArgument("concurrency must be 1 to \(TaskQueue.maxConcurrency), got \(count)")
         }
         try store.checkUsable()
-        lock.withLock { concurrency = count }
-        store.loop.post { [weak self] in self?.pump() }
+        lock.withLock {
+            let triggered = serving[TaskQueueName.default]?.triggered ?? true
+            serving[TaskQueueName.default] = ServedQueue(kind: .ordered, limit: count, triggered: triggered)
+        }
+        store.loop.post { [weak self] in self?.pumpAll() }
     }
 
     // MARK: - Adding
@@ -134,55 +150,103 @@ public final class TaskQueue {
 
     /// Adds every task in one transaction: all are stored, or none.
     public func add(batch tasks: [NewTask]) throws -> [String] {
+        try enqueue(batch: tasks).map(\.id)
+    }
+
+    public func enqueue(_ task: NewTask) throws -> TaskAdded {
+        try enqueue(batch: [task])[0]
+    }
+
+    /// Adds every task in one transaction, with its result consumer: all are
+    /// stored, or none. A task whose unique key is held already is not added:
+    /// its entry names the holder (`existing`).
+    public func enqueue(batch tasks: [NewTask]) throws -> [TaskAdded] {
         guard !tasks.isEmpty else { throw OutliveError.invalidArgument("the batch holds no tasks") }
         guard tasks.count <= TaskQueue.maxBatch else {
             throw OutliveError.invalidArgument("a batch holds at most \(TaskQueue.maxBatch) tasks, got \(tasks.count)")
         }
         // Serialized (and checked against the size limit) before the transaction.
         var handlers: [[UInt8]] = []
+        var consumers: [[UInt8]?] = []
         handlers.reserveCapacity(tasks.count)
         for (index, task) in tasks.enumerated() {
             do {
                 try task.validate()
                 handlers.append(try task.work.serializedChecked())
+                consumers.append(try task.resultConsumer.map { try $0.handler.serializedChecked() })
             } catch let error as OutliveError {
                 throw tasks.count == 1 ? error : OutliveError(error.code, "tasks[\(index)]: \(error.message)")
             }
         }
         try store.checkUsable()
         let now = Clock.wall()
-        var ids: [String] = []
-        ids.reserveCapacity(tasks.count)
+        var added: [TaskAdded] = []
+        added.reserveCapacity(tasks.count)
+        var dueNow = false, dueLaterAny = false
         try store.database.write { transaction in
+            added.removeAll(keepingCapacity: true)
+            dueNow = false
+            dueLaterAny = false
             var declared: Set<String> = [TaskQueueName.default]
-            for (task, handler) in zip(tasks, handlers) {
+            for (index, (task, handler)) in zip(tasks, handlers).enumerated() {
                 if !declared.contains(task.queue) {
                     guard try transaction.integer("SELECT kind FROM outlive_task_queues WHERE name = ?", [.text(task.queue)]) != nil else {
                         throw OutliveError.notFound("no queue named \(task.queue) (declare it first)")
                     }
                     declared.insert(task.queue)
                 }
-                let id = Identifier.make()
-                // A task due later waits like one in backoff: the due timer starts it.
-                let dueLater = task.due.flatMap { $0 > now ? $0 : nil }
-                try transaction.execute("""
-                    INSERT INTO outlive_tasks(id, handler_name, handler, group_start, group_members, created, age_from,
-                                              queue, priority, state, waiting_until, unique_key, result_signal)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """, [.text(id), .text(task.work.name), .blob(handler),
-                          task.groupStart.map { .text($0) } ?? .null,
-                          TaskSchema.encode(members: task.groupMembers).map { .blob($0) } ?? .null,
-                          .double(now), .double(now), .text(task.queue), .integer(Int64(task.priority)),
-                          .integer((dueLater == nil ? TaskSchema.State.ready : TaskSchema.State.waiting).rawValue),
-                          dueLater.map { .double($0) } ?? .null,
-                          task.uniqueKey.map { .text($0) } ?? .null, task.resultSignal.map { .text($0) } ?? .null])
-                ids.append(id)
+                var entry: TaskAdded
+                var consumedSignal = task.resultSignal?.lowercased()
+                if let id = try TaskQueue.insert(task, handler: handler, now: now, in: transaction) {
+                    entry = TaskAdded(id: id, existing: false)
+                    if task.due.map({ $0 > now }) ?? false { dueLaterAny = true } else { dueNow = true }
+                } else {
+                    // The key is held (the insert did nothing): the holder is the answer.
+                    guard let key = task.uniqueKey, let holder = try TaskUniqueKey.holder(queue: task.queue, key: key, in: transaction) else {
+                        throw OutliveError(.busy, "the unique key of a task conflicted, but no task holds it; try again")
+                    }
+                    entry = TaskAdded(id: holder.id, existing: true)
+                    consumedSignal = holder.resultSignal
+                }
+                if let consumer = task.resultConsumer, let encoded = consumers[index], let consumedSignal {
+                    try Signals.insertConsumer(of: consumedSignal, handler: encoded, named: consumer.handler.name, delivery: consumer.delivery,
+                                               lifetime: consumer.lifetime, scope: consumer.scope, by: store, in: transaction)
+                }
+                added.append(entry)
             }
-            try TaskSchema.addCounts(pending: Int64(tasks.count), dead: 0, in: transaction)
-            try transaction.recordChange(topic: TaskSchema.topic, key: "added")
+            let count = added.count(where: { !$0.existing })
+            guard count > 0 else { return }
+            try TaskSchema.addCounts(pending: Int64(count), dead: 0, in: transaction)
+            // Runners wake for tasks due now; a task due later moves their due timers only.
+            if dueNow { try transaction.recordChange(topic: TaskSchema.topic, key: "added") }
+            if dueLaterAny { try transaction.recordChange(topic: TaskSchema.topic, key: "scheduled") }
         }
-        postTriggerEvaluation()
-        return ids
+        if dueNow { postTriggerEvaluation() }
+        return added
+    }
+
+    /// Stores one validated task whose queue is declared, inside
+    /// `transaction`; the caller updates the counts and records the change.
+    /// Shared by adds and by schedules' firings. With a unique key held by
+    /// another task, a conflict on the unique index adds nothing (see
+    /// TaskUniqueKey) and the result is nil.
+    @discardableResult
+    static func insert(_ task: NewTask, handler: [UInt8], now: Double, in transaction: StoreTransaction) throws -> String? {
+        let id = Identifier.make()
+        // A task due later waits like one in backoff: the due timer starts it.
+        let dueLater = task.due.flatMap { $0 > now ? $0 : nil }
+        try transaction.execute("""
+            INSERT INTO outlive_tasks(id, handler_name, handler, group_start, group_members, created, age_from,
+                                      queue, priority, state, waiting_until, unique_key, result_signal)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)\(task.uniqueKey == nil ? "" : " ON CONFLICT DO NOTHING")
+            """, [.text(id), .text(task.work.name), .blob(handler),
+                  task.groupStart.map { .text($0) } ?? .null,
+                  TaskSchema.encode(members: task.groupMembers).map { .blob($0) } ?? .null,
+                  .double(now), .double(now), .text(task.queue), .integer(Int64(task.priority)),
+                  .integer((dueLater == nil ? TaskSchema.State.ready : TaskSchema.State.waiting).rawValue),
+                  dueLater.map { .double($0) } ?? .null,
+                  task.uniqueKey.map { .text($0) } ?? .null, task.resultSignal.map { .text($0.lowercased()) } ?? .null])
+        return task.uniqueKey != nil && transaction.changedRows == 0 ? nil : id
     }
 
     // MARK: - Inspection and repair
@@ -218,16 +282,22 @@ public final class TaskQueue {
             }
             var tasks: [TaskInfo] = []
             try transaction.query("""
-                SELECT id, handler_name, state, attempts, last_error, waiting_until, created, group_start, group_members
+                SELECT id, handler_name, state, attempts, last_error, waiting_until, created, group_start, group_members,
+                       queue, priority, unique_key, cancelled, result_signal
                 FROM outlive_tasks WHERE seq > ? ORDER BY seq LIMIT ?
                 """, [.integer(start), .integer(Int64(limit))]) { row in
                 let state = TaskSchema.State(rawValue: row.integer(2)) ?? .ready
                 let shown: TaskInfo.State = state == .running ? .running : state == .dead ? .dead : .pending
-                tasks.append(TaskInfo(id: row.text(0) ?? "", handlerName: row.text(1) ?? "", state: shown,
-                                      attempts: row.integer(3), lastError: row.text(4),
-                                      nextAttempt: state == .waiting && !row.isNull(5) ? row.double(5) : nil,
-                                      created: row.double(6), groupStart: row.text(7),
-                                      groupMembers: TaskSchema.decode(members: row.blob(8))))
+                var task = TaskInfo(id: row.text(0) ?? "", handlerName: row.text(1) ?? "", state: shown,
+                                    attempts: row.integer(3), lastError: row.text(4),
+                                    nextAttempt: state == .waiting && !row.isNull(5) ? row.double(5) : nil,
+                                    created: row.double(6), groupStart: row.text(7),
+                                    groupMembers: TaskSchema.decode(members: row.blob(8)),
+                                    queue: row.text(9) ?? TaskQueueName.default, priority: row.integer(10))
+                task.uniqueKey = row.text(11)
+                task.cancelled = row.integer(12) != 0
+                task.resultSignal = row.text(13)
+                tasks.append(task)
             }
             return tasks
         }
@@ -253,6 +323,7 @@ public final class TaskQueue {
             case .ready: throw OutliveError.state("task \(id) is pending and due already")
             case .dead, .waiting: break
             }
+            if state == .dead { try TaskUniqueKey.checkFree(forRetryOf: id, in: transaction) }
             try transaction.execute("UPDATE outlive_tasks SET state = 0, attempts = 0, waiting_until = NULL, age_from = ? WHERE id = ?",
                                     [.double(now), .text(id)])
             if state == .dead { try TaskSchema.addCounts(pending: 1, dead: -1, in: transaction) }
@@ -271,6 +342,8 @@ public final class TaskQueue {
             }
             let state = TaskSchema.State(rawValue: raw) ?? .ready
             if state == .running { throw OutliveError.state("task \(id) is running; it can be deleted once its attempt ends") }
+            // A dead task's result (its death) was posted; a pending one's consumers learn it will never run.
+            if state != .dead { try TaskResult.post(.cancelled, taskID: id, in: transaction) }
             try transaction.execute("DELETE FROM outlive_tasks WHERE id = ?", [.text(id)])
             try TaskSchema.addCounts(pending: state == .dead ? 0 : -1, dead: state == .dead ? -1 : 0, in: transaction)
             // A deleted group start may unblock members: like an add for triggers.
@@ -280,21 +353,22 @@ public final class TaskQueue {
 
     /// Asks for a run now: it starts on the loop's thread at its next dispatch,
     /// or, while another process runs, as soon as that run ends.
+    /// Runs of every queue this handle serves; nothing when it serves none.
     public func runNow() throws {
         try store.checkUsable()
-        store.loop.post { [weak self] in self?.requestRun() }
+        store.loop.post { [weak self] in self?.requestServedRuns(includingTriggered: true) }
     }
 
     // MARK: - Triggers (loop thread)
 
     private func changed(_ batch: ChangeBatch) {
         let keys = Set(batch.keys)
-        if batch.resync || keys.contains("added") || keys.contains("returned") { evaluateTriggers() }
+        if batch.resync || keys.contains("added") || keys.contains("returned") || keys.contains("unblocked") { tasksBecameReady() }
         if batch.resync || keys.contains("released") || keys.contains("returned") {
-            if wantsRun && run == nil { requestRun() }
+            for name in waitingForRunner where runs[name] == nil { requestRun(name) }
         }
         if batch.resync || keys.contains("completed") { collectRemoteOutcomes() }
-        if batch.resync || keys.contains("finished") || keys.contains("returned") { scheduleDue() }
+        if batch.resync || keys.contains("finished") || keys.contains("returned") || keys.contains("scheduled") { scheduleDue() }
     }
 
     /// Evaluates the triggers in a later dispatch, once however many calls ask
@@ -308,31 +382,58 @@ public final class TaskQueue {
         store.loop.post { [weak self] in
             guard let self else { return }
             self.lock.withLock { self.triggerEvaluationPosted = false }
-            self.evaluateTriggers()
+            self.tasksBecameReady()
+        }
+    }
+
+    /// Tasks became ready (added, returned, unblocked, by any process): runs
+    /// under way look again from the start of their queue (a task of a higher
+    /// priority lies behind their cursor), every queue served at once gets a
+    /// run, and the default queue under triggers evaluates them.
+    func tasksBecameReady() {
+        guard (try? store.checkUsable()) != nil else { return }
+        for run in runs.values { rewind(run) }
+        for (name, queue) in lock.withLock({ serving }) where runs[name] == nil && queue.limit > 0 {
+            if queue.triggered { evaluateTriggers() } else { requestRun(name) }
         }
     }
 
     func evaluateTriggers() {
         guard (try? store.checkUsable()) != nil else { return }
-        guard let pending = try? pendingCount(), pending > 0 else { return }
+        guard let queue = lock.withLock({ serving[TaskQueueName.default] }), queue.triggered, queue.limit > 0,
+              runs[TaskQueueName.default] == nil else { return }
+        // Counted as before queues existed: every task not yet done, running ones too.
+        let pending = (try? store.database.read { transaction in
+            try transaction.integer("SELECT pending + running FROM outlive_task_queues WHERE name = ?", [.text(TaskQueueName.default)])
+        }) ?? nil
+        guard let pending, pending > 0 else { return }
         let settings = lock.withLock { triggers }
-        if settings.pendingCount > 0 && pending >= settings.pendingCount {
-            requestRun()
+        if settings.pendingCount > 0 && pending >= Int64(clamping: settings.pendingCount) {
+            requestRun(TaskQueueName.default)
         } else if delayTimer == nil {
             delayTimer = store.loop.schedule(after: settings.delay) { [weak self] in
                 self?.delayTimer = nil
-                self?.requestRun()
+                self?.requestRun(TaskQueueName.default)
             }
         }
     }
 
-    /// Arms a timer for the earliest task waiting for its backoff.
+    /// Arms one timer for the earliest waiting task (due later, or in
+    /// backoff) of the queues this handle serves, whichever process added it.
     func scheduleDue() {
         guard (try? store.checkUsable()) != nil else { return }
+        let names = lock.withLock { serving.filter { $0.value.limit > 0 }.map(\.key) }
         var earliest: Double?
         _ = try? store.database.read { transaction in
-            try transaction.query("SELECT min(waiting_until) FROM outlive_tasks WHERE state = 3") { row in
-                if !row.isNull(0) { earliest = row.double(0) }
+            for name in names {
+                // Numbers only: a damaged row (text, NULL) would arm a timer that starts nothing, for ever.
+                try transaction.query("""
+                    SELECT waiting_until FROM outlive_tasks WHERE state = 3 AND queue = ? AND waiting_until BETWEEN -1e300 AND 1e300
+                    ORDER BY waiting_until LIMIT 1
+                    """, [.text(name)]) { row in
+                    let at = row.double(0)
+                    if earliest.map({ at < $0 }) ?? true { earliest = at }
+                }
             }
         }
         guard let earliest else { return }
@@ -340,9 +441,9 @@ public final class TaskQueue {
             if due.at <= earliest { return }
             store.loop.cancelTimer(due.id)
         }
-        let id = store.loop.schedule(after: max(0, earliest - Clock.wall()) + 0.001) { [weak self] in
+        let id = store.loop.schedule(after: min(1e9, max(0, earliest - Clock.wall())) + 0.001) { [weak self] in
             self?.dueTimer = nil
-            self?.requestRun()
+            self?.requestServedRuns(includingTriggered: true)
         }
         dueTimer = (id, earliest)
     }
@@ -353,12 +454,14 @@ public final class TaskQueue {
     /// a success before the runner ended succeeded; any other goes back to
     /// pending (at-least-once).
     static func attemptsEnded(_ transaction: StoreTransaction, _ ended: EndedRun, _ keys: [SQLValue]) throws {
-        var held: [(seq: Int64, outcome: Int64?)] = []
-        try transaction.query("SELECT seq, outcome FROM outlive_tasks WHERE state = 1 AND runner = ?", [.text(ended.runID)]) { row in
-            held.append((row.integer(0), row.isNull(1) ? nil : row.integer(1)))
+        var held: [(seq: Int64, outcome: Int64?, id: String)] = []
+        try transaction.query("SELECT seq, outcome, id FROM outlive_tasks WHERE state = 1 AND runner = ?", [.text(ended.runID)]) { row in
+            held.append((row.integer(0), row.isNull(1) ? nil : row.integer(1), row.text(2) ?? ""))
         }
         for task in held {
+            if try TaskCancellation.endIfCancelled(taskID: task.id, in: transaction) { continue }
             if task.outcome == TaskSchema.Outcome.success.rawValue {
+                try TaskResult.post(.succeeded, taskID: task.id, in: transaction)
                 try transaction.execute("DELETE FROM outlive_tasks WHERE seq = ?", [.integer(task.seq)])
                 try TaskSchema.addCounts(pending: -1, dead: 0, in: transaction)
             } else {

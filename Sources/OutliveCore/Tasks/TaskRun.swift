@@ -1,12 +1,19 @@
-/// One run of this process: it holds the runner claim, walks the queue in
-/// order with a cursor (tasks added during the run lie ahead of it and are
-/// taken), and keeps the attempts in flight. Lives on the loop thread.
+/// One run of one queue in this process: it walks the queue in priority
+/// order (then order of addition) with a cursor, and keeps the attempts in
+/// flight. A run of an ordered queue holds the queue's runner claim; a run of
+/// a parallel queue claims only its tasks, one by one. Lives on the loop thread.
 final class TaskRun {
-    /// Whether this run holds the runner claim (taken in the transaction that
-    /// starts its first task, so that a run with nothing to do writes nothing).
+    let queue: String
+    let kind: TaskSchema.QueueKind
+    /// Whether this run holds the runner claim of its ordered queue (taken in
+    /// the transaction that starts its first task, so that a run with nothing
+    /// to do writes nothing).
     var claimed = false
-    /// The `seq` of the last task this pass looked at.
-    var cursor: Int64 = 0
+    /// The last task this pass looked at: its priority and `seq` (nil: none yet).
+    var cursor: (priority: Int64, seq: Int64)?
+    /// Set when tasks became ready that may lie behind the cursor: the next
+    /// look starts a pass from the top.
+    var rewind = false
     /// Tasks started in this pass; a pass that started some is followed by
     /// another from the start (tasks that came due or were unblocked behind
     /// the cursor), a pass that started none ends the run.
@@ -14,6 +21,14 @@ final class TaskRun {
     var inFlight: [String: TaskAttempt] = [:]
     /// Names that resolved but whose call said otherwise: skipped for the run.
     var unresolvedNames: Set<String> = []
+    /// Names of ready tasks that resolve nowhere in this process: reported
+    /// once per run (`reportUnresolved`).
+    var reportedNames: Set<String> = []
+
+    init(queue: String, kind: TaskSchema.QueueKind) {
+        self.queue = queue
+        self.kind = kind
+    }
 }
 
 /// One attempt of one task. `claim` is the attempt's token: with this run's
@@ -25,6 +40,8 @@ struct TaskAttempt {
     let number: Int64
     let handler: Handler?
     let decodeError: String?
+    /// Whether the task starts a group: its success may unblock members.
+    let startsGroup: Bool
     var timer: UInt64?
 }
 
@@ -33,6 +50,11 @@ enum AttemptResult {
     case succeeded
     /// With the reason kept as the task's last error.
     case failed(String)
+    /// A call that can never succeed (the stored arguments do not fit the
+    /// handler's signature, the stored handler does not decode or was
+    /// invalidated): dead at once, with the reason as its last error, instead
+    /// of retried for hours.
+    case uncallable(String)
     /// The handler did not resolve here after all: back to ready, not counted.
     case unresolved
 
@@ -43,7 +65,7 @@ enum AttemptResult {
 
 /// What one step of a run did (one write transaction).
 private enum RunStep {
-    /// Another live run holds the runner claim: this run stops and waits.
+    /// Another live run holds the queue's runner claim: this run stops and waits.
     case yielded
     /// An attempt started; its handler is called next.
     case started(TaskAttempt)
@@ -63,16 +85,44 @@ extension TaskQueue {
     /// the run, over a timeout this process may have seen meanwhile.
     func completed(claim: String, _ result: AttemptResult) {
         lock.withLock { results[claim] = result }
-        store.loop.post { [weak self] in self?.pump() }
+        store.loop.post { [weak self] in self?.pumpAll() }
     }
 
-    // MARK: - Claiming the runner (loop thread)
+    // MARK: - Starting runs (loop thread)
 
-    func requestRun() {
-        guard run == nil, (try? store.checkUsable()) != nil else { return }
-        if let timer = delayTimer { store.loop.cancelTimer(timer); delayTimer = nil }
-        run = TaskRun()
-        pump()
+    /// Starts a run of `name` if this handle serves it, or makes the one under
+    /// way look again from the top of the queue.
+    func requestRun(_ name: String) {
+        guard (try? store.checkUsable()) != nil else { return }
+        if let run = runs[name] {
+            rewind(run)
+            return
+        }
+        guard let queue = lock.withLock({ serving[name] }), queue.limit > 0 else { return }
+        if name == TaskQueueName.default, let timer = delayTimer { store.loop.cancelTimer(timer); delayTimer = nil }
+        let run = TaskRun(queue: name, kind: queue.kind)
+        runs[name] = run
+        pump(run)
+    }
+
+    /// A run of every queue this handle serves (`includingTriggered`: the
+    /// default queue under triggers too).
+    func requestServedRuns(includingTriggered: Bool) {
+        for (name, queue) in lock.withLock({ serving }) where includingTriggered || !queue.triggered { requestRun(name) }
+    }
+
+    /// Tasks may have become ready behind the run's cursor: look from the top.
+    func rewind(_ run: TaskRun) {
+        run.rewind = true
+        if run.inFlight.count < limit(of: run) { pump(run) }
+    }
+
+    func limit(of run: TaskRun) -> Int {
+        lock.withLock { serving[run.queue]?.limit ?? 0 }
+    }
+
+    func pumpAll() {
+        for run in Array(runs.values) where runs[run.queue] === run { pump(run) }
     }
 
     /// After a database failure (busy, I/O): try again in a second.
@@ -81,7 +131,8 @@ extension TaskQueue {
         retryTimer = store.loop.schedule(after: 1) { [weak self] in
             guard let self else { return }
             self.retryTimer = nil
-            if self.run != nil { self.pump() } else { self.requestRun() }
+            // The run that failed is still under way: it tries its step again.
+            self.pumpAll()
         }
     }
 
@@ -96,12 +147,12 @@ extension TaskQueue {
     /// and releases the claim when nothing is left. Each step is one
     /// transaction: the end of one attempt and the start of the next. After
     /// `dispatchBudget` it goes on in the next dispatch.
-    func pump() {
-        guard let run else { return }
+    func pump(_ run: TaskRun) {
+        guard runs[run.queue] === run else { return }
         let began = Clock.monotonic()
         while true {
             let finished = takeFinished(run)
-            let (limit, policy) = lock.withLock { (concurrency, self.policy) }
+            let (limit, policy) = lock.withLock { (serving[run.queue]?.limit ?? 0, self.policy) }
             let step: RunStep
             do {
                 try store.checkUsable()
@@ -115,12 +166,12 @@ extension TaskQueue {
                 // Put the results back to be written on the next try.
                 lock.withLock { for (attempt, result) in finished { results[attempt.claim] = result } }
                 for (attempt, _) in finished { run.inFlight[attempt.claim] = attempt }
-                if (try? store.checkUsable()) == nil { self.run = nil; return }
+                if (try? store.checkUsable()) == nil { runs.removeValue(forKey: run.queue); return }
                 if let refused = error as? OutliveError, refused.code == .state {
                     // The store refused this run a claim: others ended it (its
                     // lock file was deleted). Trying again would only fail again.
                     Log.emit(.error, "the task runner of run \(store.runID) stops: \(refused.message)")
-                    self.run = nil
+                    runs.removeValue(forKey: run.queue)
                     return
                 }
                 retryLater()
@@ -129,25 +180,28 @@ extension TaskQueue {
             lock.withLock { for (attempt, _) in finished { results.removeValue(forKey: attempt.claim) } }
             for (attempt, _) in finished { TaskCompletion.ended(claim: attempt.claim) }
             if !finished.isEmpty { scheduleDue() }
+            // A group start that ended may have unblocked members behind the cursor.
+            if finished.contains(where: { $0.0.startsGroup }) { run.rewind = true }
             switch step {
             case .yielded:
-                self.run = nil
-                wantsRun = true
+                runs.removeValue(forKey: run.queue)
+                waitingForRunner.insert(run.queue)
                 return
             case .idle:
-                self.run = nil
-                wantsRun = false
+                runs.removeValue(forKey: run.queue)
+                waitingForRunner.remove(run.queue)
                 scheduleDue()
                 return
             case .released:
-                self.run = nil
+                runs.removeValue(forKey: run.queue)
                 scheduleDue()
                 return
             case .started(let attempt):
-                if !run.claimed { run.claimed = true; wantsRun = false }
+                if run.kind == .ordered && !run.claimed { run.claimed = true }
+                waitingForRunner.remove(run.queue)
                 call(attempt, run: run, policy: policy)
                 if Clock.monotonic() - began >= TaskQueue.dispatchBudget {
-                    store.loop.post { [weak self] in self?.pump() }
+                    store.loop.post { [weak self] in self?.pump(run) }
                     return
                 }
             case .waiting:
@@ -161,36 +215,51 @@ extension TaskQueue {
     /// or releases the claim when nothing is left. Changes nothing of `run`
     /// but its cursor: the transaction may still roll back.
     private func next(_ run: TaskRun, wantStart: Bool, policy: TaskPolicy, in transaction: StoreTransaction) throws -> RunStep {
-        guard wantStart else { return .waiting }
+        let serves = limit(of: run) > 0
+        guard wantStart, serves else {
+            // No longer served: the run ends once its attempts have.
+            guard !serves, run.inFlight.isEmpty else { return .waiting }
+            return try end(run, in: transaction)
+        }
+        if run.kind == .parallel {
+            if let started = try startNext(run, policy: policy, in: transaction) { return .started(started) }
+            return run.inFlight.isEmpty ? .idle : .waiting
+        }
+        let key: SQLValue = .text(run.queue)
         var holding = run.claimed
         if !holding {
-            switch try runnerClaim.holder(of: TaskQueue.runnerSlot, in: transaction) {
+            switch try runnerClaim.holder(of: key, in: transaction) {
             case .live:
                 return .yielded
             case .dead:
                 // Taken before looking at a task: ending the dead runner returns
                 // its task, which comes first in queue order.
-                holding = try takeRunnerClaim(in: transaction)
+                holding = try takeRunnerClaim(key, in: transaction)
                 if !holding { return .yielded }
             case .free, .ours:
                 break
             }
         }
         if let started = try startNext(run, policy: policy, in: transaction) {
-            if !holding, !(try takeRunnerClaim(in: transaction)) {
+            if !holding, !(try takeRunnerClaim(key, in: transaction)) {
                 throw OutliveError(.busy, "the runner claim was taken meanwhile")
             }
             return .started(started)
         }
         if !run.inFlight.isEmpty { return .waiting }
-        guard holding else { return .idle }
-        try runnerClaim.release(TaskQueue.runnerSlot, in: transaction)
+        return try end(run, in: transaction)
+    }
+
+    /// The end of a run with nothing in flight: an ordered queue's claim is released.
+    private func end(_ run: TaskRun, in transaction: StoreTransaction) throws -> RunStep {
+        guard run.kind == .ordered, run.claimed else { return .idle }
+        try runnerClaim.release(.text(run.queue), in: transaction)
         try transaction.recordChange(topic: TaskSchema.topic, key: "released")
         return .released
     }
 
-    private func takeRunnerClaim(in transaction: StoreTransaction) throws -> Bool {
-        try runnerClaim.take(TaskQueue.runnerSlot, setting: [("started", .double(Clock.wall()))], in: transaction)
+    private func takeRunnerClaim(_ key: SQLValue, in transaction: StoreTransaction) throws -> Bool {
+        try runnerClaim.take(key, setting: [("started", .double(Clock.wall()))], in: transaction)
     }
 
     /// Attempts that have a result: from a completion, or timed out.
@@ -214,19 +283,24 @@ extension TaskQueue {
         run.inFlight[attempt.claim] = attempt
         TaskCompletion.began(claim: attempt.claim, queue: self)
         guard let handler = attempt.handler else {
-            deliver(attempt.claim, .failed(attempt.decodeError ?? "the stored handler does not decode"))
+            deliver(attempt.claim, .uncallable(attempt.decodeError ?? "the stored handler does not decode"))
             return
         }
         var arguments = Arguments([("task_id", .id(IDValue(string: attempt.id))), ("attempt", .integer(attempt.number))])
         if let completion = TaskCompletion.make(storePath: completionStorePath, taskID: attempt.id, claim: attempt.claim, runID: store.runID) {
             arguments.set("completion", .handler(completion))
         }
+        if let signal = TaskResult.callArgument(taskID: attempt.id, handlerName: handler.name, store: store) { arguments.set("result_signal", signal) }
         do {
             try HandlerRegistry.shared.call(storedWork: handler, with: arguments)
         } catch let error as OutliveError where error.code == .unresolved {
             // Not this process's to run after all: back to ready, attempt not counted.
             run.unresolvedNames.insert(handler.name)
             deliver(attempt.claim, .unresolved)
+            return
+        } catch let error as OutliveError where [.missingArgument, .typeMismatch, .invalidated, .invalidArgument].contains(error.code) {
+            // The same stored task would fail the same way on every attempt.
+            deliver(attempt.claim, .uncallable("the handler \(handler.name) cannot be called with this task's arguments: \(error)"))
             return
         } catch {
             deliver(attempt.claim, .failed("the handler \(handler.name) could not be called: \(error)"))
@@ -240,7 +314,7 @@ extension TaskQueue {
         let claim = attempt.claim
         attempt.timer = store.loop.schedule(after: policy.timeout) { [weak self] in
             self?.deliver(claim, .failed("no completion within \(policy.timeout) s (timeout)"))
-            self?.pump()
+            self?.pump(run)
         }
         run.inFlight[claim] = attempt
     }
@@ -255,10 +329,11 @@ extension TaskQueue {
 
     /// Outcomes written by completions in other processes.
     func collectRemoteOutcomes() {
-        guard let run, !run.inFlight.isEmpty else { return }
+        let attempts = runs.values.flatMap { $0.inFlight }
+        guard !attempts.isEmpty else { return }
         var found: [(String, AttemptResult)] = []
         _ = try? store.database.read { transaction in
-            for (claim, attempt) in run.inFlight {
+            for (claim, attempt) in attempts {
                 let (fence, fenced) = attemptClaim.fence(token: .text(claim))
                 try transaction.query("SELECT outcome, last_error FROM outlive_tasks WHERE seq = ? AND \(fence) AND outcome IS NOT NULL",
                                       [.integer(attempt.seq)] + fenced) { row in
@@ -268,7 +343,7 @@ extension TaskQueue {
         }
         guard !found.isEmpty else { return }
         for (claim, result) in found { deliver(claim, result) }
-        pump()
+        pumpAll()
     }
 
     // MARK: - Steps inside the write transaction
@@ -282,12 +357,13 @@ extension TaskQueue {
                         in transaction: StoreTransaction) throws {
         let token: SQLValue = .text(attempt.claim)
         let (fence, fenced) = attemptClaim.fence(token: token)
-        var row: (attempts: Int64, ageFrom: Double, groupStart: Bool, outcome: Int64?, error: String?)?
-        try transaction.query("SELECT attempts, age_from, group_start IS NOT NULL, outcome, last_error FROM outlive_tasks WHERE seq = ? AND \(fence) AND state = 1",
+        var row: (attempts: Int64, ageFrom: Double, groupStart: Bool, outcome: Int64?, error: String?, cancelled: Bool, posts: Bool)?
+        try transaction.query("SELECT attempts, age_from, group_start IS NOT NULL, outcome, last_error, cancelled, result_signal IS NOT NULL FROM outlive_tasks WHERE seq = ? AND \(fence) AND state = 1",
                               [.integer(attempt.seq)] + fenced) {
-            row = ($0.integer(0), $0.double(1), $0.integer(2) != 0, $0.isNull(3) ? nil : $0.integer(3), $0.text(4))
+            row = ($0.integer(0), $0.double(1), $0.integer(2) != 0, $0.isNull(3) ? nil : $0.integer(3), $0.text(4), $0.integer(5) != 0, $0.integer(6) != 0)
         }
         guard let row else { return }
+        if row.cancelled { return try TaskCancellation.end(taskID: attempt.id, in: transaction) }
         var result = result
         if let outcome = row.outcome {
             result = .completion(success: outcome == TaskSchema.Outcome.success.rawValue, error: row.error)
@@ -300,17 +376,22 @@ extension TaskQueue {
             try transaction.recordChange(topic: TaskSchema.topic, key: "returned")
         case .succeeded:
             Log.emit(.info, "task \(attempt.id) succeeded (attempt \(row.attempts))")
+            if row.posts { try TaskResult.post(.succeeded, taskID: attempt.id, in: transaction) }
             try transaction.execute("DELETE FROM outlive_tasks WHERE seq = ? AND \(fence)", [key] + fenced)
             try TaskSchema.addCounts(pending: -1, dead: 0, in: transaction)
-            try transaction.recordChange(topic: TaskSchema.topic, key: "finished")
-        case .failed(let why):
+            // Nothing waits for a success but the members of a group it started.
+            if row.groupStart { try transaction.recordChange(topic: TaskSchema.topic, key: "unblocked") }
+        case .failed(let why), .uncallable(let why):
             let now = Clock.wall()
             let tooOld = !row.groupStart && now - row.ageFrom >= policy.maxAge
-            if row.attempts >= Int64(policy.maxAttempts) || tooOld {
-                Log.emit(.warning, "task \(attempt.id) is dead after attempt \(row.attempts)\(tooOld ? " (past its maximum age)" : ""): \(why)")
+            let uncallable: Bool
+            if case .uncallable = result { uncallable = true } else { uncallable = false }
+            if row.attempts >= Int64(policy.maxAttempts) || tooOld || uncallable {
+                Log.emit(.warning, "task \(attempt.id) is dead after attempt \(row.attempts)\(tooOld ? " (past its maximum age)" : uncallable ? " (it can never be called)" : ""): \(why)")
                 try attemptClaim.release(key, token: token, setting: [("state", .integer(TaskSchema.State.dead.rawValue)), ("outcome", .null),
                                                                       ("waiting_until", .null), ("last_error", .text(why))], in: transaction)
                 try TaskSchema.addCounts(pending: -1, dead: 1, in: transaction)
+                if row.posts { try TaskResult.post(.died, taskID: attempt.id, in: transaction) }
             } else {
                 Log.emit(.info, "task \(attempt.id) failed attempt \(row.attempts) and will be retried: \(why)")
                 try attemptClaim.release(key, token: token, setting: [("state", .integer(TaskSchema.State.waiting.rawValue)), ("outcome", .null),
@@ -323,6 +404,7 @@ extension TaskQueue {
 
     private struct Candidate {
         let seq: Int64
+        let priority: Int64
         let id: String
         let handlerName: String
         let handler: [UInt8]
@@ -332,13 +414,21 @@ extension TaskQueue {
         let attempts: Int64
     }
 
-    /// Picks the next eligible task after the cursor and marks it running.
-    /// Every lookup is indexed: the distinct handler names of ready tasks
+    /// Picks the next eligible task of the run's queue after the cursor (in
+    /// priority order, then `seq`) and marks it running. Every lookup is
+    /// indexed: the distinct handler names of the queue's ready tasks
     /// (skipping names this process cannot resolve), the first ready task of
     /// each after the cursor, and whether a member's group start is stored.
     private func startNext(_ run: TaskRun, policy: TaskPolicy, in transaction: StoreTransaction) throws -> TaskAttempt? {
         let now = Clock.wall()
-        try transaction.execute("UPDATE outlive_tasks SET state = 0, waiting_until = NULL WHERE state = 3 AND waiting_until <= ?", [.double(now)])
+        let queue: SQLValue = .text(run.queue)
+        try transaction.execute("UPDATE outlive_tasks SET state = 0, waiting_until = NULL WHERE state = 3 AND queue = ? AND waiting_until <= ?",
+                                [queue, .double(now)])
+        if run.rewind {
+            run.rewind = false
+            run.cursor = nil
+            run.startedInPass = 0
+        }
         var names: [String] = []
         // The walk compares the stored bytes, not their decoding: a damaged
         // name that is not UTF-8 would decode to something that sorts before
@@ -346,39 +436,56 @@ extension TaskQueue {
         var last: [UInt8] = []
         while true {
             var next: [UInt8]?
-            try transaction.query("SELECT handler_name FROM outlive_tasks WHERE state = 0 AND handler_name > CAST(? AS TEXT) AND \(TaskSchema.runnable) ORDER BY handler_name LIMIT 1",
-                                  [.blob(last)]) { next = $0.textBytes(0) }
+            try transaction.query("""
+                SELECT handler_name FROM outlive_tasks WHERE state = 0 AND queue = ? AND handler_name > CAST(? AS TEXT) AND \(TaskSchema.runnable)
+                ORDER BY handler_name LIMIT 1
+                """, [queue, .blob(last)]) { next = $0.textBytes(0) }
             guard let bytes = next else { break }
             last = bytes
             guard let name = String(validating: bytes, as: UTF8.self) else { continue }
-            if !run.unresolvedNames.contains(name) && HandlerRegistry.shared.canResolve(name) { names.append(name) }
+            if run.unresolvedNames.contains(name) { continue }
+            if HandlerRegistry.shared.canResolve(name) { names.append(name) } else { try reportUnresolved(name, run, in: transaction) }
         }
         guard !names.isEmpty else { return nil }
+        let columns = "seq, priority, id, handler, group_start IS NOT NULL, group_members, age_from, attempts"
         var passes = 0
         while true {
             var best: Candidate?
             for name in names {
-                try transaction.query("""
-                    SELECT seq, id, handler, group_start IS NOT NULL, group_members, age_from, attempts FROM outlive_tasks
-                    WHERE state = 0 AND handler_name = ? AND seq > ? AND \(TaskSchema.runnable) ORDER BY seq LIMIT 1
-                    """, [.text(name), .integer(run.cursor)]) { row in
-                    let seq = row.integer(0)
-                    if let current = best, current.seq <= seq { return }
-                    do {
-                        best = Candidate(seq: seq, id: row.text(1) ?? "", handlerName: name, handler: row.blob(2) ?? [], groupStart: row.integer(3) != 0,
-                                         members: TaskSchema.decode(members: row.blob(4)), ageFrom: row.double(5), attempts: row.integer(6))
-                    }
+                let consider: (SQLRow) -> Void = { row in
+                    let seq = row.integer(0), priority = row.integer(1)
+                    // The stored numbers are untrusted: compared, never negated (Int64.min).
+                    if let current = best, current.priority > priority || (current.priority == priority && current.seq <= seq) { return }
+                    best = Candidate(seq: seq, priority: priority, id: row.text(2) ?? "", handlerName: name, handler: row.blob(3) ?? [],
+                                     groupStart: row.integer(4) != 0, members: TaskSchema.decode(members: row.blob(5)),
+                                     ageFrom: row.double(6), attempts: row.integer(7))
                 }
+                let filter = "state = 0 AND queue = ? AND handler_name = ? AND typeof(priority) = 'integer' AND \(TaskSchema.runnable)"
+                guard let cursor = run.cursor else {
+                    try transaction.query("SELECT \(columns) FROM outlive_tasks WHERE \(filter) ORDER BY priority DESC, seq LIMIT 1",
+                                          [queue, .text(name)], consider)
+                    continue
+                }
+                // After the cursor: the same priority with a later seq, else the next lower priority.
+                var found = false
+                try transaction.query("SELECT \(columns) FROM outlive_tasks WHERE \(filter) AND priority = ? AND seq > ? ORDER BY seq LIMIT 1",
+                                      [queue, .text(name), .integer(cursor.priority), .integer(cursor.seq)]) { row in
+                    found = true
+                    consider(row)
+                }
+                if found { continue }
+                try transaction.query("SELECT \(columns) FROM outlive_tasks WHERE \(filter) AND priority < ? ORDER BY priority DESC, seq LIMIT 1",
+                                      [queue, .text(name), .integer(cursor.priority)], consider)
             }
             guard let task = best else {
                 // The end of a pass: another from the start if this one did something.
                 passes += 1
                 guard run.startedInPass > 0, passes < 2 else { return nil }
-                run.cursor = 0
+                run.cursor = nil
                 run.startedInPass = 0
                 continue
             }
-            run.cursor = task.seq
+            run.cursor = (task.priority, task.seq)
             if try isBlocked(task, in: transaction) { continue }
             if task.attempts >= Int64(policy.maxAttempts) || (!task.groupStart && now - task.ageFrom >= policy.maxAge) {
                 let why = task.attempts >= Int64(policy.maxAttempts)
@@ -387,6 +494,7 @@ extension TaskQueue {
                 try transaction.execute("UPDATE outlive_tasks SET state = 2, last_error = coalesce(last_error || '; ', '') || ? WHERE seq = ?",
                                         [.text(why), .integer(task.seq)])
                 try TaskSchema.addCounts(pending: -1, dead: 1, in: transaction)
+                try TaskResult.post(.died, taskID: task.id, in: transaction)
                 try transaction.recordChange(topic: TaskSchema.topic, key: "finished")
                 continue
             }
@@ -406,8 +514,23 @@ extension TaskQueue {
                 decodeError = "the stored handler is \(decoded.name), but the task's row says \(task.handlerName)"
             }
             return TaskAttempt(seq: task.seq, id: task.id, claim: claim, number: task.attempts + 1,
-                               handler: handler, decodeError: decodeError, timer: nil)
+                               handler: handler, decodeError: decodeError, startsGroup: task.groupStart, timer: nil)
         }
+    }
+
+    /// Ready tasks whose handler no declaration of this process resolves wait
+    /// for a process that declares it; a misspelled name waits for ever. So
+    /// each run says so once per name (a warning), and the first such task
+    /// keeps it as its last error until it runs, for `outlive tasks` (one
+    /// indexed row: the cost does not grow with the queue).
+    private func reportUnresolved(_ name: String, _ run: TaskRun, in transaction: StoreTransaction) throws {
+        guard run.reportedNames.insert(name).inserted else { return }
+        let why = "no handler named \(name) is declared in process \(store.processName) (run \(store.runID)), which skipped the task; it waits for a process that declares it"
+        Log.emit(.warning, "tasks of handler \(name) are pending, but no handler of that name is declared in this process: they wait for a process that declares it (a misspelled name waits for ever)")
+        try transaction.execute("""
+            UPDATE outlive_tasks SET last_error = ? WHERE seq = (SELECT seq FROM outlive_tasks WHERE state = 0 AND handler_name = ? ORDER BY seq LIMIT 1)
+            AND last_error IS NULL AND attempts = 0
+            """, [.text(why), .text(name)])
     }
 
     /// A member never runs while a task that starts one of its groups is stored.

@@ -9,6 +9,8 @@
 /// - `outlive_tasks_waiting (waiting_until) WHERE state = 3`: tasks coming due;
 /// - `outlive_tasks_running (runner) WHERE state = 1`: what a dead run held;
 /// - `outlive_tasks_group_start (group_start)`: whether a group's start is stored.
+/// - `outlive_tasks_unique_key (queue, unique_key)`, unique, over the pending
+///   and running tasks that are not cancelled: who holds a key.
 /// `outlive_task_runner` is the claim of the one runner across processes;
 /// `age_from` is when the task's max age started counting (created, or its
 /// last retry). `outlive_task_counts` keeps the counts so that triggers never count rows.
@@ -51,6 +53,52 @@ enum TaskSchema {
         ALTER TABLE outlive_tasks ADD COLUMN result_signal TEXT;
         CREATE TABLE outlive_task_queues(name TEXT PRIMARY KEY, kind INTEGER NOT NULL, created REAL NOT NULL);
         INSERT INTO outlive_task_queues(name, kind, created) VALUES ('default', 1, 0)
+        """,
+        // The scheduler of named queues: the next ready task of a queue in
+        // priority order (then seq), per handler name; the earliest waiting
+        // task of a queue; one runner claim per ordered queue; each queue's
+        // counts, kept by triggers so that every path that changes a task's
+        // state (whichever system's code) keeps them right.
+        """
+        DROP INDEX outlive_tasks_ready;
+        CREATE INDEX outlive_tasks_ready ON outlive_tasks(queue, handler_name, priority DESC, seq) WHERE state = 0;
+        DROP INDEX outlive_tasks_waiting;
+        CREATE INDEX outlive_tasks_waiting ON outlive_tasks(queue, waiting_until) WHERE state = 3;
+        ALTER TABLE outlive_task_runner ADD COLUMN queue TEXT NOT NULL DEFAULT 'default';
+        CREATE UNIQUE INDEX outlive_task_runner_queue ON outlive_task_runner(queue);
+        ALTER TABLE outlive_task_queues ADD COLUMN pending INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE outlive_task_queues ADD COLUMN running INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE outlive_task_queues ADD COLUMN dead INTEGER NOT NULL DEFAULT 0;
+        UPDATE outlive_task_queues SET
+            pending = (SELECT count(*) FROM outlive_tasks t WHERE t.queue = outlive_task_queues.name AND t.state IN (0, 3)),
+            running = (SELECT count(*) FROM outlive_tasks t WHERE t.queue = outlive_task_queues.name AND t.state = 1),
+            dead = (SELECT count(*) FROM outlive_tasks t WHERE t.queue = outlive_task_queues.name AND t.state = 2);
+        CREATE TRIGGER outlive_tasks_queue_count_insert AFTER INSERT ON outlive_tasks BEGIN
+            UPDATE outlive_task_queues SET pending = pending + (NEW.state IN (0, 3)), running = running + (NEW.state = 1),
+                dead = dead + (NEW.state = 2) WHERE name = NEW.queue;
+        END;
+        CREATE TRIGGER outlive_tasks_queue_count_delete AFTER DELETE ON outlive_tasks BEGIN
+            UPDATE outlive_task_queues SET pending = pending - (OLD.state IN (0, 3)), running = running - (OLD.state = 1),
+                dead = dead - (OLD.state = 2) WHERE name = OLD.queue;
+        END;
+        CREATE TRIGGER outlive_tasks_queue_count_update AFTER UPDATE OF state, queue ON outlive_tasks
+            WHEN OLD.queue != NEW.queue OR (OLD.state = 1) != (NEW.state = 1) OR (OLD.state = 2) != (NEW.state = 2)
+                OR (OLD.state IN (0, 3)) != (NEW.state IN (0, 3)) BEGIN
+            UPDATE outlive_task_queues SET pending = pending - (OLD.state IN (0, 3)), running = running - (OLD.state = 1),
+                dead = dead - (OLD.state = 2) WHERE name = OLD.queue;
+            UPDATE outlive_task_queues SET pending = pending + (NEW.state IN (0, 3)), running = running + (NEW.state = 1),
+                dead = dead + (NEW.state = 2) WHERE name = NEW.queue;
+        END
+        """,
+        // What happens to one task (docs/tasks.md): a unique key is held by at
+        // most one task of its queue that is pending (ready or waiting) or
+        // running and not cancelled — the index is the enforcement, so that
+        // adders in many processes cannot both add; `result` holds the extra
+        // arguments of a successful completion until the runner posts them.
+        """
+        ALTER TABLE outlive_tasks ADD COLUMN result BLOB;
+        CREATE UNIQUE INDEX outlive_tasks_unique_key ON outlive_tasks(queue, unique_key)
+            WHERE unique_key IS NOT NULL AND cancelled = 0 AND state IN (0, 1, 3)
         """,
     ])
 

@@ -88,6 +88,11 @@ static int populate(const char *directory) {
     if (outlive_task_add(store, slow, NULL, NULL, 0, NULL) != OUTLIVE_OK) return fail("task");
     if (outlive_task_add(store, task, "g1", NULL, 0, NULL) != OUTLIVE_OK) return fail("task");
     if (outlive_task_add(store, task, NULL, members, 1, NULL) != OUTLIVE_OK) return fail("task");
+    outlive_schedule_period every = OUTLIVE_SCHEDULE_PERIOD_INIT, nightly = OUTLIVE_SCHEDULE_PERIOD_INIT;
+    every.interval_seconds = 0.05;
+    nightly.cron = "30 2 * * MON-FRI";
+    if (outlive_schedule_set(store, "exerciser-every", task, &every, NULL, NULL) != OUTLIVE_OK) return fail("schedule");
+    if (outlive_schedule_set(store, "exerciser-nightly", task, &nightly, NULL, NULL) != OUTLIVE_OK) return fail("schedule");
 
     char signal[OUTLIVE_ID_SIZE];
     outlive_signal_new_id(signal);
@@ -222,6 +227,28 @@ static int exercise(const char *directory) {
     outlive_handler_free(task);
     report("tasks_run_now", outlive_tasks_run_now(store));
     spin(loop, 20);
+
+    /* Schedules: the list with every accessor read, a replacement, a removal
+     * (the spins above and below fire whatever is due, damaged or not). */
+    outlive_schedule_list *schedules = NULL;
+    status = outlive_schedule_list_new(store, NULL, 0, &schedules);
+    report("schedule_list", status);
+    size_t schedule_count = status == OUTLIVE_OK ? outlive_schedule_list_count(schedules) : 0;
+    for (size_t i = 0; i < schedule_count; i++) {
+        length += read_text(outlive_schedule_list_name(schedules, i)) + read_text(outlive_schedule_list_handler_name(schedules, i))
+                  + read_text(outlive_schedule_list_cron(schedules, i)) + read_text(outlive_schedule_list_queue(schedules, i));
+        (void)outlive_schedule_list_interval(schedules, i); (void)outlive_schedule_list_next_fire(schedules, i);
+        (void)outlive_schedule_list_last_fired(schedules, i); (void)outlive_schedule_list_priority(schedules, i);
+    }
+    outlive_schedule_list_free(schedules);
+    outlive_handler *scheduled = NULL;
+    (void)outlive_handler_new("exerciser_task", NULL, NULL, &scheduled);
+    outlive_schedule_period period = OUTLIVE_SCHEDULE_PERIOD_INIT;
+    period.interval_seconds = 0.05;
+    report("schedule_set", outlive_schedule_set(store, "exerciser-every", scheduled, &period, NULL, NULL));
+    outlive_handler_free(scheduled);
+    spin(loop, 10);
+    report("schedule_remove", outlive_schedule_remove(store, "exerciser-nightly"));
 
     /* Signals: lists, lookups, a post to each stored signal, a new consumer. */
     outlive_signal_list *signals = NULL;

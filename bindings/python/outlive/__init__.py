@@ -13,7 +13,9 @@ from .loop import Loop
 from .values import ID, Int, UInteger
 from .messages import Message, Messages, Presentation
 from .signals import Consumer, Delivery, Lifetime, Signals, new_signal_id
-from .tasks import TaskInfo, Tasks, TaskState
+from .tasks import QueueInfo, QueueKind, TaskInfo, TaskQueues, Tasks, TaskState
+from .task_function import TaskCall, TaskFunction, task
+from .schedules import ScheduleInfo, Schedules
 from .queues import DurableInteractionQueue, Interaction, InteractionQueue, Operation, OperationQueue, OperationState
 from .store import UNCHANGED, Durability, KeyValue, Observation, Store
 
@@ -22,12 +24,12 @@ from ._version import __version__
 
 def library_version() -> str:
     """The version of the loaded liboutlive."""
-    return _ffi.outlive_version().decode()
+    return str(_ffi.outlive_version().decode())
 
 
 __all__ = [
     "Handler", "handler", "load_handlers", "resolves", "unregister", "ID", "Int", "UInteger",
-    "Consumer", "Delivery", "Lifetime", "Signals", "new_signal_id", "TaskInfo", "Tasks", "TaskState", "Message", "Messages", "Presentation", "set_log_level", "Loop", "Store", "DurableInteractionQueue", "Interaction", "InteractionQueue", "Operation", "OperationQueue",
+    "task", "TaskFunction", "TaskCall", "Consumer", "Delivery", "Lifetime", "Signals", "new_signal_id", "TaskInfo", "Tasks", "TaskState", "QueueInfo", "QueueKind", "TaskQueues", "ScheduleInfo", "Schedules", "Message", "Messages", "Presentation", "set_log_level", "Loop", "Store", "DurableInteractionQueue", "Interaction", "InteractionQueue", "Operation", "OperationQueue",
     "OperationState", "Durability", "KeyValue", "Observation", "UNCHANGED", "OutliveError", "Status", "library_version",
     "BusyError", "ClosedError", "CorruptError", "InvalidArgumentError", "InvalidatedError", "MissingArgumentError", "LimitError", "NoMemoryError",
     "NotFoundError", "PermissionDeniedError", "StateError", "StoreIOError", "TypeMismatchError", "UnresolvedError",

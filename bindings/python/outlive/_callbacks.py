@@ -9,38 +9,39 @@ import contextlib
 import ctypes
 import itertools
 import threading
+import typing
 
 from . import _ffi
 
 _lock = threading.Lock()
-_table = {}
+_table: typing.Dict[int, typing.Any] = {}
 _keys = itertools.count(1)
 _pending = threading.local()
 
 
-def register(obj) -> int:
+def register(obj: typing.Any) -> int:
     with _lock:
         key = next(_keys)
         _table[key] = obj
         return key
 
 
-def lookup(context):
+def lookup(context: typing.Optional[int]) -> typing.Any:
     return _table.get(context or 0)
 
 
-def forget(key) -> None:
+def forget(key: int) -> None:
     with _lock:
         _table.pop(key, None)
 
 
 @_ffi.RELEASE
-def release(context):
+def release(context: typing.Optional[int]) -> None:
     forget(context or 0)
 
 
 @contextlib.contextmanager
-def collecting():
+def collecting() -> typing.Iterator[None]:
     """Around a C call that may run callbacks on this thread: their exceptions
     are kept for raise_pending() instead of being reported as unraisable."""
     _pending.depth = getattr(_pending, "depth", 0) + 1
@@ -50,8 +51,11 @@ def collecting():
         _pending.depth -= 1
 
 
-@ctypes.CFUNCTYPE(None)
-def _raise_unraisable():
+_NO_ARGUMENTS = _ffi._callback_type(None)
+
+
+@_NO_ARGUMENTS
+def _raise_unraisable() -> None:
     # Raising inside a ctypes callback is how CPython's own machinery
     # (PyErr_WriteUnraisable) reports it to sys.unraisablehook.
     raise _pending.unraisable
@@ -83,5 +87,5 @@ def raise_pending() -> None:
         raise first
 
 
-def as_bytes(pointer, size) -> bytes:
+def as_bytes(pointer: typing.Any, size: int) -> bytes:
     return ctypes.string_at(pointer, size) if size else b""

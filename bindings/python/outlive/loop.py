@@ -2,27 +2,33 @@
 `dispatch()` when it is readable, or `attach()` it to asyncio, or
 `run_thread()` to have the library dispatch on a thread of its own."""
 import ctypes
+import typing
 
 from . import _callbacks, _ffi
 from ._handle import NativeHandle
 from .errors import check
 
+if typing.TYPE_CHECKING:
+    import asyncio
+
 
 class Loop(NativeHandle):
     _what = "loop"
 
-    def __init__(self, _handle=None):
+    def __init__(self, _handle: typing.Any = None) -> None:
+        """A new loop of its own (`_handle`: a store's loop, borrowed)."""
         self._owned = _handle is None
         if _handle is None:
             _handle = _ffi.LoopP()
             check(_ffi.outlive_loop_new(ctypes.byref(_handle)))
         self._handle = _handle
-        self._asyncio_loop = None
+        self._asyncio_loop: "typing.Optional[asyncio.AbstractEventLoop]" = None
 
     def fileno(self) -> int:
-        return _ffi.outlive_loop_fd(self.handle)
+        """The fd to poll: readable when dispatch() has work."""
+        return int(_ffi.outlive_loop_fd(self.handle))
 
-    def dispatch(self, timeout: float = 0.0) -> None:
+    def dispatch(self, timeout: typing.Optional[float] = 0.0) -> None:
         """Runs due callbacks on this thread, waiting up to `timeout` seconds for
         work (None: until work is due). Re-raises an exception a callback raised."""
         milliseconds = -1 if timeout is None else max(0, int(timeout * 1000))
@@ -37,7 +43,7 @@ class Loop(NativeHandle):
         raised by callbacks there are reported through sys.unraisablehook."""
         check(_ffi.outlive_loop_run_thread(self.handle))
 
-    def attach(self, asyncio_loop=None) -> None:
+    def attach(self, asyncio_loop: "typing.Optional[asyncio.AbstractEventLoop]" = None) -> None:
         """Dispatches from an asyncio event loop whenever the fd is readable."""
         import asyncio
         asyncio_loop = asyncio_loop or asyncio.get_event_loop()
@@ -45,14 +51,15 @@ class Loop(NativeHandle):
         self._asyncio_loop = asyncio_loop
 
     def detach(self) -> None:
+        """Stops dispatching from the asyncio loop attach() used."""
         self._detach(self.handle)
 
-    def _detach(self, handle) -> None:
+    def _detach(self, handle: typing.Any) -> None:
         if self._asyncio_loop is not None:
             self._asyncio_loop.remove_reader(_ffi.outlive_loop_fd(handle))
             self._asyncio_loop = None
 
-    def _release(self, handle) -> None:
+    def _release(self, handle: typing.Any) -> None:
         self._detach(handle)
         # A loop borrowed from a store is the store's to free.
         if self._owned:

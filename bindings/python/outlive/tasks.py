@@ -1,5 +1,7 @@
 """`store.tasks`: durable background tasks — a handler each — run by one
 runner at a time across every process, with retries, groups and dead tasks."""
+from __future__ import annotations
+
 import ctypes
 import dataclasses
 import enum
@@ -8,8 +10,13 @@ import typing
 from . import _ffi
 from .errors import check
 
+if typing.TYPE_CHECKING:
+    from .handlers import Handler
+    from .store import Store
+
 
 class TaskState(enum.IntEnum):
+    """Where a task is: PENDING (waiting or due), RUNNING, DEAD (kept after its last attempt)."""
     PENDING = 1
     RUNNING = 2
     DEAD = 3
@@ -17,6 +24,7 @@ class TaskState(enum.IntEnum):
 
 @dataclasses.dataclass(frozen=True)
 class TaskInfo:
+    """One listed task (`store.tasks.list()`)."""
     id: str
     handler: str
     state: TaskState
@@ -26,19 +34,42 @@ class TaskInfo:
     created: float
     group_start: typing.Optional[str]
     group_members: typing.Tuple[str, ...]
+    queue: str = "default"
+    priority: int = 0
+    unique_key: typing.Optional[str] = None
+    #: Cancelled while running: its attempt's end will be the task's end ("cancelled").
+    cancelled: bool = False
+    result_signal: typing.Optional[str] = None
 
 
-def _strings(values):
+class QueueKind(enum.IntEnum):
+    ORDERED = 1
+    PARALLEL = 2
+
+
+@dataclasses.dataclass(frozen=True)
+class QueueInfo:
+    name: str
+    kind: QueueKind
+    pending: int
+    running: int
+    dead: int
+
+
+def _strings(values: typing.Iterable[str]) -> typing.Tuple[typing.Any, int]:
     encoded = [value.encode("utf-8") for value in values]
     array = (ctypes.c_char_p * max(len(encoded), 1))(*encoded)
     return array, len(encoded)
 
 
 class Tasks:
-    def __init__(self, store):
+    """The store's task queue (docs/tasks.md)."""
+
+    def __init__(self, store: "Store") -> None:
         self._store = store
 
-    def add(self, handler, group_start: str = None, group_members=()) -> str:
+    def add(self, handler: "Handler", group_start: typing.Optional[str] = None,
+            group_members: typing.Iterable[str] = ()) -> str:
         """Stores a task that runs `handler` (called with task_id, attempt and,
         when it declares it, completion). Returns the task id."""
         members, count = _strings(group_members)
@@ -47,7 +78,7 @@ class Tasks:
                                     None if group_start is None else group_start.encode("utf-8"), members, count, out))
         return out.value.decode()
 
-    def add_many(self, handlers) -> typing.List[str]:
+    def add_many(self, handlers: typing.Iterable["Handler"]) -> typing.List[str]:
         """Adds handlers as tasks in one transaction: all or none."""
         handlers = list(handlers)
         if not handlers:
@@ -59,17 +90,22 @@ class Tasks:
         return [raw[i * _ffi.ID_SIZE:i * _ffi.ID_SIZE + _ffi.ID_SIZE - 1].decode() for i in range(len(handlers))]
 
     def run_now(self) -> None:
+        """Asks for a run now (at the loop's next dispatch, or once another process's run ends)."""
         check(_ffi.outlive_tasks_run_now(self._store.handle))
 
     def set_triggers(self, pending_count: int = 10, delay: float = 30.0) -> None:
+        """When this handle starts a run by itself: `pending_count` tasks pending
+        (0: never by count), `delay` seconds after it sees a task added."""
         check(_ffi.outlive_tasks_set_triggers(self._store.handle, pending_count, delay))
 
-    def set_policy(self, *, initial_backoff=1.0, max_backoff=3600.0, max_attempts=20, timeout=60.0,
-                   max_age=259200.0) -> None:
+    def set_policy(self, *, initial_backoff: float = 1.0, max_backoff: float = 3600.0, max_attempts: int = 20,
+                   timeout: float = 60.0, max_age: float = 259200.0) -> None:
+        """How this handle's runs retry failed attempts and when a task is dead."""
         policy = _ffi.TaskPolicy(1, initial_backoff, max_backoff, max_attempts, timeout, max_age)
         check(_ffi.outlive_tasks_set_policy(self._store.handle, ctypes.byref(policy)))
 
     def set_concurrency(self, max_in_flight: int) -> None:
+        """How many attempts this handle's runs keep in flight at once (default 1)."""
         check(_ffi.outlive_tasks_set_concurrency(self._store.handle, max_in_flight))
 
     def __len__(self) -> int:
@@ -80,16 +116,19 @@ class Tasks:
 
     @property
     def dead_count(self) -> int:
+        """How many tasks are dead."""
         count = ctypes.c_size_t()
         check(_ffi.outlive_tasks_count_dead(self._store.handle, ctypes.byref(count)))
         return count.value
 
-    def list(self, after: str = None, limit: int = 1000) -> typing.List[TaskInfo]:
+    def list(self, after: typing.Optional[str] = None, limit: int = 1000) -> typing.List[TaskInfo]:
+        """At most `limit` tasks (0: all) in queue order, after the task `after`."""
         out = _ffi.TaskListP()
         check(_ffi.outlive_task_list_new(self._store.handle, None if after is None else after.encode(), limit,
                                          ctypes.byref(out)))
         try:
-            text = lambda value: None if value is None else value.decode("utf-8")
+            def text(value: typing.Optional[bytes]) -> typing.Any:
+                return None if value is None else value.decode("utf-8")
             tasks = out
             return [TaskInfo(id=text(_ffi.outlive_task_list_id(tasks, i)),
                              handler=text(_ffi.outlive_task_list_handler_name(tasks, i)),
@@ -100,12 +139,18 @@ class Tasks:
                              created=_ffi.outlive_task_list_created(tasks, i),
                              group_start=text(_ffi.outlive_task_list_group_start(tasks, i)),
                              group_members=tuple(text(_ffi.outlive_task_list_group_member(tasks, i, m))
-                                                 for m in range(_ffi.outlive_task_list_group_member_count(tasks, i))))
+                                                 for m in range(_ffi.outlive_task_list_group_member_count(tasks, i))),
+                             queue=text(_ffi.outlive_task_list_queue(tasks, i)),
+                             priority=_ffi.outlive_task_list_priority(tasks, i),
+                             unique_key=text(_ffi.outlive_task_list_unique_key(tasks, i)),
+                             cancelled=bool(_ffi.outlive_task_list_cancelled(tasks, i)),
+                             result_signal=text(_ffi.outlive_task_list_result_signal(tasks, i)))
                     for i in range(_ffi.outlive_task_list_count(tasks))]
         finally:
             _ffi.outlive_task_list_free(out)
 
-    def __iter__(self):
+    def __iter__(self) -> typing.Iterator[TaskInfo]:
+        """Every task, in queue order, a page at a time."""
         after = None
         while True:
             page = self.list(after=after)
@@ -119,4 +164,98 @@ class Tasks:
         check(_ffi.outlive_task_retry(self._store.handle, task_id.encode()))
 
     def delete(self, task_id: str) -> None:
+        """Deletes a task that is not running."""
         check(_ffi.outlive_task_delete(self._store.handle, task_id.encode()))
+
+    def cancel(self, task_id: str) -> bool:
+        """Cancels a task: a pending one is removed and never runs (False is
+        returned); a running one is told (`is_cancelled`) and ends as cancelled
+        whatever it completes with (True is returned)."""
+        running = ctypes.c_bool()
+        check(_ffi.outlive_task_cancel(self._store.handle, task_id.encode(), ctypes.byref(running)))
+        return running.value
+
+    def is_cancelled(self, task_id: str) -> bool:
+        """Whether a running task was cancelled (what its handler asks); raises
+        NotFoundError once the task is gone."""
+        cancelled = ctypes.c_bool()
+        check(_ffi.outlive_task_is_cancelled(self._store.handle, task_id.encode(), ctypes.byref(cancelled)))
+        return cancelled.value
+    def serve(self, concurrency: int = 1) -> typing.List[str]:
+        """Makes this process run the store's tasks, as a worker does: declares
+        every task function defined so far (`@outlive.task`, `@store.task`) as
+        a handler in this process, so that its runs can call them; sets this
+        handle's triggers so that a task added by any process runs at once
+        (not `delay` seconds later, as the default triggers of an app do);
+        keeps up to `concurrency` attempts in flight (a run starts at the
+        next dispatch when tasks are pending).
+        Runs happen where the store's loop is dispatched. Returns the names
+        of the handlers declared.
+
+        A process that never serves adds tasks without running those of task
+        functions: their handlers are not declared in it, and a run leaves a
+        task whose handler does not resolve for a process that declares it."""
+        from .task_function import declare_all
+        names = declare_all()
+        self.set_concurrency(concurrency)
+        # A run starts when this handle sees one task pending: now (the
+        # triggers are evaluated when set), and whenever any process adds one.
+        self.set_triggers(pending_count=1, delay=0.0)
+        return names
+
+class TaskQueues:
+    """`store.queues`: named task queues. `declare` one (ordered, or parallel:
+    every serving process runs up to its limit at once), `serve` the ones this
+    handle runs (it serves "default" under its triggers until told otherwise;
+    `serve("default", 0)` makes a pure producer), `enqueue` a task into one
+    with a priority and a due time, `list` them with their counts."""
+
+    def __init__(self, store: "Store") -> None:
+        self._store = store
+
+    def declare(self, name: str, kind: "QueueKind | str" = QueueKind.ORDERED) -> None:
+        """Declares queue `name` in the store (every process sees it) with its kind."""
+        if isinstance(kind, str):
+            kind = QueueKind[kind.upper()]
+        check(_ffi.outlive_queue_declare(self._store.handle, name.encode("utf-8"), int(kind)))
+
+    def serve(self, name: str, limit: int = 1) -> None:
+        """Runs up to `limit` tasks of the queue at once, as soon as they are due (0: stop)."""
+        if limit < 0:
+            raise ValueError("limit must be >= 0")
+        check(_ffi.outlive_queue_serve(self._store.handle, name.encode("utf-8"), limit))
+
+    def enqueue(self, handler: "Handler", queue: typing.Optional[str] = None, *, priority: int = 0,
+                due_at: typing.Optional[float] = None, delay: typing.Optional[float] = None,
+                group_start: typing.Optional[str] = None, group_members: typing.Iterable[str] = ()) -> str:
+        """Adds a task to `queue` (None: "default"); higher `priority` starts
+        first; `due_at` (seconds since the epoch) or `delay` (seconds) makes it
+        wait. Returns the task id."""
+        members, count = _strings(group_members)
+        options = _ffi.TaskOptions(1, None if queue is None else queue.encode("utf-8"), priority,
+                                   0.0 if due_at is None else float(due_at), 0.0 if delay is None else float(delay),
+                                   None, None, None if group_start is None else group_start.encode("utf-8"),
+                                   members, count)
+        out = ctypes.create_string_buffer(_ffi.ID_SIZE)
+        existing = ctypes.c_bool(False)
+        check(_ffi.outlive_task_enqueue(self._store.handle, handler.handle, ctypes.byref(options), out,
+                                        ctypes.byref(existing)))
+        return out.value.decode()
+
+    def list(self, after: typing.Optional[str] = None, limit: int = 0) -> typing.List[QueueInfo]:
+        """The declared queues in name order, with their counts."""
+        out = _ffi.QueueListP()
+        check(_ffi.outlive_queue_list_new(self._store.handle, None if after is None else after.encode("utf-8"), limit,
+                                          ctypes.byref(out)))
+        try:
+            return [QueueInfo(name=_ffi.outlive_queue_list_name(out, i).decode("utf-8"),
+                              kind=QueueKind(_ffi.outlive_queue_list_kind(out, i)),
+                              pending=_ffi.outlive_queue_list_pending(out, i),
+                              running=_ffi.outlive_queue_list_running(out, i),
+                              dead=_ffi.outlive_queue_list_dead(out, i))
+                    for i in range(_ffi.outlive_queue_list_count(out))]
+        finally:
+            _ffi.outlive_queue_list_free(out)
+
+    def __iter__(self) -> typing.Iterator[QueueInfo]:
+        return iter(self.list())

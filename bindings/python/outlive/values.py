@@ -6,6 +6,7 @@ UInteger(n) choose INT (int32) and UINTEGER (uint64)."""
 import builtins
 import ctypes
 import operator
+import typing
 
 from . import _ffi
 from ._handle import NativeHandle
@@ -14,7 +15,7 @@ from .errors import InvalidArgumentError, check
 TYPE_ID, TYPE_HANDLER, TYPE_BOOL, TYPE_INT, TYPE_DOUBLE, TYPE_INTEGER, TYPE_UINTEGER = range(1, 8)
 
 
-def value_bytes(value, what: str) -> bytes:
+def value_bytes(value: object, what: str) -> bytes:
     """bytes, bytearray or memoryview as bytes; anything else is a TypeError
     (bytes(3) would be three zero bytes, bytes("x") a TypeError of its own)."""
     if isinstance(value, (bytes, bytearray, memoryview)):
@@ -22,7 +23,7 @@ def value_bytes(value, what: str) -> bytes:
     raise TypeError(f"{what} must be bytes, bytearray or memoryview, not {type(value).__name__}")
 
 
-def _integer(value, what: str) -> int:
+def _integer(value: typing.Any, what: str) -> int:
     """An int (or anything with __index__), never a float or str truncated or parsed."""
     if isinstance(value, bool):
         raise TypeError(f"{what} takes an int, not bool")
@@ -35,7 +36,7 @@ def _integer(value, what: str) -> int:
 class Int(int):
     """An INT (int32) argument."""
 
-    def __new__(cls, value):
+    def __new__(cls, value: typing.Any) -> "Int":
         value = _integer(value, "Int")
         if not -2**31 <= value < 2**31:
             raise OverflowError(f"{value} does not fit an INT (int32)")
@@ -45,7 +46,7 @@ class Int(int):
 class UInteger(int):
     """A UINTEGER (uint64) argument."""
 
-    def __new__(cls, value):
+    def __new__(cls, value: typing.Any) -> "UInteger":
         value = _integer(value, "UInteger")
         if not 0 <= value < 2**64:
             raise OverflowError(f"{value} does not fit a UINTEGER (uint64)")
@@ -57,26 +58,26 @@ class ID:
 
     __slots__ = ("bytes", "type")
 
-    def __init__(self, value, type: str = None):
+    def __init__(self, value: typing.Union[str, bytes, bytearray, memoryview], type: typing.Optional[str] = None) -> None:
         self.bytes = value.encode("utf-8") if isinstance(value, str) else value_bytes(value, "an ID's value")
         if type is not None and not isinstance(type, str):
             raise TypeError(f"an ID's type tag is a str, not {builtins.type(type).__name__}")
         self.type = type
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.bytes.decode("utf-8")
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, ID) and (self.bytes, self.type) == (other.bytes, other.type)
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash((self.bytes, self.type))
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"ID({self.bytes!r}{'' if self.type is None else ', type=' + repr(self.type)})"
 
 
-def _name(name: str) -> bytes:
+def _name(name: object) -> bytes:
     if not isinstance(name, str):
         raise TypeError("argument names are str")
     return name.encode("utf-8")
@@ -86,7 +87,7 @@ class Args(NativeHandle):
     """An owned outlive_args handle made from keyword values (None skips a name)."""
     _what = "argument list"
 
-    def __init__(self, values=None, _handle=None):
+    def __init__(self, values: typing.Optional[typing.Mapping[str, typing.Any]] = None, _handle: typing.Any = None) -> None:
         if _handle is None:
             _handle = _ffi.ArgsP()
             check(_ffi.outlive_args_new(ctypes.byref(_handle)))
@@ -94,7 +95,8 @@ class Args(NativeHandle):
         for name, value in (values or {}).items():
             self.set(name, value)
 
-    def set(self, name, value):
+    def set(self, name: str, value: typing.Any) -> None:
+        """Sets argument `name` to a Python value (None: leaves it unset)."""
         from .handlers import Handler
         key = _name(name)
         if value is None:
@@ -126,11 +128,11 @@ class Args(NativeHandle):
             raise TypeError(f"argument {name!r}: {type(value).__name__} is not an Outlive value "
                             "(bool, int, float, str, bytes, ID, Handler, Int, UInteger)")
 
-    def _release(self, handle) -> None:
+    def _release(self, handle: typing.Any) -> None:
         _ffi.outlive_args_free(handle)
 
 
-def object_value(pointer):
+def object_value(pointer: typing.Any) -> ID:
     """An ID value from a borrowed outlive_object pointer: an ID."""
     size = ctypes.c_size_t()
     data = _ffi.outlive_object_bytes(pointer, ctypes.byref(size))
@@ -139,11 +141,11 @@ def object_value(pointer):
     return ID(raw, None if tag is None else tag.decode("utf-8"))
 
 
-def args_to_dict(handle) -> dict:
+def args_to_dict(handle: typing.Any) -> typing.Dict[str, typing.Any]:
     """Every value of a borrowed outlive_args, as Python values (IDs as ID,
     handlers as Handler copies, INT/UINTEGER as Int/UInteger)."""
     from .handlers import Handler
-    result = {}
+    result: typing.Dict[str, typing.Any] = {}
     for index in range(_ffi.outlive_args_count(handle)):
         raw_name = _ffi.outlive_args_name_at(handle, index)
         kind = _ffi.outlive_args_type_at(handle, index)
@@ -157,16 +159,17 @@ def args_to_dict(handle) -> dict:
             check(_ffi.outlive_args_get_handler(handle, raw_name, ctypes.byref(out)))
             result[name] = Handler._copy_of(out)
         else:
-            ctype, getter, wrap = {
+            table: typing.Dict[int, typing.Tuple[typing.Any, typing.Any, typing.Any]] = {
                 TYPE_BOOL: (ctypes.c_bool, _ffi.outlive_args_get_bool, bool),
                 TYPE_INT: (ctypes.c_int32, _ffi.outlive_args_get_int, Int),
                 TYPE_DOUBLE: (ctypes.c_double, _ffi.outlive_args_get_double, float),
                 TYPE_INTEGER: (ctypes.c_int64, _ffi.outlive_args_get_integer, int),
                 TYPE_UINTEGER: (ctypes.c_uint64, _ffi.outlive_args_get_uinteger, UInteger),
-            }[kind]
-            out = ctype()
-            check(getter(handle, raw_name, ctypes.byref(out)))
-            result[name] = wrap(out.value)
+            }
+            ctype, getter, wrap = table[kind]
+            number = ctype()
+            check(getter(handle, raw_name, ctypes.byref(number)))
+            result[name] = wrap(number.value)
     return result
 
 
