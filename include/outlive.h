@@ -392,39 +392,81 @@ typedef enum outlive_durability {
     OUTLIVE_DURABILITY_NORMAL = 2
 } outlive_durability;
 
-#define OUTLIVE_STORE_OPTIONS_VERSION 1
+#define OUTLIVE_STORE_OPTIONS_VERSION 2
 typedef struct outlive_store_options {
-    uint32_t           version;          /* OUTLIVE_STORE_OPTIONS_VERSION */
+    uint32_t           version;          /* OUTLIVE_STORE_OPTIONS_VERSION (1 is accepted: no liveness_seconds) */
     outlive_durability durability;       /* default OUTLIVE_DURABILITY_FULL */
     int32_t            busy_timeout_ms;  /* how long a write waits for other processes; default 10000 */
+    /* PostgreSQL stores: the liveness bound in seconds, 2 to 3600 (see below);
+     * 0: the URI's outlive_liveness, else 10. Ignored by directory stores. */
+    int32_t            liveness_seconds;
 } outlive_store_options;
-#define OUTLIVE_STORE_OPTIONS_INIT { OUTLIVE_STORE_OPTIONS_VERSION, OUTLIVE_DURABILITY_FULL, 10000 }
+#define OUTLIVE_STORE_OPTIONS_INIT { OUTLIVE_STORE_OPTIONS_VERSION, OUTLIVE_DURABILITY_FULL, 10000, 0 }
 
-/* Opens (creating it if needed) the store in `directory` as a run of
+/* Opens (creating it if needed) the store at `location` as a run of
  * `process_name`, delivering its callbacks on `loop`, with `options` (NULL:
  * OUTLIVE_STORE_OPTIONS_INIT). When loop is NULL the store makes a loop of its
  * own (outlive_store_loop). Runs of processes that died are cleaned up here.
  * *out receives the store; close it with outlive_store_close().
  *
- * directory: created 0700 if missing (its parent must exist).
+ * location: a directory (an SQLite store, for processes of one machine),
+ *   created 0700 if missing (its parent must exist); or a PostgreSQL URI,
+ *   postgresql://[user[:password]@]host[:port]/database[?parameters] (also
+ *   postgres://), for processes on several hosts sharing one database.
+ *   libpq's parameters go to libpq (connect_timeout, default 10 s here;
+ *   sslmode; password; ...); Outlive's own are:
+ *     outlive_store=NAME   which store of the database (default "main"): 1 to
+ *                          40 lower-case letters, digits or '_', starting with
+ *                          a letter; its tables live in the schema
+ *                          outlive_NAME, so stores of one database never see
+ *                          one another;
+ *     outlive_liveness=S   the liveness bound in seconds, 2 to 3600 (default
+ *                          10; options->liveness_seconds, when not 0, wins).
+ *   Any other outlive_ parameter is refused. libpq (Debian: libpq5) is loaded
+ *   when the first such store is opened.
+ *   Where PostgreSQL differs: a process that dies on a live host is seen dead
+ *   at once by the server, and by other handles at their next check (every
+ *   half bound, or when woken); a host that vanishes (power, network cut) is
+ *   seen dead within the bound, by TCP keepalives and tcp_user_timeout — so a
+ *   death is seen within about 1.5 x the bound. A handle whose liveness
+ *   connection drops (server restart, network cut) has ended its run: its
+ *   later calls fail with OUTLIVE_E_STATE, saying so; close it and open the
+ *   store again. Key-value pairs (with observers in every process) work on
+ *   PostgreSQL stores now; signals, messages, tasks and durable interactions
+ *   are not yet available there: their functions fail with OUTLIVE_E_STATE and
+ *   a message that says so, changing nothing (docs/postgresql.md, "Status").
  * process_name: 1 to 255 bytes, without ':', '/' or control characters.
  * Returns:
  *   OUTLIVE_E_INVALID_ARGUMENT  a NULL pointer, an empty path, a bad process
  *                               name, or a path that exists and is no directory;
- *                               an unknown options version or durability, or a
- *                               negative busy timeout
+ *                               an unknown options version or durability, a
+ *                               negative busy timeout, a liveness bound out of
+ *                               range; a malformed PostgreSQL URI (a fragment,
+ *                               a control character, an unknown or bad
+ *                               outlive_ parameter)
  *   OUTLIVE_E_PERMISSION        the directory or a file in it is owned by
  *                               another user, is writable by others, is a link,
- *                               or is no regular file (a FIFO: never blocks)
- *   OUTLIVE_E_IO                cannot be created or written (read-only, disk full)
+ *                               or is no regular file (a FIFO: never blocks);
+ *                               PostgreSQL: authentication failed (wrong
+ *                               password, no pg_hba.conf entry), privileges missing
+ *   OUTLIVE_E_IO                cannot be created or written (read-only, disk
+ *                               full); PostgreSQL: libpq is not installed, the
+ *                               server cannot be reached (within
+ *                               connect_timeout), libpq refused the URI (an
+ *                               unknown parameter, a bad port)
  *   OUTLIVE_E_CORRUPT           the database is damaged or not an Outlive store,
  *                               or holds schema objects Outlive did not make
+ *                               (PostgreSQL: the store's schema holds tables but
+ *                               no outlive_schema, or triggers, functions,
+ *                               views, rules or policies)
  *   OUTLIVE_E_VERSION           written by a newer, incompatible Outlive
  *   OUTLIVE_E_BUSY              another process held the database past the timeout
  * A parent of directory may be a symbolic link. A failing open removes what it
- * created. The database is untrusted input: docs/SECURITY.md.
+ * created (PostgreSQL: a new store's schema is made in one transaction). The
+ * database is untrusted input: docs/SECURITY.md. Messages never repeat a
+ * URI's password.
  * Any thread. */
-OUTLIVE_API outlive_status outlive_store_open(const char *directory, const char *process_name,
+OUTLIVE_API outlive_status outlive_store_open(const char *location, const char *process_name,
                                               outlive_loop *loop /* nullable */,
                                               const outlive_store_options *options /* nullable */,
                                               outlive_store **out);
@@ -453,7 +495,10 @@ OUTLIVE_API outlive_loop *outlive_store_loop(outlive_store *store);
  * Durable values under string keys, shared by every process of the store.
  * Keys are 1 to OUTLIVE_KV_MAX_KEY_SIZE bytes of UTF-8; values 0 to
  * OUTLIVE_KV_MAX_VALUE_SIZE bytes. Each call is one transaction, durable when it
- * returns OUTLIVE_OK. Besides the statuses listed, each returns
+ * returns OUTLIVE_OK. Sets and deletes that threads make at the same time on one
+ * handle share a commit (group commit: one fsync for all), each still durable
+ * when it returns and each with its own status: one that fails changes nothing
+ * and fails alone. Besides the statuses listed, each returns
  * OUTLIVE_E_INVALID_ARGUMENT for a NULL store or key, a key that is empty, too
  * long or not UTF-8, or a value too large; OUTLIVE_E_STATE for a closed handle,
  * a forked child, or a call from inside a kv_update modifier of the same store;
@@ -1572,7 +1617,9 @@ OUTLIVE_API const char *outlive_signal_consumer_list_run_id(const outlive_signal
 /* 0 out of range. */
 OUTLIVE_API outlive_delivery outlive_signal_consumer_list_delivery(const outlive_signal_consumer_list *list, size_t index);
 OUTLIVE_API outlive_lifetime outlive_signal_consumer_list_lifetime(const outlive_signal_consumer_list *list, size_t index);
-/* The last version delivered to the consumer; 0: none yet. */
+/* The last version delivered to the consumer as recorded in the store; 0: none
+ * yet. A this-run consumer's delivering run records it up to 0.1 s after the
+ * delivery (its own listings show it at once; see docs/signals.md). */
 OUTLIVE_API uint64_t    outlive_signal_consumer_list_last_version(const outlive_signal_consumer_list *list, size_t index);
 /* The run delivering to it at the time of the snapshot, or NULL. */
 OUTLIVE_API const char *outlive_signal_consumer_list_delivering_run_id(const outlive_signal_consumer_list *list, size_t index);

@@ -22,7 +22,7 @@ struct WorkerCommand: ParsableCommand {
             """
     )
 
-    @ArgumentParser.Argument(help: "The store directory.")
+    @ArgumentParser.Argument(help: "The store: a directory, or a postgresql:// URI.")
     var directory: String
 
     @Option(name: .customLong("load"), help: "A handler library to load (by path; repeat for more).")

@@ -43,6 +43,10 @@ public final class Signals {
     /// Handler calls made by this handle's deliveries (loop thread only): a
     /// consumer read as due is read again only when a handler ran since.
     var handlersCalled: UInt64 = 0
+    /// Versions delivered to this run's `this_run` consumers, recorded in the
+    /// store up to `recordDelay` later, in one transaction.
+    let unrecorded = UnrecordedDeliveries()
+    static let recordDelay = 0.1
 
     /// Attaches signals to an open store: the end-of-run hooks (register before
     /// the store reaps ended runs), the feed subscription, and a first look for
@@ -164,6 +168,18 @@ public final class Signals {
     /// posts are ignored the same way. Returns the version stored, or nil.
     @discardableResult
     public func post(signalID: String, payload: Arguments = Arguments(), terminates: Bool) throws -> UInt64? {
+        try post(signalID, payload, terminates, readingVersion: true)
+    }
+
+    /// `post` for a caller with no use for the version (the C API): whether it
+    /// was stored, without the statement that reads the version back (a tenth
+    /// of a post's instructions).
+    @discardableResult
+    public func postStored(signalID: String, payload: Arguments = Arguments(), terminates: Bool) throws -> Bool {
+        try post(signalID, payload, terminates, readingVersion: false) != nil
+    }
+
+    private func post(_ signalID: String, _ payload: Arguments, _ terminates: Bool, readingVersion: Bool) throws -> UInt64? {
         let signal = try Signals.validate(signalID: signalID)
         try Signals.validate(payload: payload)
         let encoded = try payload.serialized()
@@ -172,20 +188,25 @@ public final class Signals {
         // and without it SQLite opens a statement journal for this one-row
         // update (a savepoint whose bitmap is allocated and freed on every
         // post; the heap grew and shrank with brk twice a post). Not RETURNING
-        // for the version: in SQLite 3.40 it costs more than the SELECT.
-        return try store.database.write { transaction -> UInt64? in
-            try Signals.post(signal, payload: encoded, terminates: terminates, in: transaction)
+        // for the version: in SQLite 3.40 it costs more than the SELECT (a
+        // third more instructions for the whole post).
+        return try store.database.groupedWrite { transaction -> UInt64? in
+            try Signals.post(signal, payload: encoded, terminates: terminates, readingVersion: readingVersion, in: transaction)
         }
     }
 
     /// A post inside the caller's transaction (a task's result with the end
     /// of its attempt): `signal` validated, `encoded` a checked payload.
     @discardableResult
-    static func post(_ signal: String, payload encoded: [UInt8], terminates: Bool, in transaction: StoreTransaction) throws -> UInt64? {
+    /// The post inside `transaction`: the version stored (0 unless
+    /// `readingVersion`), or nil when nothing was stored.
+    static func post(_ signal: String, payload encoded: [UInt8], terminates: Bool, readingVersion: Bool = true,
+                     in transaction: StoreTransaction) throws -> UInt64? {
         try transaction.execute("UPDATE OR ROLLBACK outlive_signals SET version = version + 1, payload = ?, terminated = ? WHERE signal_id = ? AND terminated = 0",
                                 [.blob(encoded), .integer(terminates ? 1 : 0), .text(signal)])
         guard transaction.changedRows == 1 else { return nil }
         try transaction.recordChange(topic: Signals.topic, key: signal)
+        guard readingVersion else { return 0 }
         let version = try transaction.integer("SELECT version FROM outlive_signals WHERE signal_id = ?", [.text(signal)]) ?? 0
         return UInt64(clamping: version)
     }

@@ -120,7 +120,7 @@ class Presenter(ctypes.Structure):
 
 
 class StoreOptions(ctypes.Structure):
-    _fields_ = [("version", c_uint32), ("durability", c_int), ("busy_timeout_ms", c_int32)]
+    _fields_ = [("version", c_uint32), ("durability", c_int), ("busy_timeout_ms", c_int32), ("liveness_seconds", c_int32)]
 
 
 _DECLARATIONS: typing.Dict[str, typing.Any] = {

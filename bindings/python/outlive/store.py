@@ -45,9 +45,13 @@ def _encode(text: str, what: str) -> bytes:
 
 
 class Store(NativeHandle):
-    """Opens (creating if needed) the store in `path` as a run of `process`.
-    loop=None: the store makes its own loop (`store.loop`). close() ends this
-    run (its this-run signal consumers go, its claims are released)."""
+    """Opens (creating if needed) the store at `path` as a run of `process`:
+    a directory, or a ``postgresql://`` (``postgres://``) URI for processes on
+    several hosts (see outlive_store_open in outlive.h and docs/postgresql.md;
+    `liveness`: the PostgreSQL liveness bound in seconds, None for the URI's
+    ``outlive_liveness`` or 10). loop=None: the store makes its own loop
+    (`store.loop`). close() ends this run (its this-run signal consumers go,
+    its claims are released)."""
 
     _what = "store"
 
@@ -62,12 +66,15 @@ class Store(NativeHandle):
         _ffi.outlive_store_close(handle)
 
     def __init__(self, path: "str | os.PathLike[str]", process: str = "app", loop: typing.Optional[Loop] = None,
-                 durability: "Durability | str" = Durability.FULL, busy_timeout: float = 10.0) -> None:
+                 durability: "Durability | str" = Durability.FULL, busy_timeout: float = 10.0,
+                 liveness: typing.Optional[int] = None) -> None:
         try:
             durability = Durability(durability)
         except ValueError:
             raise ValueError(f"durability is 'full' or 'normal', not {durability!r}") from None
-        options = _ffi.StoreOptions(1, _DURABILITY_CODES[durability], int(busy_timeout * 1000))
+        if liveness is not None and (isinstance(liveness, bool) or not isinstance(liveness, int)):
+            raise TypeError(f"liveness must be a whole number of seconds or None, not {type(liveness).__name__}")
+        options = _ffi.StoreOptions(2, _DURABILITY_CODES[durability], int(busy_timeout * 1000), liveness or 0)
         handle = _ffi.StoreP()
         check(_ffi.outlive_store_open(os.fsencode(path), _encode(process, "process"),
                                       loop.handle if loop else None, ctypes.byref(options), ctypes.byref(handle)))
