@@ -31,8 +31,13 @@ def lookup(context: typing.Optional[int]) -> typing.Any:
 
 
 def forget(key: int) -> None:
-    with _lock:
-        _table.pop(key, None)
+    # A release callback can come from C while the interpreter shuts down,
+    # after this module's globals were cleared: nothing is left to forget.
+    lock, table = _lock, _table
+    if lock is None or table is None:
+        return
+    with lock:
+        table.pop(key, None)
 
 
 @_ffi.RELEASE
