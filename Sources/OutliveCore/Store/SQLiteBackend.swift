@@ -51,6 +51,8 @@ final class SQLiteBackend: StoreBackend {
 
         init(connection: SQLiteConnection) { self.connection = connection }
 
+        var engine: StoreEngine { .sqlite }
+
         func execute(_ sql: String, _ arguments: [SQLValue], row: ((SQLRow) throws -> Void)?) throws {
             try connection.run(sql, arguments, row: row)
         }

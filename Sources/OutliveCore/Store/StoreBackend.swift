@@ -3,6 +3,9 @@
 /// common language: systems write portable SQL (no SQLite-only syntax beyond
 /// `INSERT ... ON CONFLICT`, which PostgreSQL shares).
 public protocol StoreTransaction: AnyObject {
+    /// The engine running it: for SQL that differs, where a function is given
+    /// a transaction but no store (a post inside a task's end).
+    var engine: StoreEngine { get }
     /// Runs a statement; `row` is called for each result row.
     func execute(_ sql: String, _ arguments: [SQLValue], row: ((SQLRow) throws -> Void)?) throws
     /// Runs several statements (a migration), none of them returning rows.

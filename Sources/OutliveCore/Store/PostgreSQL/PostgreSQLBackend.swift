@@ -68,6 +68,8 @@ final class PostgreSQLBackend: StoreBackend {
 
         init(connection: PostgreSQLConnection) { self.connection = connection }
 
+        var engine: StoreEngine { .postgresql }
+
         func execute(_ sql: String, _ arguments: [SQLValue], row: ((SQLRow) throws -> Void)?) throws {
             try connection.run(sql, arguments, row: row)
         }
