@@ -58,7 +58,7 @@ static void test_new_ids_are_distinct_uuids_and_null_is_ignored(void) {
 }
 
 static void test_handler_gets_payload_signal_id_version_and_terminated_on_the_loop(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     outlive_store *store = NULL;
     CHECK_OK(outlive_store_open(dir, "app", NULL, NULL, &store));
     memset(&received, 0, sizeof received);
@@ -88,11 +88,11 @@ static void test_handler_gets_payload_signal_id_version_and_terminated_on_the_lo
     outlive_handler_free(handler);
     CHECK(stored_signals(store) == 0 && stored_consumers(store) == 0);
     outlive_store_close(store);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 static void test_removed_consumers_are_not_delivered_and_take_their_record(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     outlive_store *store = NULL;
     CHECK_OK(outlive_store_open(dir, "app", NULL, NULL, &store));
     memset(&received, 0, sizeof received);
@@ -165,11 +165,11 @@ static void test_removed_consumers_are_not_delivered_and_take_their_record(void)
     CHECK(!dispatch_until_calls(store, 1, 5));
     CHECK(received.calls == 0);
     outlive_store_close(store);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 static void test_signal_list_pages_in_id_order(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     outlive_store *store = NULL;
     CHECK_OK(outlive_store_open(dir, "app", NULL, NULL, &store));
     outlive_handler *handler = NULL;
@@ -204,11 +204,11 @@ static void test_signal_list_pages_in_id_order(void) {
     outlive_signal_list_free(page);
     outlive_signal_list_free(NULL);
     outlive_store_close(store);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 static void test_bad_input_gets_precise_statuses_and_stores_nothing(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     outlive_store *store = NULL;
     CHECK_OK(outlive_store_open(dir, "app", NULL, NULL, &store));
     outlive_handler *handler = NULL;
@@ -286,11 +286,11 @@ static void test_bad_input_gets_precise_statuses_and_stores_nothing(void) {
     outlive_store_close(store);
     CHECK(stored_signals(closed) == 0);
     outlive_store_close(closed);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 static void test_upper_case_ids_name_the_same_signal(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     outlive_store *store = NULL;
     CHECK_OK(outlive_store_open(dir, "app", NULL, NULL, &store));
     char signal[OUTLIVE_ID_SIZE], upper[OUTLIVE_ID_SIZE];
@@ -305,7 +305,56 @@ static void test_upper_case_ids_name_the_same_signal(void) {
     CHECK_OK(outlive_signal_lookup(store, upper, &version, NULL, NULL));
     CHECK(version == 1);
     outlive_store_close(store);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
+}
+
+/* psql against the test server, in the store `location` names; whether it succeeded. */
+static int psql_in_store(const char *location, const char *sql) {
+    const char *name = strstr(location, "outlive_store=");
+    char command[8192];
+    snprintf(command, sizeof command, "psql -X -q -v ON_ERROR_STOP=1 \"%s\" -c \"SET search_path = outlive_%s; %s\" >/dev/null 2>&1",
+             getenv("OUTLIVE_TEST_PG"), name ? name + strlen("outlive_store=") : "main", sql);
+    return system(command) == 0;
+}
+
+/* What SQLite's triggers refuse (a consumer or a delivery claim bound to a
+ * run the store no longer registers), PostgreSQL refuses by a check in the
+ * insert and claim_run's foreign key: a handle whose run another process
+ * ended neither registers consumers nor delivers shared ones. */
+static void test_a_run_the_store_no_longer_has_neither_consumes_nor_claims_on_postgresql(void) {
+    POSTGRESQL_ONLY();
+    const char *location = harness_store_location();
+    outlive_store *ended = NULL, *live = NULL;
+    CHECK_OK(outlive_store_open(location, "ended", NULL, NULL, &ended));
+    CHECK_OK(outlive_store_open(location, "live", NULL, NULL, &live));
+    memset(&received, 0, sizeof received);
+    char signal[OUTLIVE_ID_SIZE];
+    outlive_signal_new_id(signal);
+    outlive_handler *handler = NULL;
+    outlive_handler_new("signals_test_receive", NULL, NULL, &handler);
+    CHECK(handler);
+    /* Resolvable in this process, so `ended` would deliver it; `live` never dispatches. */
+    CHECK_OK(outlive_signal_consume(live, signal, handler, OUTLIVE_DELIVERY_ONCE, OUTLIVE_LIFETIME_ANY_PROCESS, NULL, NULL));
+    char sql[512];
+    snprintf(sql, sizeof sql, "DELETE FROM outlive_runs WHERE run_id = '%s'", outlive_store_run_id(ended));
+    CHECK(psql_in_store(location, sql));
+    CHECK_STATUS(outlive_signal_consume(ended, signal, handler, OUTLIVE_DELIVERY_ONCE, OUTLIVE_LIFETIME_THIS_RUN, NULL, NULL),
+                 OUTLIVE_E_STATE);
+    CHECK(stored_consumers(live) == 1);
+    outlive_args *payload = NULL;
+    outlive_args_new(&payload);
+    CHECK_OK(outlive_args_set_int(payload, "count", 1));
+    CHECK_OK(outlive_signal_post(live, signal, payload, false));
+    outlive_args_free(payload);
+    CHECK(!dispatch_until_calls(ended, 1, 10));
+    outlive_signal_consumer_list *list = NULL;
+    CHECK_OK(outlive_signal_consumer_list_new(live, signal, NULL, 0, &list));
+    CHECK(outlive_signal_consumer_list_count(list) == 1);
+    CHECK(outlive_signal_consumer_list_delivering_run_id(list, 0) == NULL);
+    outlive_signal_consumer_list_free(list);
+    outlive_handler_free(handler);
+    outlive_store_close(ended);
+    outlive_store_close(live);
 }
 
 HARNESS_MAIN(
@@ -315,4 +364,5 @@ HARNESS_MAIN(
     T(test_signal_list_pages_in_id_order),
     T(test_bad_input_gets_precise_statuses_and_stores_nothing),
     T(test_upper_case_ids_name_the_same_signal),
+    T(test_a_run_the_store_no_longer_has_neither_consumes_nor_claims_on_postgresql),
 )

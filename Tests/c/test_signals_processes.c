@@ -112,7 +112,7 @@ static int stored(outlive_store *store, const char *signal) {
 }
 
 static void test_once_consumer_in_another_process_gets_exactly_one_version(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     char signal[OUTLIVE_ID_SIZE];
     outlive_signal_new_id(signal);
     struct peer peer;
@@ -131,11 +131,11 @@ static void test_once_consumer_in_another_process_gets_exactly_one_version(void)
     CHECK_MSG(rest[0] == 0, "delivered again: %.200s", rest);
     CHECK(!stored(store, signal));
     outlive_store_close(store);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 static void test_until_terminated_consumer_gets_versions_1_to_10_in_order_then_nothing(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     char signal[OUTLIVE_ID_SIZE];
     outlive_signal_new_id(signal);
     struct peer peer;
@@ -159,11 +159,11 @@ static void test_until_terminated_consumer_gets_versions_1_to_10_in_order_then_n
     CHECK_MSG(rest[0] == 0, "delivered after termination: %.200s", rest);
     CHECK(!stored(store, signal));
     outlive_store_close(store);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 static void test_post_after_a_terminating_post_is_not_delivered(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     char signal[OUTLIVE_ID_SIZE];
     outlive_signal_new_id(signal);
     outlive_store *store = NULL;
@@ -188,11 +188,11 @@ static void test_post_after_a_terminating_post_is_not_delivered(void) {
     CHECK_MSG(rest[0] == 0, "delivered after termination: %.200s", rest);
     CHECK(!stored(store, signal));
     outlive_store_close(store);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 static void test_process_consumer_is_delivered_in_the_next_run_of_its_process_name(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     char signal[OUTLIVE_ID_SIZE];
     outlive_signal_new_id(signal);
     struct peer first;
@@ -217,11 +217,11 @@ static void test_process_consumer_is_delivered_in_the_next_run_of_its_process_na
     CHECK_MSG(rest[0] == 0, "another process name delivered: %.200s", rest);
     CHECK(!stored(store, signal));
     outlive_store_close(store);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 static void test_this_run_consumer_is_never_delivered_after_its_run_was_killed(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     char signal[OUTLIVE_ID_SIZE], sentinel[OUTLIVE_ID_SIZE];
     outlive_signal_new_id(signal);
     outlive_signal_new_id(sentinel);
@@ -256,13 +256,13 @@ static void test_this_run_consumer_is_never_delivered_after_its_run_was_killed(v
     CHECK(peer_finish(&next, rest, sizeof rest));
     CHECK_MSG(rest[0] == 0, "unexpected: %.200s", rest);
     outlive_store_close(store);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 #define ANY_SIGNALS 30
 
 static void test_any_process_consumers_are_delivered_exactly_once_among_three_processes(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     outlive_store *store = NULL;
     CHECK_OK(outlive_store_open(dir, "app", NULL, NULL, &store));
     char signals[ANY_SIGNALS][OUTLIVE_ID_SIZE];
@@ -316,11 +316,11 @@ static void test_any_process_consumers_are_delivered_exactly_once_among_three_pr
     CHECK(outlive_signal_list_count(list) == 0);
     outlive_signal_list_free(list);
     outlive_store_close(store);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 static void test_version_claimed_by_a_process_killed_inside_the_handler_is_delivered_by_another(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     char signal[OUTLIVE_ID_SIZE];
     outlive_signal_new_id(signal);
     outlive_store *store = NULL;
@@ -354,11 +354,11 @@ static void test_version_claimed_by_a_process_killed_inside_the_handler_is_deliv
     CHECK_MSG(rest[0] == 0, "delivered twice: %.200s", rest);
     CHECK(!stored(store, signal));
     outlive_store_close(store);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 static void test_consumer_unresolved_in_a_process_waits_for_one_that_resolves_it(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     char signal[OUTLIVE_ID_SIZE];
     outlive_signal_new_id(signal);
     outlive_store *store = NULL;
@@ -383,11 +383,11 @@ static void test_consumer_unresolved_in_a_process_waits_for_one_that_resolves_it
     CHECK(rest[0] == 0);
     CHECK(!stored(store, signal));
     outlive_store_close(store);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 static void test_signal_without_consumer_leaves_no_row_in_the_database(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     outlive_store *store = NULL;
     CHECK_OK(outlive_store_open(dir, "worker", NULL, NULL, &store));
     char signal[OUTLIVE_ID_SIZE];
@@ -396,19 +396,35 @@ static void test_signal_without_consumer_leaves_no_row_in_the_database(void) {
     CHECK_OK(outlive_signal_post(store, signal, NULL, true));
     CHECK_STATUS(outlive_signal_lookup(store, signal, NULL, NULL, NULL), OUTLIVE_E_NOT_FOUND);
     outlive_store_close(store);
+    const char *rows_sql = "SELECT (SELECT count(*) FROM outlive_signals) + (SELECT count(*) FROM outlive_signal_consumers)"
+                           " + (SELECT count(*) FROM outlive_feed WHERE topic = 'signal')";
+    if (harness_postgresql()) {
+        /* psql prints the count alone (-At); the store's tables are in its schema. */
+        const char *name = strstr(dir, "outlive_store=");
+        char command[8192];
+        snprintf(command, sizeof command, "psql -X -At -v ON_ERROR_STOP=1 \"%s\" -c \"SET search_path = outlive_%s; %s\" 2>&1",
+                 getenv("OUTLIVE_TEST_PG"), name ? name + strlen("outlive_store=") : "main", rows_sql);
+        FILE *output = popen(command, "r");
+        CHECK(output != NULL);
+        char line[256] = "";
+        char last[256] = "";
+        while (fgets(line, sizeof line, output)) snprintf(last, sizeof last, "%s", line);
+        CHECK(pclose(output) == 0);
+        CHECK_MSG(strcmp(last, "0\n") == 0, "psql printed %s", last);
+        return;
+    }
     char path[4200];
     snprintf(path, sizeof path, "%s/outlive.db", dir);
     sqlite3 *db = NULL;
     CHECK(sqlite3_open(path, &db) == SQLITE_OK);
     sqlite3_stmt *count = NULL;
-    CHECK(sqlite3_prepare_v2(db, "SELECT (SELECT count(*) FROM outlive_signals) + (SELECT count(*) FROM outlive_signal_consumers)"
-                                 " + (SELECT count(*) FROM outlive_feed WHERE topic = 'signal')", -1, &count, NULL) == SQLITE_OK);
+    CHECK(sqlite3_prepare_v2(db, rows_sql, -1, &count, NULL) == SQLITE_OK);
     CHECK(sqlite3_step(count) == SQLITE_ROW);
     int rows = sqlite3_column_int(count, 0);
     sqlite3_finalize(count);
     sqlite3_close(db);
     CHECK_MSG(rows == 0, "%d rows stored", rows);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 HARNESS_MAIN(

@@ -35,6 +35,30 @@ public final class Signals {
         """,
         SchemaComponent.requiringRegisteredRun("outlive_signal_consumers", "run_id")
             + SchemaComponent.requiringRegisteredRun("outlive_signal_consumers", "claim_run", onInsert: false),
+    ], postgresql: [
+        // Ids compare and sort by their bytes (COLLATE "C"), as in SQLite.
+        // claim_run's foreign key stands for the SQLite trigger of step 2: a
+        // claim by a run the store no longer has is refused (at commit:
+        // removing a run deletes its row before the end-of-run hooks free its
+        // claims, in the same transaction). run_id has no foreign key, since
+        // `process` and `any_process` consumers outlive the run that made
+        // them; `insertConsumer` checks it instead.
+        #"""
+        CREATE TABLE outlive_signals(signal_id text COLLATE "C" PRIMARY KEY, version bigint NOT NULL,
+            payload bytea, terminated bigint NOT NULL);
+        CREATE TABLE outlive_signal_consumers(consumer_id text COLLATE "C" PRIMARY KEY, signal_id text COLLATE "C" NOT NULL,
+            handler bytea NOT NULL, handler_name text NOT NULL, delivery bigint NOT NULL, lifetime bigint NOT NULL,
+            scope text COLLATE "C", process text COLLATE "C" NOT NULL, run_id text COLLATE "C" NOT NULL,
+            last_delivered bigint NOT NULL,
+            claim_run text COLLATE "C" REFERENCES outlive_runs(run_id) DEFERRABLE INITIALLY DEFERRED,
+            created double precision NOT NULL);
+        CREATE INDEX outlive_signal_consumers_by_signal ON outlive_signal_consumers(signal_id);
+        CREATE INDEX outlive_signal_consumers_by_run ON outlive_signal_consumers(run_id);
+        CREATE INDEX outlive_signal_consumers_by_scope ON outlive_signal_consumers(scope);
+        CREATE INDEX outlive_signal_consumers_by_claim ON outlive_signal_consumers(claim_run);
+        CREATE INDEX outlive_signal_consumers_by_lifetime ON outlive_signal_consumers(lifetime, process)
+        """#,
+        "",
     ])
 
     let store: Store
@@ -114,12 +138,26 @@ public final class Signals {
         let consumer = Identifier.make()
         try transaction.execute("INSERT INTO outlive_signals(signal_id, version, payload, terminated) VALUES (?, 0, NULL, 0) ON CONFLICT(signal_id) DO NOTHING",
                                 [.text(signal)])
-        try transaction.execute("""
+        let values: [SQLValue] = [.text(consumer), .text(signal), .blob(encoded), .text(name), .integer(Int64(delivery.rawValue)),
+                                  .integer(Int64(lifetime.rawValue)), scope.map { .text($0) } ?? .null, .text(store.processName),
+                                  .text(store.runID), .double(Clock.wall())]
+        let columns = """
             INSERT INTO outlive_signal_consumers(consumer_id, signal_id, handler, handler_name, delivery, lifetime,
-                scope, process, run_id, last_delivered, claim_run, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, NULL, ?)
-            """, [.text(consumer), .text(signal), .blob(encoded), .text(name), .integer(Int64(delivery.rawValue)),
-                  .integer(Int64(lifetime.rawValue)), scope.map { .text($0) } ?? .null, .text(store.processName), .text(store.runID),
-                  .double(Clock.wall())])
+                scope, process, run_id, last_delivered, claim_run, created)
+            """
+        switch store.database.engine {
+        case .sqlite:
+            // The trigger refuses a run the store no longer registers.
+            try transaction.execute(columns + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, NULL, ?)", values)
+        case .postgresql:
+            // No trigger there: the same check, in the same transaction, so no reap slips between.
+            try transaction.execute(columns + """
+                 SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, NULL, ? WHERE EXISTS (SELECT 1 FROM outlive_runs WHERE run_id = ?)
+                """, values + [.text(store.runID)])
+            guard transaction.changedRows == 1 else {
+                throw OutliveError.state("this run was ended by another process (its lock connection was lost): close the store and open it again")
+            }
+        }
         let version = try transaction.integer("SELECT version FROM outlive_signals WHERE signal_id = ?", [.text(signal)]) ?? 0
         if version > 0 { try transaction.recordChange(topic: Signals.topic, key: signal) }
         return consumer
@@ -202,13 +240,21 @@ public final class Signals {
     /// `readingVersion`), or nil when nothing was stored.
     static func post(_ signal: String, payload encoded: [UInt8], terminates: Bool, readingVersion: Bool = true,
                      in transaction: StoreTransaction) throws -> UInt64? {
-        try transaction.execute("UPDATE OR ROLLBACK outlive_signals SET version = version + 1, payload = ?, terminated = ? WHERE signal_id = ? AND terminated = 0",
-                                [.blob(encoded), .integer(terminates ? 1 : 0), .text(signal)])
+        try transaction.execute(postStatement(transaction.engine), [.blob(encoded), .integer(terminates ? 1 : 0), .text(signal)])
         guard transaction.changedRows == 1 else { return nil }
         try transaction.recordChange(topic: Signals.topic, key: signal)
         guard readingVersion else { return 0 }
         let version = try transaction.integer("SELECT version FROM outlive_signals WHERE signal_id = ?", [.text(signal)]) ?? 0
         return UInt64(clamping: version)
+    }
+
+    /// OR ROLLBACK is SQLite's (see `post` above); a failing statement
+    /// aborts the whole transaction on PostgreSQL anyway.
+    private static func postStatement(_ engine: StoreEngine) -> String {
+        switch engine {
+        case .sqlite: "UPDATE OR ROLLBACK outlive_signals SET version = version + 1, payload = ?, terminated = ? WHERE signal_id = ? AND terminated = 0"
+        case .postgresql: "UPDATE outlive_signals SET version = version + 1, payload = ?, terminated = ? WHERE signal_id = ? AND terminated = 0"
+        }
     }
 
     // MARK: - Records

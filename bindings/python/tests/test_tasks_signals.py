@@ -1,7 +1,7 @@
 import pytest
 
 import outlive
-from conftest import dispatch_until, run_python
+from conftest import dispatch_until, run_python, store_location
 
 
 ran = []
@@ -98,6 +98,12 @@ print(done)
     assert out.strip() == "[42]"
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def location(request, tmp_path):
+    """The signals tests run on both engines (tasks are not on PostgreSQL yet)."""
+    return store_location(request.param, tmp_path)
+
+
 received = []
 
 
@@ -106,16 +112,16 @@ def on_result(signal_id: str, version: outlive.UInteger, terminated: bool, resul
     received.append((version, terminated, result))
 
 
-def test_signal_posted_by_another_process_reaches_this_runs_consumer(store_dir):
+def test_signal_posted_by_another_process_reaches_this_runs_consumer(location):
     received.clear()
-    with outlive.Store(store_dir) as store:
+    with outlive.Store(location) as store:
         sid = outlive.new_signal_id()
         consumer = store.signals.consume(sid, outlive.Handler("py.signal.result"), delivery="until_terminated")
         assert [c.id for c in store.signals.consumers(sid)] == [consumer]
         for step, terminates in (("half", False), ("done", True)):
             run_python("import sys, outlive\nwith outlive.Store(sys.argv[1], process='worker') as s: "
                        "s.signals.post(sys.argv[2], terminates=sys.argv[4] == '1', result=sys.argv[3])",
-                       store_dir, sid, step, "1" if terminates else "0")
+                       location, sid, step, "1" if terminates else "0")
             assert dispatch_until(store, lambda: received and received[-1][2] == step)
         assert received == [(1, False, "half"), (2, True, "done")]
         assert store.signals.consumers(sid) == []
@@ -123,7 +129,7 @@ def test_signal_posted_by_another_process_reaches_this_runs_consumer(store_dir):
             store.signals.lookup(sid)
 
 
-def test_process_consumer_is_delivered_in_the_next_run(store_dir):
+def test_process_consumer_is_delivered_in_the_next_run(location):
     code = """
 import sys, select, outlive
 got = []
@@ -142,14 +148,14 @@ with outlive.Store(sys.argv[1], process="app") as store:
 print(got)
 """
     sid = outlive.new_signal_id()
-    run_python(code, store_dir, "register", sid)
-    with outlive.Store(store_dir, process="worker") as store:
+    run_python(code, location, "register", sid)
+    with outlive.Store(location, process="worker") as store:
         store.signals.post(sid, result="for the next run")
-    assert run_python(code, store_dir, "wait", sid).stdout.strip() == "['for the next run']"
+    assert run_python(code, location, "wait", sid).stdout.strip() == "['for the next run']"
 
 
-def test_signal_bad_input_is_refused(store_dir):
-    with outlive.Store(store_dir) as store:
+def test_signal_bad_input_is_refused(location):
+    with outlive.Store(location) as store:
         with pytest.raises(outlive.InvalidArgumentError):
             store.signals.post("not-an-id", result="x")
         with pytest.raises(ValueError):
@@ -158,8 +164,8 @@ def test_signal_bad_input_is_refused(store_dir):
         assert store.signals.consumers() == []
 
 
-def test_delivery_and_lifetime_are_enums_that_also_accept_their_names(store_dir):
-    with outlive.Store(store_dir, durability=outlive.Durability.NORMAL) as store:
+def test_delivery_and_lifetime_are_enums_that_also_accept_their_names(location):
+    with outlive.Store(location, durability=outlive.Durability.NORMAL) as store:
         sid = outlive.new_signal_id()
         store.signals.consume(sid, outlive.Handler("py.signal.result"), delivery=outlive.Delivery.UNTIL_TERMINATED,
                               lifetime=outlive.Lifetime.PROCESS)
@@ -172,4 +178,4 @@ def test_delivery_and_lifetime_are_enums_that_also_accept_their_names(store_dir)
             store.signals.consume(sid, outlive.Handler("py.signal.result"), lifetime="forever")
         assert len(store.signals.consumers(sid)) == 2
     with pytest.raises(ValueError, match="durability"):
-        outlive.Store(store_dir, durability="sometimes")
+        outlive.Store(location, durability="sometimes")
