@@ -18,6 +18,8 @@ public final class TaskQueue {
     var serving: [String: ServedQueue] = [TaskQueueName.default: ServedQueue(kind: .ordered, limit: 1, triggered: true)]
     /// Results of attempts of this process (completions, timeouts, returns), by claim token.
     var results: [String: AttemptResult] = [:]
+    /// At most how many tasks a run claims, and ends, in one transaction.
+    var completionBatch = TaskQueue.defaultCompletionBatch
     /// Whether a trigger evaluation is posted to the loop and not yet run: adds
     /// from a producer that seldom dispatches post one, not one each.
     var triggerEvaluationPosted = false
@@ -139,6 +141,23 @@ public final class TaskQueue {
             serving[TaskQueueName.default] = ServedQueue(kind: .ordered, limit: count, triggered: triggered)
         }
         store.loop.post { [weak self] in self?.pumpAll() }
+    }
+
+    public static let defaultCompletionBatch = 32
+    public static let maxCompletionBatch = 1_024
+
+    /// At most how many tasks this handle's runs claim in one transaction,
+    /// ending them all in the next: one commit for up to that many tasks.
+    /// Batches are as large as the handlers get through within one
+    /// dispatch's budget, so slow handlers run one task per transaction
+    /// whatever this says. A crash reruns at most the batch in flight; 1:
+    /// at most the one task.
+    public func setCompletionBatch(_ count: Int) throws {
+        guard count >= 1, count <= TaskQueue.maxCompletionBatch else {
+            throw OutliveError.invalidArgument("the completion batch must be 1 to \(TaskQueue.maxCompletionBatch) tasks, got \(count)")
+        }
+        try store.checkUsable()
+        lock.withLock { completionBatch = count }
     }
 
     // MARK: - Adding
