@@ -86,6 +86,11 @@ class Tasks:
     def set_concurrency(self, max_in_flight: int) -> None:
         check(_ffi.outlive_tasks_set_concurrency(self._store.handle, max_in_flight))
 
+    def set_completion_batch(self, max_tasks: int) -> None:
+        """At most how many tasks a run claims and ends in one transaction
+        (1 to 1024, default 32); a crash reruns at most that batch."""
+        check(_ffi.outlive_tasks_set_completion_batch(self._store.handle, max_tasks))
+
     def __len__(self) -> int:
         """Tasks not yet done (dead ones excluded)."""
         count = ctypes.c_size_t()
