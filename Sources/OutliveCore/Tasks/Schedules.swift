@@ -227,7 +227,6 @@ public final class Schedules {
                     }
                 }
                 if added > 0 {
-                    try TaskSchema.addCounts(pending: Int64(added), dead: 0, in: transaction)
                     try transaction.recordChange(topic: TaskSchema.topic, key: "added")
                 }
             }

@@ -201,13 +201,26 @@ public final class TaskQueue {
                 ids.append(try TaskQueue.insert(task, handler: handler, now: now, in: transaction))
                 if task.due.map({ $0 > now }) ?? false { dueLaterAny = true } else { dueNow = true }
             }
-            try TaskSchema.addCounts(pending: Int64(tasks.count), dead: 0, in: transaction)
-            // Runners wake for tasks due now; a task due later moves their due timers only.
-            if dueNow { try transaction.recordChange(topic: TaskSchema.topic, key: "added") }
-            if dueLaterAny { try transaction.recordChange(topic: TaskSchema.topic, key: "scheduled") }
+            // Runners wake for tasks due now; a task due later moves their due
+            // timers only. This handle learns of its adds below, not from the
+            // feed: an entry (a page written, a doorbell rung) only when
+            // another run watches.
+            if try TaskQueue.anotherRunWatches(store.runID, in: transaction) {
+                if dueNow { try transaction.recordChange(topic: TaskSchema.topic, key: "added") }
+                if dueLaterAny { try transaction.recordChange(topic: TaskSchema.topic, key: "scheduled") }
+            }
         }
         if dueNow { postTriggerEvaluation() }
+        if dueLaterAny { store.loop.post { [weak self] in self?.scheduleDue() } }
         return ids
+    }
+
+    /// Whether a run other than `runID` (another process, or another handle
+    /// of this one) reads the tasks topic of the feed. One that subscribes
+    /// after this transaction reads the queue when it opens.
+    static func anotherRunWatches(_ runID: String, in transaction: StoreTransaction) throws -> Bool {
+        try transaction.integer("SELECT 1 FROM outlive_watchers WHERE topic = ? AND run_id <> ? LIMIT 1",
+                                [.text(TaskSchema.topic), .text(runID)]) != nil
     }
 
     /// Stores one validated task whose queue is declared, inside
@@ -237,12 +250,12 @@ public final class TaskQueue {
     /// Tasks not yet done, dead ones excluded (running and in backoff included).
     public func pendingCount() throws -> Int {
         try store.checkUsable()
-        return Int(try store.database.read { try $0.integer("SELECT pending FROM outlive_task_counts WHERE slot = 0") } ?? 0)
+        return Int(try store.database.read { try $0.integer("SELECT sum(pending + running) FROM outlive_task_queues") } ?? 0)
     }
 
     public func deadCount() throws -> Int {
         try store.checkUsable()
-        return Int(try store.database.read { try $0.integer("SELECT dead FROM outlive_task_counts WHERE slot = 0") } ?? 0)
+        return Int(try store.database.read { try $0.integer("SELECT sum(dead) FROM outlive_task_queues") } ?? 0)
     }
 
     public static let maxListLimit = 100_000
@@ -303,7 +316,6 @@ public final class TaskQueue {
             }
             try transaction.execute("UPDATE outlive_tasks SET state = 0, attempts = 0, waiting_until = NULL, age_from = ? WHERE id = ?",
                                     [.double(now), .text(id)])
-            if state == .dead { try TaskSchema.addCounts(pending: 1, dead: -1, in: transaction) }
             try transaction.recordChange(topic: TaskSchema.topic, key: "added")
         }
         postTriggerEvaluation()
@@ -320,7 +332,6 @@ public final class TaskQueue {
             let state = TaskSchema.State(rawValue: raw) ?? .ready
             if state == .running { throw OutliveError.state("task \(id) is running; it can be deleted once its attempt ends") }
             try transaction.execute("DELETE FROM outlive_tasks WHERE id = ?", [.text(id)])
-            try TaskSchema.addCounts(pending: state == .dead ? 0 : -1, dead: state == .dead ? -1 : 0, in: transaction)
             // A deleted group start may unblock members: like an add for triggers.
             try transaction.recordChange(topic: TaskSchema.topic, key: "added")
         }
@@ -436,7 +447,6 @@ public final class TaskQueue {
         for task in held {
             if task.outcome == TaskSchema.Outcome.success.rawValue {
                 try transaction.execute("DELETE FROM outlive_tasks WHERE seq = ?", [.integer(task.seq)])
-                try TaskSchema.addCounts(pending: -1, dead: 0, in: transaction)
             } else {
                 let why = "the runner (process \(ended.processName), run \(ended.runID)) \(ended.died ? "died" : "closed") during the attempt"
                 try transaction.execute("""

@@ -411,7 +411,6 @@ extension TaskQueue {
         case .succeeded:
             Log.emit(.info, "task \(attempt.id) succeeded (attempt \(row.attempts))")
             try transaction.execute("DELETE FROM outlive_tasks WHERE seq = ? AND \(fence)", [key] + fenced)
-            try TaskSchema.addCounts(pending: -1, dead: 0, in: transaction)
             // Nothing waits for a success but the members of a group it started.
             if row.groupStart { try transaction.recordChange(topic: TaskSchema.topic, key: "unblocked") }
         case .failed(let why):
@@ -421,7 +420,6 @@ extension TaskQueue {
                 Log.emit(.warning, "task \(attempt.id) is dead after attempt \(row.attempts)\(tooOld ? " (past its maximum age)" : ""): \(why)")
                 try attemptClaim.release(key, token: token, setting: [("state", .integer(TaskSchema.State.dead.rawValue)), ("outcome", .null),
                                                                       ("waiting_until", .null), ("last_error", .text(why))], in: transaction)
-                try TaskSchema.addCounts(pending: -1, dead: 1, in: transaction)
             } else {
                 Log.emit(.info, "task \(attempt.id) failed attempt \(row.attempts) and will be retried: \(why)")
                 try attemptClaim.release(key, token: token, setting: [("state", .integer(TaskSchema.State.waiting.rawValue)), ("outcome", .null),
@@ -560,7 +558,6 @@ extension TaskQueue {
                     : "older than the maximum age of \(policy.maxAge) s"
                 try transaction.execute("UPDATE outlive_tasks SET state = 2, last_error = coalesce(last_error || '; ', '') || ? WHERE seq = ?",
                                         [.text(why), .integer(task.seq)])
-                try TaskSchema.addCounts(pending: -1, dead: 1, in: transaction)
                 try transaction.recordChange(topic: TaskSchema.topic, key: "finished")
                 continue
             }
