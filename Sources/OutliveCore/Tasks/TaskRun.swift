@@ -503,7 +503,6 @@ extension TaskQueue {
                            in transaction: StoreTransaction) throws -> TaskAttempt? {
         let now = Clock.wall()
         let queue: SQLValue = .text(run.queue)
-        let columns = "seq, priority, id, handler, group_start IS NOT NULL, group_members, age_from, attempts"
         var passes = 0
         while true {
             var best: Candidate?
@@ -516,21 +515,20 @@ extension TaskQueue {
                                      groupStart: row.integer(4) != 0, members: TaskSchema.decode(members: row.blob(5)),
                                      ageFrom: row.double(6), attempts: row.integer(7))
                 }
-                let filter = "state = 0 AND queue = ? AND handler_name = ? AND typeof(priority) = 'integer' AND \(TaskSchema.runnable)"
                 guard let cursor = run.cursor else {
-                    try transaction.query("SELECT \(columns) FROM outlive_tasks WHERE \(filter) ORDER BY priority DESC, seq LIMIT 1",
+                    try transaction.query(CandidateSQL.first,
                                           [queue, .text(name)], consider)
                     continue
                 }
                 // After the cursor: the same priority with a later seq, else the next lower priority.
                 var found = false
-                try transaction.query("SELECT \(columns) FROM outlive_tasks WHERE \(filter) AND priority = ? AND seq > ? ORDER BY seq LIMIT 1",
+                try transaction.query(CandidateSQL.samePriorityAfter,
                                       [queue, .text(name), .integer(cursor.priority), .integer(cursor.seq)]) { row in
                     found = true
                     consider(row)
                 }
                 if found { continue }
-                try transaction.query("SELECT \(columns) FROM outlive_tasks WHERE \(filter) AND priority < ? ORDER BY priority DESC, seq LIMIT 1",
+                try transaction.query(CandidateSQL.lowerPriority,
                                       [queue, .text(name), .integer(cursor.priority)], consider)
             }
             guard let task = best else {
@@ -599,4 +597,16 @@ extension TaskQueue {
         }
         return false
     }
+}
+
+/// The lookups of a run's next task, built once: a step makes them for every
+/// task it claims.
+private enum CandidateSQL {
+    static let columns = "seq, priority, id, handler, group_start IS NOT NULL, group_members, age_from, attempts"
+    static let filter = "state = 0 AND queue = ? AND handler_name = ? AND typeof(priority) = 'integer' AND \(TaskSchema.runnable)"
+    static let first = "SELECT \(columns) FROM outlive_tasks WHERE \(filter) ORDER BY priority DESC, seq LIMIT 1"
+    /// After the cursor: the same priority with a later seq...
+    static let samePriorityAfter = "SELECT \(columns) FROM outlive_tasks WHERE \(filter) AND priority = ? AND seq > ? ORDER BY seq LIMIT 1"
+    /// ...else the next lower priority.
+    static let lowerPriority = "SELECT \(columns) FROM outlive_tasks WHERE \(filter) AND priority < ? ORDER BY priority DESC, seq LIMIT 1"
 }

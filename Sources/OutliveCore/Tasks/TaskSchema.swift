@@ -90,8 +90,32 @@ enum TaskSchema {
         END
         """,
         // The store's counts are the sum of the queues' (a few rows): one
-        // counter row less to write per add and per completion.
-        "DROP TABLE outlive_task_counts",
+        // counter row less to write per add and per completion. The queues'
+        // counters read a damaged NULL as 0: a NOT NULL counter set to NULL
+        // would otherwise fail every change of a task's state (the end of a
+        // dead run at open included) with a constraint error.
+        """
+        DROP TABLE outlive_task_counts;
+        DROP TRIGGER outlive_tasks_queue_count_insert;
+        DROP TRIGGER outlive_tasks_queue_count_delete;
+        DROP TRIGGER outlive_tasks_queue_count_update;
+        CREATE TRIGGER outlive_tasks_queue_count_insert AFTER INSERT ON outlive_tasks BEGIN
+            UPDATE outlive_task_queues SET pending = ifnull(pending, 0) + (NEW.state IN (0, 3)), running = ifnull(running, 0) + (NEW.state = 1),
+                dead = ifnull(dead, 0) + (NEW.state = 2) WHERE name = NEW.queue;
+        END;
+        CREATE TRIGGER outlive_tasks_queue_count_delete AFTER DELETE ON outlive_tasks BEGIN
+            UPDATE outlive_task_queues SET pending = ifnull(pending, 0) - (OLD.state IN (0, 3)), running = ifnull(running, 0) - (OLD.state = 1),
+                dead = ifnull(dead, 0) - (OLD.state = 2) WHERE name = OLD.queue;
+        END;
+        CREATE TRIGGER outlive_tasks_queue_count_update AFTER UPDATE OF state, queue ON outlive_tasks
+            WHEN OLD.queue != NEW.queue OR (OLD.state = 1) != (NEW.state = 1) OR (OLD.state = 2) != (NEW.state = 2)
+                OR (OLD.state IN (0, 3)) != (NEW.state IN (0, 3)) BEGIN
+            UPDATE outlive_task_queues SET pending = ifnull(pending, 0) - (OLD.state IN (0, 3)), running = ifnull(running, 0) - (OLD.state = 1),
+                dead = ifnull(dead, 0) - (OLD.state = 2) WHERE name = OLD.queue;
+            UPDATE outlive_task_queues SET pending = ifnull(pending, 0) + (NEW.state IN (0, 3)), running = ifnull(running, 0) + (NEW.state = 1),
+                dead = ifnull(dead, 0) + (NEW.state = 2) WHERE name = NEW.queue;
+        END
+        """,
     ])
 
     enum QueueKind: Int64 {
