@@ -93,7 +93,9 @@ enum TaskSchema {
         // counter row less to write per add and per completion. The queues'
         // counters read a damaged NULL as 0: a NOT NULL counter set to NULL
         // would otherwise fail every change of a task's state (the end of a
-        // dead run at open included) with a constraint error.
+        // dead run at open included) with a constraint error. A change of
+        // state within a queue (every claim and every retry) is one update of
+        // its row, not two.
         """
         DROP TABLE outlive_task_counts;
         DROP TRIGGER outlive_tasks_queue_count_insert;
@@ -108,8 +110,14 @@ enum TaskSchema {
                 dead = ifnull(dead, 0) - (OLD.state = 2) WHERE name = OLD.queue;
         END;
         CREATE TRIGGER outlive_tasks_queue_count_update AFTER UPDATE OF state, queue ON outlive_tasks
-            WHEN OLD.queue != NEW.queue OR (OLD.state = 1) != (NEW.state = 1) OR (OLD.state = 2) != (NEW.state = 2)
-                OR (OLD.state IN (0, 3)) != (NEW.state IN (0, 3)) BEGIN
+            WHEN OLD.queue = NEW.queue AND ((OLD.state = 1) != (NEW.state = 1) OR (OLD.state = 2) != (NEW.state = 2)
+                OR (OLD.state IN (0, 3)) != (NEW.state IN (0, 3))) BEGIN
+            UPDATE outlive_task_queues SET pending = ifnull(pending, 0) - (OLD.state IN (0, 3)) + (NEW.state IN (0, 3)),
+                running = ifnull(running, 0) - (OLD.state = 1) + (NEW.state = 1),
+                dead = ifnull(dead, 0) - (OLD.state = 2) + (NEW.state = 2) WHERE name = NEW.queue;
+        END;
+        CREATE TRIGGER outlive_tasks_queue_count_move AFTER UPDATE OF state, queue ON outlive_tasks
+            WHEN OLD.queue != NEW.queue BEGIN
             UPDATE outlive_task_queues SET pending = ifnull(pending, 0) - (OLD.state IN (0, 3)), running = ifnull(running, 0) - (OLD.state = 1),
                 dead = ifnull(dead, 0) - (OLD.state = 2) WHERE name = OLD.queue;
             UPDATE outlive_task_queues SET pending = ifnull(pending, 0) + (NEW.state IN (0, 3)), running = ifnull(running, 0) + (NEW.state = 1),
