@@ -191,6 +191,7 @@ public final class TaskQueue {
         var dueNow = false, dueLaterAny = false
         try store.database.write { transaction in
             var declared: Set<String> = [TaskQueueName.default]
+            var added: [String: Int64] = [:]
             for (task, handler) in zip(tasks, handlers) {
                 if !declared.contains(task.queue) {
                     guard try transaction.integer("SELECT kind FROM outlive_task_queues WHERE name = ?", [.text(task.queue)]) != nil else {
@@ -199,8 +200,10 @@ public final class TaskQueue {
                     declared.insert(task.queue)
                 }
                 ids.append(try TaskQueue.insert(task, handler: handler, now: now, in: transaction))
+                added[task.queue, default: 0] += 1
                 if task.due.map({ $0 > now }) ?? false { dueLaterAny = true } else { dueNow = true }
             }
+            try TaskSchema.addPending(added, in: transaction)
             // Runners wake for tasks due now; a task due later moves their due
             // timers only. This handle learns of its adds below, not from the
             // feed: an entry (a page written, a doorbell rung) only when
@@ -224,7 +227,8 @@ public final class TaskQueue {
     }
 
     /// Stores one validated task whose queue is declared, inside
-    /// `transaction`; the caller updates the counts and records the change.
+    /// `transaction`; the caller updates the counts (`TaskSchema.addPending`,
+    /// once per transaction) and records the change.
     /// Shared by adds and by schedules' firings.
     @discardableResult
     static func insert(_ task: NewTask, handler: [UInt8], now: Double, in transaction: StoreTransaction) throws -> String {
