@@ -170,6 +170,14 @@ $(OUT)/bench/%: bench/%.c bench/bench_util.h include/outlive.h $(LIB)
 	@mkdir -p $(OUT)/bench
 	$(CC) -std=gnu11 -O2 -Wall -Wextra -Iinclude -Ibench -o $@ $< -L$(OUT) -loutlive -Wl,-rpath,$(abspath $(OUT)) -rdynamic -lsqlite3 -lffi -lpthread -ldl -lm
 
+# The C side of a Python benchmark, loaded by it with ctypes (bench/helpers/NAME.c
+# → build/bench/libNAME.so; no -loutlive: it binds to the library Python loaded).
+BENCH_HELPERS := $(patsubst bench/helpers/%.c,$(OUT)/bench/lib%.so,$(wildcard bench/helpers/*.c))
+
+$(OUT)/bench/lib%.so: bench/helpers/%.c include/outlive.h
+	@mkdir -p $(OUT)/bench
+	$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -Iinclude -fPIC -shared -o $@ $<
+
 # Every benchmark with its peers in one run; rewrites BENCHMARKS.md.
-bench: lib $(BENCHES)
+bench: lib $(BENCHES) $(BENCH_HELPERS)
 	$(PYTHON) scripts/bench.py $(BENCHES)

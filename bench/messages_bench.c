@@ -1,8 +1,14 @@
-/* Message-queue benchmark: time from outlive_message_post in one process to the
- * presenter's present callback in another, p50/p99, with 0, 10,000 and 100,000
- * other messages stored (presented and waiting for an answer). The queue looks
- * only at messages that changed, so the figures should not grow with what is
- * stored; the ratio to the empty store is printed beside them.
+/* Message-queue benchmark:
+ *  - the outlive_message_post call beside a raw SQLite commit of a comparable
+ *    row (an INSERT of a UUID-keyed row with a title and a choices blob; WAL,
+ *    the same synchronous level, a prepared statement), at FULL and NORMAL,
+ *    alternating a few ms apart so that both meet the same machine (issue 17:
+ *    every durable single operation ≥ 0.8× such a commit);
+ *  - time from outlive_message_post in one process to the presenter's present
+ *    callback in another, p50/p99, with 0, 10,000 and 100,000 other messages
+ *    stored (presented and waiting for an answer). The queue looks only at
+ *    messages that changed, so the figures should not grow with what is
+ *    stored; the ratio to the empty store is printed beside them.
  * Usage: messages_bench SCRATCH_DIR. Prints a markdown section. */
 #define _GNU_SOURCE
 #include "bench_util.h"
@@ -15,6 +21,9 @@
 #include <unistd.h>
 
 #define SAMPLES 300
+#define COST_SAMPLES 400
+#define COST_WARMUP 30
+#define COST_GAP_US 2000
 
 
 static void die(const char *what) {
@@ -164,6 +173,62 @@ static struct result measure(const char *dir, int others) {
     return result;
 }
 
+/* The post call and a raw commit of a comparable row, alternating. */
+static void post_cost(bool normal, double *post50, double *post99, double *commit50, double *commit99) {
+    char dir[4200], raw_dir[4200], raw_path[4300];
+    bench_fresh_dir(dir, sizeof dir, normal ? "cost-normal" : "cost-full");
+    bench_fresh_dir(raw_dir, sizeof raw_dir, normal ? "raw-normal" : "raw-full");
+    snprintf(raw_path, sizeof raw_path, "%s/raw.db", raw_dir);
+    outlive_store_options options = OUTLIVE_STORE_OPTIONS_INIT;
+    if (normal) options.durability = OUTLIVE_DURABILITY_NORMAL;
+    outlive_store *store = NULL;
+    if (outlive_store_open(dir, "poster", NULL, &options, &store) != OUTLIVE_OK) die("open (cost)");
+    sqlite3 *db = NULL;
+    sqlite3_open(raw_path, &db);
+    char setup[512];
+    snprintf(setup, sizeof setup,
+             "PRAGMA journal_mode=WAL; PRAGMA synchronous=%s;"
+             "CREATE TABLE m(id TEXT PRIMARY KEY, created REAL NOT NULL, category TEXT NOT NULL, title TEXT NOT NULL, choices BLOB NOT NULL)",
+             normal ? "NORMAL" : "FULL");
+    if (sqlite3_exec(db, setup, NULL, NULL, NULL) != SQLITE_OK) { fprintf(stderr, "raw: %s\n", sqlite3_errmsg(db)); exit(1); }
+    sqlite3_stmt *insert = NULL;
+    sqlite3_prepare_v2(db, "INSERT INTO m(id, created, category, title, choices) VALUES (?, ?, 'bench', ?, ?)", -1, &insert, NULL);
+    static int64_t posts[COST_SAMPLES + COST_WARMUP], commits[COST_SAMPLES + COST_WARMUP];
+    const int rounds = COST_SAMPLES + COST_WARMUP;
+    char id[OUTLIVE_ID_SIZE], title[64];
+    const unsigned char choices[24] = "\x01\x02ok\x02OK\x03";
+    for (int i = 0; i < rounds; i++) {
+        outlive_signal_new_id(id);  /* a fresh UUID, as a message id is */
+        int64_t start = bench_now_ns();
+        snprintf(title, sizeof title, "t=%lld", (long long)start);
+        sqlite3_bind_text(insert, 1, id, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_double(insert, 2, (double)start / 1e9);
+        sqlite3_bind_text(insert, 3, title, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_blob(insert, 4, choices, sizeof choices, SQLITE_TRANSIENT);
+        if (sqlite3_step(insert) != SQLITE_DONE) { fprintf(stderr, "raw: %s\n", sqlite3_errmsg(db)); exit(1); }
+        sqlite3_reset(insert);
+        commits[i] = bench_now_ns() - start;
+        usleep(COST_GAP_US);
+
+        start = bench_now_ns();
+        snprintf(title, sizeof title, "t=%lld", (long long)start);
+        outlive_message_draft *draft = NULL;
+        outlive_message_draft_new("bench", title, &draft);
+        outlive_message_draft_add_choice(draft, "ok", "OK", OUTLIVE_CHOICE_DEFAULT);
+        if (outlive_message_post(store, draft, id) != OUTLIVE_OK) die("post (cost)");
+        outlive_message_draft_free(draft);
+        posts[i] = bench_now_ns() - start;
+        usleep(COST_GAP_US);
+    }
+    sqlite3_finalize(insert);
+    sqlite3_close(db);
+    outlive_store_close(store);
+    *post50 = bench_percentile(posts + COST_WARMUP, COST_SAMPLES, 50) / 1e3;
+    *post99 = bench_percentile(posts + COST_WARMUP, COST_SAMPLES, 99) / 1e3;
+    *commit50 = bench_percentile(commits + COST_WARMUP, COST_SAMPLES, 50) / 1e3;
+    *commit99 = bench_percentile(commits + COST_WARMUP, COST_SAMPLES, 99) / 1e3;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: %s SCRATCH_DIR\n", argv[0]);
@@ -171,6 +236,8 @@ int main(int argc, char **argv) {
     }
     snprintf(bench_scratch, sizeof bench_scratch, "%s", argv[1]);
     signal(SIGPIPE, SIG_IGN);
+    double cost[2][4];
+    for (int level = 0; level < 2; level++) post_cost(level == 1, &cost[level][0], &cost[level][1], &cost[level][2], &cost[level][3]);
     const int sizes[3] = {0, 10000, 100000};
     char dirs[3][4200];
     for (int i = 0; i < 3; i++) {
@@ -192,7 +259,18 @@ int main(int argc, char **argv) {
     struct result results[3];
     for (int i = 0; i < 3; i++)
         results[i] = (struct result){sizes[i], (int64_t)bench_median(p50[i], ROUNDS), (int64_t)bench_median(p99[i], ROUNDS)};
-    printf("### Message queue: post → presentation in another process\n\n");
+    printf("### Message queue\n\n");
+    printf("The outlive_message_post call (a draft with one choice, built in the timed span as a program does) beside one raw"
+           " SQLite commit of a comparable row (INSERT of a UUID-keyed row with a category, a title and a choices blob; WAL,"
+           " same synchronous level, prepared), alternating %d µs apart, %d samples after %d not counted (µs):\n\n",
+           COST_GAP_US, COST_SAMPLES, COST_WARMUP);
+    printf("| synchronous | outlive_message_post p50 | p99 | raw commit p50 | p99 | commit p50 / post p50 (goal ≥ 0.8) |\n"
+           "|---|---:|---:|---:|---:|---:|\n");
+    for (int level = 0; level < 2; level++)
+        printf("| %s | %.0f | %.0f | %.0f | %.0f | %.2f |\n", level ? "NORMAL" : "FULL", cost[level][0], cost[level][1],
+               cost[level][2], cost[level][3], cost[level][0] > 0 ? cost[level][2] / cost[level][0] : 0);
+    printf("\n");
+    printf("#### Post → presentation in another process\n\n");
     printf("%d posts per row, each presented by a presenter in a second process (both handles with\n", SAMPLES);
     printf("durability NORMAL, so that the figures show the queue's work rather than fsync);\n");
     printf("the other messages are stored presented and unanswered. Median of %d interleaved rounds;\n", ROUNDS);

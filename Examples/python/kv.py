@@ -9,7 +9,7 @@ import sys
 import outlive
 
 with outlive.Store(sys.argv[1], process="kv-example") as store:
-    changes = []
+    changes: list[tuple[str, bytes | None]] = []
     # Called on the store's loop (inside dispatch) for keys under the prefix
     # that any process changes; value is None when the key was deleted.
     store.kv.observe("settings/", lambda key, value: changes.append((key, value)))
@@ -27,7 +27,7 @@ with outlive.Store(sys.argv[1], process="kv-example") as store:
     print("keys under settings/:", list(store.kv.keys_with_prefix("settings/")))
     print("settings/missing in kv:", "settings/missing" in store.kv)
 
-    def dispatch_until(count):
+    def dispatch_until(count: int) -> None:
         for _ in range(50):
             if len(changes) >= count:
                 return

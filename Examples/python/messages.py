@@ -16,7 +16,7 @@ def conflict_answered(path: str, choice: str, scope: str | None) -> None:
     print(f"response handler: {path} -> {choice} (scope {scope})")
 
 
-def present(message, presentation):
+def present(message: outlive.Message, presentation: outlive.Presentation) -> None:
     """Shows the message and finishes the presentation exactly once (now, or
     later from any thread, when the user clicks)."""
     print(f'presenting "{message.title}": {message.text}')
@@ -25,7 +25,13 @@ def present(message, presentation):
     presentation.finish(presented=True, end_notification=True, choice="keep-both")
 
 
-ended = []
+ended: list[str] = []
+
+
+def ended_notification(message: outlive.Message) -> None:
+    ended.append(message.title)
+    print(f'end notification: "{message.title}" is gone')
+
 
 with outlive.Store(sys.argv[1], process="messages-example") as store:
     message_id = store.messages.post(
@@ -37,7 +43,7 @@ with outlive.Store(sys.argv[1], process="messages-example") as store:
     # priority: an int or a function of the message; 0 declines.
     store.messages.add_presenter("dialog", present,
                                  priority=lambda m: 300 if m.category == "sync-issue" else 0,
-                                 end=lambda m: ended.append(m.title) or print(f'end notification: "{m.title}" is gone'))
+                                 end=ended_notification)
     for _ in range(100):
         if ended and len(store.messages) == 0:
             break

@@ -6,20 +6,21 @@ of unfinished ones, each finished explicitly; awaitable from asyncio.
 (The queue is in-process: no store is used.)
 """
 import asyncio
+from collections.abc import Callable
 
 import outlive
 
 
-def work(name):
+def work(name: str) -> Callable[[outlive.Operation], None]:
     """run(operation): start the work; finish it when it is done (here, a
     moment later on the asyncio loop, as a network callback would)."""
-    def run(operation):
+    def run(operation: outlive.Operation) -> None:
         print("start", name)
         asyncio.get_running_loop().call_later(0.01, operation.finish)
     return run
 
 
-async def main():
+async def main() -> None:
     with outlive.Loop() as loop, outlive.OperationQueue(loop, max_unfinished=2) as queue:
         loop.attach(asyncio.get_running_loop())       # dispatch whenever the loop's fd is readable
         login, contacts, calendar, home = (outlive.Operation(work(name)) for name in

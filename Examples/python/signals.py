@@ -8,7 +8,7 @@ import sys
 
 import outlive
 
-received = []
+received: list[int] = []
 
 
 # The payload (progress) plus what the library binds: version, terminated
@@ -19,7 +19,7 @@ def on_progress(job: str, progress: str, version: outlive.UInteger, terminated: 
     print(f"consumer: {job} version {version}: {progress}{' (final)' if terminated else ''}")
 
 
-def dispatch_until(store, count):
+def dispatch_until(store: outlive.Store, count: int) -> None:
     for _ in range(100):
         if len(received) >= count:
             return

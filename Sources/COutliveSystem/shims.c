@@ -28,6 +28,16 @@ void COutlive_set_errno(int value) { errno = value; }
 
 int COutlive_open(const char *path, int flags, mode_t mode) { return open(path, flags, mode); }
 
+/* The system call itself: glibc declares statx() only under _GNU_SOURCE. */
+#include <linux/stat.h>
+#include <sys/syscall.h>
+long COutlive_link_count(int fd) {
+    struct statx info;
+    const int empty_path = 0x1000, dont_sync = 0x4000;  /* AT_EMPTY_PATH, AT_STATX_DONT_SYNC */
+    if (syscall(SYS_statx, fd, "", empty_path | dont_sync, STATX_NLINK, &info) != 0) return -1;
+    return (info.stx_mask & STATX_NLINK) ? (long)info.stx_nlink : -1;
+}
+
 /* The handler descriptor of outlive.h, for the core: its magic and version
  * (macros Swift cannot import), and the build-time proof that its layout is
  * the 64-bit one the header documents — the ABI that the descriptors in every

@@ -2,18 +2,30 @@ import COutliveAPI
 import OutliveCore
 
 @c @implementation
-public func outlive_store_open(_ directory: UnsafePointer<CChar>?, _ process_name: UnsafePointer<CChar>?,
+public func outlive_store_open(_ location: UnsafePointer<CChar>?, _ process_name: UnsafePointer<CChar>?,
                                _ loop: OpaquePointer?, _ options: UnsafePointer<outlive_store_options>?,
                                _ out: UnsafeMutablePointer<OpaquePointer?>?) -> outlive_status {
     guarded {
-        let path = try string(directory, "directory", maxBytes: 4_096)
+        let path = try string(location, "location", maxBytes: 4_096)
         let name = try string(process_name, "process_name", maxBytes: 4_096)
         let out = try required(out, "out")
         var settings = StoreOptions()
         if let options {
-            let given = options.pointee
-            guard given.version == OUTLIVE_STORE_OPTIONS_VERSION else {
-                throw OutliveError.invalidArgument("options.version is \(given.version); this library knows version \(OUTLIVE_STORE_OPTIONS_VERSION)")
+            // Version 1 callers pass the struct without liveness_seconds: read
+            // only the fields their version has.
+            let version = UnsafeRawPointer(options).load(as: UInt32.self)
+            guard version == 1 || version == OUTLIVE_STORE_OPTIONS_VERSION else {
+                throw OutliveError.invalidArgument("options.version is \(version); this library knows versions 1 to \(OUTLIVE_STORE_OPTIONS_VERSION)")
+            }
+            var given = outlive_store_options()
+            let size = version == 1 ? MemoryLayout<outlive_store_options>.offset(of: \outlive_store_options.liveness_seconds)!
+                                    : MemoryLayout<outlive_store_options>.size
+            withUnsafeMutableBytes(of: &given) { $0.copyMemory(from: UnsafeRawBufferPointer(start: options, count: size)) }
+            if given.liveness_seconds != 0 {
+                guard PostgreSQLLivenessBound.range.contains(given.liveness_seconds) else {
+                    throw OutliveError.invalidArgument("options.liveness_seconds is \(given.liveness_seconds); it is 0 (the default) or \(PostgreSQLLivenessBound.range.lowerBound) to \(PostgreSQLLivenessBound.range.upperBound)")
+                }
+                settings.livenessBoundSeconds = given.liveness_seconds
             }
             guard let durability = Durability(rawValue: Int32(given.durability.rawValue)) else {
                 throw OutliveError.invalidArgument("options.durability \(given.durability.rawValue) is not an outlive_durability")

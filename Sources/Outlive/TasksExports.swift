@@ -211,6 +211,31 @@ public func outlive_task_list_group_member(_ list: OpaquePointer?, _ index: Int,
 }
 
 @c @implementation
+public func outlive_task_list_queue(_ list: OpaquePointer?, _ index: Int) -> UnsafePointer<CChar>? {
+    taskText(list, index, "queue") { $0.queue }
+}
+
+@c @implementation
+public func outlive_task_list_priority(_ list: OpaquePointer?, _ index: Int) -> Int32 {
+    Int32(clamping: task(list, index)?.priority ?? 0)
+}
+
+@c @implementation
+public func outlive_task_list_unique_key(_ list: OpaquePointer?, _ index: Int) -> UnsafePointer<CChar>? {
+    taskText(list, index, "unique_key") { $0.uniqueKey }
+}
+
+@c @implementation
+public func outlive_task_list_cancelled(_ list: OpaquePointer?, _ index: Int) -> Bool {
+    task(list, index)?.cancelled ?? false
+}
+
+@c @implementation
+public func outlive_task_list_result_signal(_ list: OpaquePointer?, _ index: Int) -> UnsafePointer<CChar>? {
+    taskText(list, index, "result_signal") { $0.resultSignal }
+}
+
+@c @implementation
 public func outlive_task_list_free(_ list: OpaquePointer?) {
     release(list, SnapshotList<TaskInfo>.self)
 }
@@ -247,12 +272,62 @@ public func outlive_task_enqueue(_ store: OpaquePointer?, _ work: OpaquePointer?
             task.due = try dueTime(at: options.due_at, after: options.delay_seconds)
             if let key = options.unique_key { task.uniqueKey = try string(key, "options.unique_key", maxBytes: NewTask.maxUniqueKeySize) }
             if let signal = options.result_signal { task.resultSignal = try string(signal, "options.result_signal", maxBytes: 64) }
+            task.resultConsumer = try resultConsumer(options)
         } else {
             task = try newTask(work, nil, nil, 0, "")
         }
-        let id = try queue.add(task)
-        if let out_id { writeID(id, out_id) }
-        out_existing?.pointee = false
+        let added = try queue.enqueue(task)
+        if let out_id { writeID(added.id, out_id) }
+        out_existing?.pointee = added.existing
+    }
+}
+
+/// The consumer of the result registered with the add, if options name one.
+private func resultConsumer(_ options: outlive_task_options) throws -> TaskResultConsumer? {
+    let delivery: SignalDelivery, lifetime: SignalLifetime
+    if options.result_delivery.rawValue == 0 {
+        delivery = .untilTerminated
+    } else {
+        guard let given = SignalDelivery(rawValue: Int32(truncatingIfNeeded: options.result_delivery.rawValue)) else {
+            throw OutliveError.invalidArgument("options.result_delivery \(options.result_delivery.rawValue) is neither 0 nor an outlive_delivery")
+        }
+        delivery = given
+    }
+    if options.result_lifetime.rawValue == 0 {
+        lifetime = .process
+    } else {
+        guard let given = SignalLifetime(rawValue: Int32(truncatingIfNeeded: options.result_lifetime.rawValue)) else {
+            throw OutliveError.invalidArgument("options.result_lifetime \(options.result_lifetime.rawValue) is neither 0 nor an outlive_lifetime")
+        }
+        lifetime = given
+    }
+    let scope = try optionalString(options.result_scope, "options.result_scope", maxBytes: Signals.maxScopeSize)
+    guard let pointer = options.result_consumer else {
+        if options.result_delivery.rawValue != 0 || options.result_lifetime.rawValue != 0 || scope != nil {
+            throw OutliveError.invalidArgument("options.result_delivery, result_lifetime and result_scope are set, but result_consumer is NULL")
+        }
+        return nil
+    }
+    let handler = try handlerBox(pointer, "options.result_consumer").handler
+    return TaskResultConsumer(handler: handler, delivery: delivery, lifetime: lifetime, scope: scope)
+}
+
+@c @implementation
+public func outlive_task_cancel(_ store: OpaquePointer?, _ task_id: UnsafePointer<CChar>?, _ out_running: UnsafeMutablePointer<Bool>?) -> outlive_status {
+    guarded {
+        let queue = try taskQueue(store)
+        let outcome = try queue.cancel(id: try string(task_id, "task_id", maxBytes: 64))
+        out_running?.pointee = outcome == .told
+    }
+}
+
+@c @implementation
+public func outlive_task_is_cancelled(_ store: OpaquePointer?, _ task_id: UnsafePointer<CChar>?, _ out_cancelled: UnsafeMutablePointer<Bool>?) -> outlive_status {
+    guarded {
+        let queue = try taskQueue(store)
+        let id = try string(task_id, "task_id", maxBytes: 64)
+        let out = try required(out_cancelled, "out_cancelled")
+        out.pointee = try queue.isCancelled(id: id)
     }
 }
 

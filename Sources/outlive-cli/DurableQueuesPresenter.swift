@@ -13,7 +13,7 @@ final class DurableQueuesPresenter {
     private var subscription: UInt64?
 
     init(_ outliveStore: OutliveStore, queues: [String]) throws {
-        interactions = outliveStore.durableInteractions
+        interactions = try outliveStore.durableInteractions
         store = outliveStore.store
         if queues.isEmpty {
             // Watch first, so that a queue filled between the listing and the

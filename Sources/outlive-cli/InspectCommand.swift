@@ -17,12 +17,12 @@ struct InspectCommand: ParsableCommand {
             let counts: [(String, Int)] = [("keys", try store.kv.count(prefix: ""))] + (try store.inspectionCounts())
             if options.json {
                 print(JSON.object([
-                    ("directory", .string(options.directory)),
+                    ("directory", .string(store.store.label)),
                     ("runs", .array(runs.map { .object([("run_id", .string($0.runID)), ("process", .string($0.processName))]) })),
                     ("counts", .object(counts.map { ($0.0, JSON.integer(Int64($0.1))) })),
                 ]).text)
             } else {
-                print("store \(terminalSafe(options.directory))")
+                print("store \(terminalSafe(store.store.label))")
                 print("\nprocesses alive: \(runs.count)")
                 if !runs.isEmpty { print(table(["RUN", "PROCESS"], runs.map { [$0.runID, $0.processName] })) }
                 print("")

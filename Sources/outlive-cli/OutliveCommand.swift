@@ -35,7 +35,7 @@ struct OutliveCommand: ParsableCommand {
 
 /// Options every command that opens a store shares.
 struct StoreOptionsGroup: ParsableArguments {
-    @ArgumentParser.Argument(help: "The store directory.")
+    @ArgumentParser.Argument(help: "The store: a directory, or a postgresql:// URI.")
     var directory: String
 
     @Flag(help: "Print JSON instead of a table.")

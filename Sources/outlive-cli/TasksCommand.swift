@@ -5,8 +5,8 @@ import OutliveCore
 struct TasksCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tasks",
-        abstract: "List a store's tasks or queues, or retry or delete a task.",
-        subcommands: [TasksListCommand.self, TasksQueuesCommand.self, TasksRetryCommand.self, TasksDeleteCommand.self],
+        abstract: "List a store's tasks or queues, or retry, delete or cancel a task.",
+        subcommands: [TasksListCommand.self, TasksQueuesCommand.self, TasksRetryCommand.self, TasksDeleteCommand.self, TasksCancelCommand.self],
         defaultSubcommand: TasksListCommand.self
     )
 }
@@ -31,7 +31,7 @@ struct TasksListCommand: ParsableCommand {
             func state(_ task: TaskInfo) -> String {
                 switch task.state {
                 case .pending: return task.nextAttempt == nil ? "pending" : "waiting"
-                case .running: return "running"
+                case .running: return task.cancelled ? "cancelling" : "running"
                 case .dead: return "dead"
                 }
             }
@@ -44,12 +44,14 @@ struct TasksListCommand: ParsableCommand {
                         ("next_attempt", task.nextAttempt.map(JSON.number) ?? .null), ("created", .number(task.created)),
                         ("group_start", task.groupStart.map(JSON.string) ?? .null),
                         ("group_members", .array(task.groupMembers.map(JSON.string))),
+                        ("unique_key", task.uniqueKey.map(JSON.string) ?? .null), ("cancelled", .bool(task.cancelled)),
+                        ("result_signal", task.resultSignal.map(JSON.string) ?? .null),
                     ])
                 }).text)
             } else {
-                print(table(["ID", "HANDLER", "QUEUE", "PRIORITY", "STATE", "DUE", "ATTEMPTS", "LAST ERROR"], tasks.map {
+                print(table(["ID", "HANDLER", "QUEUE", "PRIORITY", "STATE", "DUE", "ATTEMPTS", "KEY", "LAST ERROR"], tasks.map {
                     [$0.id, $0.handlerName, $0.queue, String($0.priority), state($0), $0.nextAttempt.map(utcTime) ?? "now",
-                     String($0.attempts), $0.lastError ?? "-"]
+                     String($0.attempts), $0.uniqueKey ?? "-", $0.lastError ?? "-"]
                 }))
             }
         }
@@ -120,6 +122,29 @@ struct TasksDeleteCommand: ParsableCommand {
 
     func run() throws {
         try changeTask(id, options, done: "deleted", says: "deleted") { try $0.tasks.delete(id: id) }
+    }
+}
+
+struct TasksCancelCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "cancel",
+                                                    abstract: "Cancel a task: a pending one is removed, a running one is told and ends as cancelled.")
+
+    @OptionGroup var options: StoreOptionsGroup
+
+    @ArgumentParser.Argument(help: "The task's id.")
+    var id: String
+
+    func validate() throws { try validateTaskID(id) }
+
+    func run() throws {
+        try reporting {
+            let store = try options.open()
+            defer { store.close() }
+            let outcome = try store.tasks.cancel(id: id)
+            let removed = outcome == .removed
+            print(options.json ? JSON.object([("cancelled", .string(id)), ("was_running", .bool(!removed))]).text
+                               : "task \(id) \(removed ? "cancelled (it was pending: removed)" : "cancelled (it is running: told, and ends as cancelled)")")
+        }
     }
 }
 

@@ -16,10 +16,13 @@ struct WorkerCommand: ParsableCommand {
             with --no-interactions).
             Work whose handler no loaded library declares is left for a process that can. This is
             the way to run durable work as a service (see Examples/systemd/).
+            With --python MODULE, the worker is Python's instead: this command becomes
+            `python3 -m outlive worker --store DIRECTORY MODULE...` (the interpreter: $OUTLIVE_PYTHON,
+            default python3), which runs the tasks of the modules' @outlive.task functions.
             """
     )
 
-    @ArgumentParser.Argument(help: "The store directory.")
+    @ArgumentParser.Argument(help: "The store: a directory, or a postgresql:// URI.")
     var directory: String
 
     @Option(name: .customLong("load"), help: "A handler library to load (by path; repeat for more).")
@@ -46,6 +49,9 @@ struct WorkerCommand: ParsableCommand {
     @Flag(help: "Print what the library reports (task runs, cleanups) on stderr.")
     var verbose = false
 
+    @Option(name: .customLong("python"), help: "A Python module whose task functions to run (repeat for more): runs python3 -m outlive worker instead.")
+    var pythonModules: [String] = []
+
     /// The task queues to serve, with their limits, from --queue.
     func servedTaskQueues() throws -> [(name: String, limit: Int)] {
         var served: [(name: String, limit: Int)] = []
@@ -69,6 +75,9 @@ struct WorkerCommand: ParsableCommand {
     }
 
     func validate() throws {
+        if !pythonModules.isEmpty && (!libraries.isEmpty || !queues.isEmpty || !taskQueues.isEmpty || noInteractions) {
+            throw ValidationError("--python runs Python's worker, which takes neither --load, --queue, --interaction-queue nor --no-interactions")
+        }
         if noInteractions && !queues.isEmpty {
             throw ValidationError("--interaction-queue and --no-interactions exclude each other")
         }
@@ -83,6 +92,7 @@ struct WorkerCommand: ParsableCommand {
 
     func run() throws {
         try reporting {
+            if !pythonModules.isEmpty { try runPython() }
             if verbose {
                 Log.install({ level, message in printError("outlive worker: \(message)") }, level: .info)
             }
@@ -112,6 +122,23 @@ struct WorkerCommand: ParsableCommand {
             }
             store.loop.removeSource(stop.fd)
         }
+    }
+}
+
+extension WorkerCommand {
+    /// Replaces this process with Python's worker, so that signals, the exit
+    /// status and the process id are its own (as under systemd). Returns only
+    /// by throwing, when the interpreter cannot be run.
+    func runPython() throws {
+        let python = getenv("OUTLIVE_PYTHON").map { String(cString: $0) } ?? "python3"
+        var arguments = [python, "-m", "outlive", "worker", "--store", directory, "--process", process]
+        if verbose { arguments.append("--verbose") }
+        if untilIdle { arguments += ["--until-idle", "--idle-seconds", String(idleSeconds)] }
+        arguments += ["--"] + pythonModules
+        let pointers = arguments.map { strdup($0) } + [nil]
+        defer { for pointer in pointers { free(pointer) } }
+        execvp(python, pointers)
+        throw OutliveError.system("cannot run \(python) (set OUTLIVE_PYTHON to the Python that has the outlive package)")
     }
 }
 

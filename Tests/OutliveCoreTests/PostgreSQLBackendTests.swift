@@ -145,14 +145,20 @@ final class PostgreSQLBackendTests: XCTestCase {
     func testUnreachableServerAndMalformedURIsGiveAStatus() {
         let cases: [(String, OutliveError.Code)] = [
             ("postgresql://127.0.0.1:1/nothing?connect_timeout=2", .io),
-            ("postgresql://[nonsense", .io),
-            ("postgresql://127.0.0.1/db?unknown_parameter=1", .io),
+            // What libpq refuses before it tries is the caller's mistake.
+            ("postgresql://[nonsense", .invalidArgument),
+            ("postgresql://127.0.0.1/db?unknown_parameter=1", .invalidArgument),
         ]
         for (conninfo, code) in cases {
             XCTAssertThrowsError(try PostgreSQLBackend(conninfo: conninfo, store: "x"), conninfo) {
                 XCTAssertEqual(($0 as? OutliveError)?.code, code, "\($0)")
                 XCTAssertTrue(($0 as? OutliveError)?.message.contains("cannot connect") ?? false, "\($0)")
             }
+        }
+        // libpq's parse errors quote the URI or the token: never the password.
+        XCTAssertThrowsError(try PostgreSQLBackend(conninfo: "postgresql://u:pa%2Fss-word@[::1/db", store: "x")) {
+            let message = ($0 as? OutliveError)?.message ?? ""
+            XCTAssertFalse(message.contains("pa%2Fss-word") || message.contains("pa/ss-word"), message)
         }
     }
 

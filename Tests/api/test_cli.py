@@ -103,6 +103,25 @@ def test_tasks_list_retry_and_delete(tmp_path):
     assert not_dead.returncode != 0 and not_dead.stderr
 
 
+def test_tasks_lists_the_unique_key_and_cancels(tmp_path):
+    import ctypes
+    from outlive import _ffi
+    from outlive.errors import check
+    directory = str(tmp_path / "store")
+    with outlive.Store(directory) as store:
+        options = _ffi.TaskOptions(version=1, unique_key=b"report:A")
+        out = ctypes.create_string_buffer(_ffi.ID_SIZE)
+        work = outlive.Handler("cli.absent")
+        check(_ffi.outlive_task_enqueue(store.handle, work.handle, ctypes.byref(options), out, None))
+        task = out.value.decode()
+    [listed] = json.loads(run("tasks", directory, "--json").stdout)
+    assert listed["unique_key"] == "report:A" and listed["cancelled"] is False and listed["result_signal"] is None
+    assert "report:A" in run("tasks", directory).stdout
+    cancelled = run("tasks", "cancel", directory, task, "--json")
+    assert cancelled.returncode == 0 and json.loads(cancelled.stdout) == {"cancelled": task, "was_running": False}
+    assert json.loads(run("tasks", directory, "--json").stdout) == []
+    assert run("tasks", "cancel", directory, task).returncode == 3
+    assert run("tasks", "cancel", directory, "not-an-id").returncode == 64
 def test_schedules_list_and_remove(tmp_path):
     directory = str(tmp_path / "store")
     with outlive.Store(directory) as store:

@@ -44,6 +44,11 @@ def assert_lines_in_order(out, expected):
 
 # What each C example prints, in order (lines that must all be there).
 C_EXPECTED = {
+    "queues": ["unique key report:account-42: task added",
+               "unique key report:account-42: held already, nothing added", "cleanup ran",
+               "render success https://example.org/render/42.png", 'cron "61 * * * *" -> OUTLIVE_E_INVALID_ARGUMENT',
+                  "schedule nightly-report: cron 30 2 * * MON-FRI, queue reports",
+                  "schedule often: every 0.2 s, queue reports", "report 1 ran", "report 2 ran", "schedules removed"],
     "kv": ["get settings/theme -> dark", "visits after 3 updates: 3", "key: settings/language", "key: settings/theme",
            'get settings/missing -> OUTLIVE_E_NOT_FOUND (no value for key "settings/missing")',
            "observer: settings/theme = dark", "observer: settings/language deleted", "keys in the store: 2"],
@@ -140,6 +145,11 @@ def test_plugin_handlers_resolve_from_the_executable_and_the_loaded_library(tmp_
 
 
 PYTHON_EXPECTED = {
+    "schedules": ["schedule nightly-report: cron 30 2 * * MON-FRI, queue reports",
+                  "schedule poll: every 0.2 s, queue reports", "report 1 ran", "report 2 ran",
+                  "refused: INVALID_ARGUMENT", "schedules left: ['nightly-report']"],
+    "results": ["result: {'url': 'https://example.org/render/42.png'}",
+                "awaited: 320", "dead: ValueError: no image is 0 pixels wide", "cancelled: TaskCancelledError True"],
     "kv": ["get settings/theme -> dark", "visits after 3 updates: 3",
            "keys under settings/: ['settings/language', 'settings/theme']", "settings/missing in kv: False",
            "observer: settings/theme = dark", "observer: settings/language = en",
@@ -162,6 +172,10 @@ PYTHON_EXPECTED = {
                      "interaction: what's new in 2.0", "unfinished after resume: 0", "finish twice: STATE",
                      "stored before the restart: 2", "durable interaction: welcome", "durable interaction: sign in",
                      "stored after presenting: 0"],
+    "uploads": ["refused: task uploads.upload: argument 'size' takes int or None, not str", "tasks pending: 3",
+                "upload /data/report.pdf (52113 bytes, headers {'content-type': 'application/pdf'}, attempt 1)",
+                "upload /data/notes.txt (None bytes, headers {}, attempt 1)", "notify dana: uploaded at 09:30",
+                "tasks pending: 0"],
     "operations": ["a cycle: INVALID_ARGUMENT", "prefetch ads completed, cancelled: True", "start login",
                    "start show home", "show home finished, cancelled: False", "unfinished: 0"],
 }

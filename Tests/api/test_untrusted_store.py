@@ -125,9 +125,15 @@ def set_column(database, table, column, expression):
     try:
         db.execute(f'UPDATE "{table}" SET "{column}" = {expression}')
     except sqlite3.IntegrityError:
-        # A unique column: damage one row only.
-        db.execute(f'UPDATE "{table}" SET "{column}" = {expression} WHERE "{column}" IS '
-                   f'(SELECT "{column}" FROM "{table}" ORDER BY "{column}" LIMIT 1)')
+        # A unique column: damage one row only (by rowid when the rows share a
+        # value, as NULL unique keys of tasks do).
+        try:
+            db.execute(f'UPDATE "{table}" SET "{column}" = {expression} WHERE "{column}" IS '
+                       f'(SELECT "{column}" FROM "{table}" ORDER BY "{column}" LIMIT 1)')
+        except sqlite3.IntegrityError as error:
+            if "UNIQUE" not in str(error):
+                raise
+            db.execute(f'UPDATE "{table}" SET "{column}" = {expression} WHERE rowid = (SELECT min(rowid) FROM "{table}")')
     if relaxed:
         rewrite_schema_sql(db, table, original)
         db.close()

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 int harness_failed_current;
+int harness_skipped_current;
 char harness_message[1024];
 
 int harness_run(const struct harness_test *tests, size_t count, int argc, char **argv) {
@@ -15,9 +16,12 @@ int harness_run(const struct harness_test *tests, size_t count, int argc, char *
     for (size_t i = 0; i < count; i++) {
         if (only && strcmp(only, tests[i].name) != 0) continue;
         harness_failed_current = 0;
+        harness_skipped_current = 0;
         harness_message[0] = '\0';
         tests[i].fn();
-        if (harness_failed_current) {
+        if (harness_skipped_current && !harness_failed_current) {
+            printf("SKIP %s: %s\n", tests[i].name, harness_message);
+        } else if (harness_failed_current) {
             printf("FAIL %s: %s\n", tests[i].name, harness_message);
             failed++;
         } else {
@@ -35,6 +39,33 @@ const char *harness_temp_dir(void) {
     snprintf(path, sizeof path, "%s/outlive-test-XXXXXX", base);
     if (!mkdtemp(path)) { perror("mkdtemp"); exit(2); }
     return path;
+}
+
+int harness_postgresql(void) {
+    const char *kind = getenv("OUTLIVE_TEST_STORE_KIND");
+    return kind && !strcmp(kind, "postgresql");
+}
+
+const char *harness_store_location(void) {
+    if (!harness_postgresql()) return harness_temp_dir();
+    static char location[PATH_MAX];
+    static unsigned counter;
+    const char *server = getenv("OUTLIVE_TEST_PG");
+    if (!server || !*server) {
+        fprintf(stderr, "OUTLIVE_TEST_STORE_KIND=postgresql needs OUTLIVE_TEST_PG (scripts/pg_cluster.py start)\n");
+        exit(2);
+    }
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    /* Unique across processes and runs: pid, a counter, the clock. */
+    snprintf(location, sizeof location, "%s%soutlive_store=t%ld_%u_%ld", server, strchr(server, '?') ? "&" : "?",
+             (long)getpid(), counter++, (long)(now.tv_nsec / 1000));
+    return location;
+}
+
+void harness_remove_store(const char *location) {
+    if (strncmp(location, "postgres", 8) == 0) return;
+    harness_remove_tree(location);
 }
 
 void harness_remove_tree(const char *path) {

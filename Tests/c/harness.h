@@ -35,6 +35,24 @@ extern char harness_message[1024];
 
 int harness_run(const struct harness_test *tests, size_t count, int argc, char **argv);
 
+/* Ends the current test as skipped ("SKIP name: why"), neither passed nor failed. */
+#define SKIP(...) do { snprintf(harness_message, sizeof harness_message, __VA_ARGS__); \
+        harness_skipped_current = 1; return; } while (0)
+extern int harness_skipped_current;
+
+/* Suites parametrized by a store location run unchanged on both engines:
+ * OUTLIVE_TEST_STORE_KIND=postgresql makes harness_store_location() a
+ * $OUTLIVE_TEST_PG URI naming a fresh store (outlive_store=...), anything else
+ * a fresh temporary directory. Static storage overwritten by the next call.
+ * harness_remove_store removes a directory and ignores a URI (the test
+ * cluster is thrown away as a whole). */
+int harness_postgresql(void);
+const char *harness_store_location(void);
+void harness_remove_store(const char *location);
+/* A test that proves what only one engine has. */
+#define SQLITE_ONLY() do { if (harness_postgresql()) SKIP("SQLite stores only"); } while (0)
+#define POSTGRESQL_ONLY() do { if (!harness_postgresql()) SKIP("PostgreSQL stores only (OUTLIVE_TEST_STORE_KIND=postgresql)"); } while (0)
+
 /* A fresh empty directory under $TMPDIR (or /tmp) for one test; the path is
  * static storage overwritten by the next call. */
 const char *harness_temp_dir(void);

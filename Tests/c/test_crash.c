@@ -24,6 +24,12 @@
  *    answered) is in the store;
  *  - PRAGMA integrity_check is ok, the kept counts equal the rows, and no run
  *    is registered once every process ended.
+ * The driver's writer threads share its store handle, so their calls are
+ * committed in groups and most kills land with several of them in flight:
+ * each thread's keys are checked as the main thread's are (what its
+ * acknowledged operations made, or that plus its one pending operation), and
+ * its posts and messages count with the others (each thread may have one
+ * interrupted). The test fails unless some kills caught several in flight.
  * OUTLIVE_CRASH_KILLS sets the number of kills (default 200; `make soak` runs
  * more). */
 #include "harness.h"
@@ -35,6 +41,8 @@
 #include <unistd.h>
 
 #define KEYS 50
+#define GROUP_THREADS 4   /* as in crash_driver.c */
+#define GROUP_KEYS 10
 #define SIGNAL_ID "5f0c6d3e-2a4b-4c1d-9e8f-0123456789ab"
 
 struct task { char id[OUTLIVE_ID_SIZE]; char label[48]; int completed; unsigned long long runs; };
@@ -56,6 +64,11 @@ struct model {
     struct list answered;    /* message ids reported answered since the last check */
     long done_total, answered_total;
     int batch;               /* the killed run's completion batch (0: it reported none, so it ran no task) */
+    /* The driver's writer threads: their keys and each one's pending operation. */
+    char group_values[GROUP_THREADS][GROUP_KEYS][64];
+    char group_pending[GROUP_THREADS][128];
+    long group_acknowledged;
+    int kills_with_several_in_flight;
 };
 
 static void list_add(struct list *list, const char *text) {
@@ -82,11 +95,50 @@ static int pending_is(const struct model *model, const char *kind) {
     return !strncmp(model->pending, kind, length) && (model->pending[length] == ' ' || model->pending[length] == '\0');
 }
 
+/* How many announced, unconfirmed operations are of `kind`: the main thread's and the writer threads'. */
+static int pending_count(const struct model *model, const char *kind) {
+    size_t length = strlen(kind);
+    int count = pending_is(model, kind);
+    for (int g = 0; g < GROUP_THREADS; g++) {
+        const char *pending = model->group_pending[g];
+        if (!strncmp(pending, kind, length) && (pending[length] == ' ' || pending[length] == '\0')) count++;
+    }
+    return count;
+}
+
+/* Applies one announced operation of writer thread `g` ("set gN/keyMM VALUE" or "del gN/keyMM") to `values`. */
+static void apply_group_kv(char values[GROUP_KEYS][64], const char *operation) {
+    char kind[8], key[32], value[64];
+    int fields = sscanf(operation, "%7s %31s %63s", kind, key, value);
+    const char *slash = fields >= 2 ? strstr(key, "/key") : NULL;
+    if (!slash) return;
+    int index = atoi(slash + 4);
+    if (index < 0 || index >= GROUP_KEYS) return;
+    if (!strcmp(kind, "del")) values[index][0] = '\0';
+    else if (fields == 3 && !strcmp(kind, "set")) snprintf(values[index], 64, "%s", value);
+}
+
+/* A line of writer thread N ("gN try ...", "gN ok [ID]"). */
+static void read_group_line(struct model *model, int g, const char *text) {
+    char *pending = model->group_pending[g];
+    if (!strncmp(text, "try ", 4)) {
+        snprintf(pending, 128, "%.127s", text + 4);
+    } else if ((!strcmp(text, "ok") || !strncmp(text, "ok ", 3)) && pending[0]) {
+        model->group_acknowledged++;
+        if (!strcmp(pending, "post")) model->posts++;
+        else if (!strcmp(pending, "msg")) list_add(&model->messages, text[2] ? text + 3 : "");
+        else apply_group_kv(model->group_values[g], pending);
+        pending[0] = '\0';
+    }
+}
+
 static void read_line(struct model *model, const char *line) {
     char text[256];
     snprintf(text, sizeof text, "%s", line);
     text[strcspn(text, "\n")] = '\0';
-    if (!strncmp(text, "try ", 4)) {
+    if (text[0] == 'g' && text[1] >= '0' && text[1] < '0' + GROUP_THREADS && text[2] == ' ') {
+        read_group_line(model, text[1] - '0', text + 3);
+    } else if (!strncmp(text, "try ", 4)) {
         snprintf(model->pending, sizeof model->pending, "%.127s", text + 4);
     } else if ((!strcmp(text, "ok") || !strncmp(text, "ok ", 3)) && model->pending[0]) {
         const char *id = text[2] ? text + 3 : "";
@@ -191,6 +243,44 @@ static int verify_kv(outlive_store *store, struct model *model, char *why, size_
     return 0;
 }
 
+/* The writer threads' keys: each thread's equal its model, or its model with its pending operation. */
+static int verify_group_kv(outlive_store *store, struct model *model, char *why, size_t why_size) {
+    for (int g = 0; g < GROUP_THREADS; g++) {
+        char values[GROUP_KEYS][64], with[GROUP_KEYS][64];
+        for (int i = 0; i < GROUP_KEYS; i++) {
+            char key[32];
+            snprintf(key, sizeof key, "g%d/key%02d", g, i);
+            void *bytes = NULL;
+            size_t size = 0;
+            values[i][0] = '\0';
+            if (outlive_kv_get(store, key, &bytes, &size) == OUTLIVE_OK) {
+                snprintf(values[i], 64, "%.*s", (int)size, (char *)bytes);
+                outlive_free(bytes);
+            }
+        }
+        memcpy(with, model->group_values[g], sizeof with);
+        apply_group_kv(with, model->group_pending[g]);
+        int same = 1, same_with = 1;
+        for (int i = 0; i < GROUP_KEYS; i++) {
+            if (strcmp(values[i], model->group_values[g][i]) != 0) same = 0;
+            if (strcmp(values[i], with[i]) != 0) same_with = 0;
+        }
+        if (same) continue;
+        if (same_with) {
+            memcpy(model->group_values[g], with, sizeof with);
+            continue;
+        }
+        for (int i = 0; i < GROUP_KEYS; i++) {
+            if (strcmp(values[i], model->group_values[g][i]) != 0) {
+                snprintf(why, why_size, "g%d/key%02d is \"%.63s\", acknowledged \"%.63s\" (thread's pending: %.127s)", g, i,
+                         values[i], model->group_values[g][i], model->group_pending[g][0] ? model->group_pending[g] : "none");
+                return 0;
+            }
+        }
+    }
+    return 1;
+}
+
 static int verify_tasks(outlive_store *store, struct model *model, char *why, size_t why_size) {
     outlive_task_list *infos = NULL;
     size_t count = 0;
@@ -267,7 +357,7 @@ static int verify_signals(outlive_store *store, struct model *model, char *why, 
         snprintf(why, why_size, "signal lookup: %s: %s", outlive_status_name(status), outlive_last_error());
         return 0;
     }
-    unsigned long long most = model->posts + (pending_is(model, "post") ? 1 : 0);
+    unsigned long long most = model->posts + (unsigned long long)pending_count(model, "post");
     if (version < model->posts || version > most) {
         snprintf(why, why_size, "signal version %llu, acknowledged posts %llu (pending: %s)", (unsigned long long)version,
                  model->posts, model->pending[0] ? model->pending : "none");
@@ -335,7 +425,7 @@ static int verify_messages(outlive_store *store, struct model *model, char *why,
             ok = 0;
         }
     }
-    if (pending_is(model, "msg")) model->unknown_messages++;
+    model->unknown_messages += pending_count(model, "msg");
     if (ok && count - known > (size_t)model->unknown_messages) {
         snprintf(why, why_size, "%zu messages stored that the driver did not post (at most %d interrupted posts)",
                  count - known, model->unknown_messages);
@@ -421,9 +511,14 @@ static int verify(const char *dir, struct model *model, char *why, size_t why_si
         snprintf(why, why_size, "reopen: %s", outlive_last_error());
         return 0;
     }
-    int ok = verify_kv(store, model, why, why_size) && verify_tasks(store, model, why, why_size) &&
-             verify_signals(store, model, why, why_size) && verify_messages(store, model, why, why_size);
+    int in_flight = 0;
+    for (int g = 0; g < GROUP_THREADS; g++) in_flight += model->group_pending[g][0] != '\0';
+    if (in_flight >= 2) model->kills_with_several_in_flight++;
+    int ok = verify_kv(store, model, why, why_size) && verify_group_kv(store, model, why, why_size) &&
+             verify_tasks(store, model, why, why_size) && verify_signals(store, model, why, why_size) &&
+             verify_messages(store, model, why, why_size);
     model->pending[0] = '\0';
+    for (int g = 0; g < GROUP_THREADS; g++) model->group_pending[g][0] = '\0';
     outlive_store_close(store);
     return ok && verify_database(dir, why, why_size);
 }
@@ -491,9 +586,13 @@ static void test_acknowledged_work_survives_repeated_kill_9(void) {
     CHECK_MSG(model.done_total > 0 && model.seen_process > 0 && model.answered_total > 0,
               "tasks run %ld, deliveries up to version %llu, messages answered %ld", model.done_total, model.seen_process,
               model.answered_total);
-    printf("# %d kills: %ld operations acknowledged; %zu tasks added, %ld run; %llu signal posts, delivered up to %llu; "
-           "%zu messages posted, %ld answered\n", kills, acknowledged, model.task_count, model.done_total, model.posts,
-           model.seen_process, model.messages.count, model.answered_total);
+    CHECK_MSG(model.group_acknowledged > 0 && model.kills_with_several_in_flight > 0,
+              "writer threads: %ld operations acknowledged, %d kills with several in flight", model.group_acknowledged,
+              model.kills_with_several_in_flight);
+    printf("# %d kills: %ld operations acknowledged (%ld by the writer threads; %d kills with several of their calls in "
+           "flight); %zu tasks added, %ld run; %llu signal posts, delivered up to %llu; %zu messages posted, %ld answered\n",
+           kills, acknowledged, model.group_acknowledged, model.kills_with_several_in_flight, model.task_count,
+           model.done_total, model.posts, model.seen_process, model.messages.count, model.answered_total);
     free(model.tasks);
     free(model.messages.items);
     free(model.done.items);

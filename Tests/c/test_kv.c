@@ -1,5 +1,8 @@
 /* The key-value API from C: values, atomic updates, and bad input that must
- * get a precise status and leave the store as it was. */
+ * get a precise status and leave the store as it was. One suite for both
+ * engines: OUTLIVE_TEST_STORE_KIND=postgresql runs it on PostgreSQL stores
+ * (harness_store_location), where hostile URIs and tampered schemas are
+ * tested too. */
 #include "harness.h"
 #include <fcntl.h>
 #include <sqlite3.h>
@@ -16,7 +19,7 @@ static outlive_store *open_store(const char *dir) {
 }
 
 static void test_set_get_delete_round_trip(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     outlive_store *store = open_store(dir);
     CHECK(store);
     CHECK_OK(outlive_kv_set(store, "greeting", "hello", 5));
@@ -33,11 +36,11 @@ static void test_set_get_delete_round_trip(void) {
     CHECK_STATUS(outlive_kv_get(store, "greeting", &bytes, &size), OUTLIVE_E_NOT_FOUND);
     CHECK_STATUS(outlive_kv_delete(store, "greeting"), OUTLIVE_E_NOT_FOUND);
     outlive_store_close(store);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 static void test_empty_value_is_present_and_not_null(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     outlive_store *store = open_store(dir);
     CHECK(store);
     CHECK_OK(outlive_kv_set(store, "empty", NULL, 0));
@@ -47,11 +50,11 @@ static void test_empty_value_is_present_and_not_null(void) {
     CHECK(bytes != NULL && size == 0);
     outlive_free(bytes);
     outlive_store_close(store);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 static void test_values_survive_reopen(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     outlive_store *store = open_store(dir);
     CHECK(store);
     unsigned char blob[256];
@@ -66,7 +69,7 @@ static void test_values_survive_reopen(void) {
     CHECK(size == 256 && memcmp(bytes, blob, 256) == 0);
     outlive_free(bytes);
     outlive_store_close(store);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 static outlive_status increment(outlive_kv_value *value, void *context) {
@@ -101,7 +104,7 @@ static outlive_status remove_value(outlive_kv_value *value, void *context) {
 }
 
 static void test_update_reads_modifies_and_writes(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     outlive_store *store = open_store(dir);
     CHECK(store);
     for (int i = 0; i < 10; i++) CHECK_OK(outlive_kv_update(store, "counter", increment, NULL));
@@ -113,11 +116,11 @@ static void test_update_reads_modifies_and_writes(void) {
     CHECK_OK(outlive_kv_update(store, "counter", remove_value, NULL));
     CHECK_STATUS(outlive_kv_get(store, "counter", &bytes, &size), OUTLIVE_E_NOT_FOUND);
     outlive_store_close(store);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 static void test_update_failing_modifier_changes_nothing(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     outlive_store *store = open_store(dir);
     CHECK(store);
     CHECK_OK(outlive_kv_set(store, "k", "v", 1));
@@ -132,11 +135,11 @@ static void test_update_failing_modifier_changes_nothing(void) {
     CHECK_STATUS(outlive_kv_update(store, "k", reenter, store), OUTLIVE_E_STATE);
     CHECK_STATUS(outlive_kv_get(store, "other", &bytes, &size), OUTLIVE_E_NOT_FOUND);
     outlive_store_close(store);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 static void test_bad_arguments_get_precise_statuses(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     outlive_store *store = open_store(dir);
     CHECK(store);
     void *bytes = NULL;
@@ -163,10 +166,11 @@ static void test_bad_arguments_get_precise_statuses(void) {
     /* Nothing of the above was stored. */
     CHECK_STATUS(outlive_kv_get(store, "k", &bytes, &size), OUTLIVE_E_NOT_FOUND);
     outlive_store_close(store);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 static void test_open_refuses_bad_places(void) {
+    SQLITE_ONLY();
     outlive_store *store = NULL;
     CHECK_STATUS(outlive_store_open(NULL, "app", NULL, NULL, &store), OUTLIVE_E_INVALID_ARGUMENT);
     CHECK_STATUS(outlive_store_open("/tmp/x", NULL, NULL, NULL, &store), OUTLIVE_E_INVALID_ARGUMENT);
@@ -208,6 +212,7 @@ static void test_open_refuses_bad_places(void) {
 }
 
 static void test_created_store_has_private_modes(void) {
+    SQLITE_ONLY();
     const char *base = harness_temp_dir();
     char dir[4096], file[4200];
     snprintf(dir, sizeof dir, "%s/store", base);
@@ -228,6 +233,7 @@ static void test_created_store_has_private_modes(void) {
 }
 
 static void test_corrupted_database_is_refused(void) {
+    SQLITE_ONLY();
     const char *dir = harness_temp_dir();
     char path[4200];
     snprintf(path, sizeof path, "%s/outlive.db", dir);
@@ -240,10 +246,11 @@ static void test_corrupted_database_is_refused(void) {
     outlive_store *store = NULL;
     CHECK_STATUS(outlive_store_open(dir, "app", NULL, NULL, &store), OUTLIVE_E_CORRUPT);
     CHECK(store == NULL);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 static void test_newer_format_is_refused(void) {
+    SQLITE_ONLY();
     const char *dir = harness_temp_dir();
     outlive_store *store = open_store(dir);
     CHECK(store);
@@ -256,10 +263,11 @@ static void test_newer_format_is_refused(void) {
     sqlite3_close(db);
     CHECK_STATUS(outlive_store_open(dir, "app", NULL, NULL, &store), OUTLIVE_E_VERSION);
     CHECK(strstr(outlive_last_error(), "newer") != NULL);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 static void test_foreign_database_is_refused(void) {
+    SQLITE_ONLY();
     const char *dir = harness_temp_dir();
     char path[4200];
     snprintf(path, sizeof path, "%s/outlive.db", dir);
@@ -271,7 +279,7 @@ static void test_foreign_database_is_refused(void) {
     outlive_store *store = NULL;
     CHECK_STATUS(outlive_store_open(dir, "app", NULL, NULL, &store), OUTLIVE_E_CORRUPT);
     CHECK(strstr(outlive_last_error(), "not an Outlive store") != NULL);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 static void test_status_names_and_version(void) {
@@ -291,7 +299,7 @@ static void ignore_value(const char *key, const void *bytes, size_t size, void *
 }
 
 static void test_observer_context_is_released_once_and_never_after_a_failed_registration(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     outlive_store *store = open_store(dir);
     CHECK(store);
     int released = 0;
@@ -307,13 +315,13 @@ static void test_observer_context_is_released_once_and_never_after_a_failed_regi
     CHECK_OK(outlive_kv_observe(store, "q", ignore_value, &released, count_release, &token));
     outlive_store_close(store);
     CHECK(released == 2);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 /* Keys list as every list does: a snapshot in bytewise order under a prefix,
  * paged with the last key of one list as `after` of the next. */
 static void test_keys_list_in_order_and_page_after_the_last_key(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     outlive_store *store = open_store(dir);
     CHECK(store);
     const char *keys[] = {"a/3", "a/1", "b/1", "a/2", "a"};
@@ -347,7 +355,174 @@ static void test_keys_list_in_order_and_page_after_the_last_key(void) {
     CHECK(list == NULL && outlive_kv_key_list_count(NULL) == 0);
     outlive_kv_key_list_free(NULL);
     outlive_store_close(store);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
+}
+
+/* psql against the test server; whether it succeeded. */
+static int psql(const char *sql) {
+    char command[8192];
+    snprintf(command, sizeof command, "psql -X -q -v ON_ERROR_STOP=1 \"%s\" -c \"%s\" >/dev/null 2>&1", getenv("OUTLIVE_TEST_PG"), sql);
+    return system(command) == 0;
+}
+
+/* The store name harness_store_location put in `location`. */
+static const char *store_name(const char *location) {
+    const char *name = strstr(location, "outlive_store=");
+    return name ? name + strlen("outlive_store=") : "main";
+}
+
+static void test_hostile_uris_get_precise_statuses_and_never_show_the_password(void) {
+    POSTGRESQL_ONLY();
+    const char *server = getenv("OUTLIVE_TEST_PG");
+    char uri[4096];
+    outlive_store *store = NULL;
+    struct { const char *suffix; outlive_status expected; const char *says; } cases[] = {
+        {"?outlive_store=Upper", OUTLIVE_E_INVALID_ARGUMENT, "store name"},
+        {"?outlive_liveness=1", OUTLIVE_E_INVALID_ARGUMENT, "2 to 3600"},
+        {"?outlive_liveness=ten", OUTLIVE_E_INVALID_ARGUMENT, "whole number"},
+        {"?outlive_livenes=10", OUTLIVE_E_INVALID_ARGUMENT, "unknown URI parameter"},
+        {"?no_such_libpq_parameter=1", OUTLIVE_E_INVALID_ARGUMENT, "no_such_libpq_parameter"},
+        {"#fragment", OUTLIVE_E_INVALID_ARGUMENT, "fragment"},
+        {"?sslmode=sometimes", OUTLIVE_E_INVALID_ARGUMENT, "sslmode"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(uri, sizeof uri, "%s%s", server, cases[i].suffix);
+        CHECK_STATUS(outlive_store_open(uri, "app", NULL, NULL, &store), cases[i].expected);
+        CHECK_MSG(strstr(outlive_last_error(), cases[i].says), "%s: %s", cases[i].suffix, outlive_last_error());
+        CHECK(store == NULL);
+    }
+    CHECK_STATUS(outlive_store_open("postgresql://user:s3cret-pw@[::1/db", "app", NULL, NULL, &store), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_MSG(!strstr(outlive_last_error(), "s3cret-pw"), "%s", outlive_last_error());
+    CHECK_STATUS(outlive_store_open("postgresql://user:s3cret%zz@127.0.0.1/db", "app", NULL, NULL, &store), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_MSG(!strstr(outlive_last_error(), "s3cret"), "%s", outlive_last_error());
+    /* A port nobody listens on; a server that cannot be reached in time. */
+    CHECK_STATUS(outlive_store_open("postgresql://127.0.0.1:1/outlive_test", "app", NULL, NULL, &store), OUTLIVE_E_IO);
+    CHECK(strstr(outlive_last_error(), "refused"));
+    double start = harness_now();
+    CHECK_STATUS(outlive_store_open("postgresql://192.0.2.1/outlive_test?connect_timeout=2", "app", NULL, NULL, &store), OUTLIVE_E_IO);
+    CHECK_MSG(harness_now() - start < 8, "waited %.1f s", harness_now() - start);
+    /* A wrong password (pg_cluster.py makes outlive_password give one). */
+    const char *at = strchr(server, '@');
+    CHECK(at);
+    snprintf(uri, sizeof uri, "postgresql://outlive_password:not-the-password%s", at);
+    CHECK_STATUS(outlive_store_open(uri, "app", NULL, NULL, &store), OUTLIVE_E_PERMISSION);
+    CHECK_MSG(strstr(outlive_last_error(), "password authentication failed") && !strstr(outlive_last_error(), "not-the-password"),
+              "%s", outlive_last_error());
+    /* options->liveness_seconds out of range; version 1 options still open. */
+    outlive_store_options options = OUTLIVE_STORE_OPTIONS_INIT;
+    options.liveness_seconds = 1;
+    const char *location = harness_store_location();
+    CHECK_STATUS(outlive_store_open(location, "app", NULL, &options, &store), OUTLIVE_E_INVALID_ARGUMENT);
+    options.liveness_seconds = 0;
+    options.version = 1;
+    CHECK_OK(outlive_store_open(location, "app", NULL, &options, &store));
+    outlive_store_close(store);
+}
+
+static void test_stores_of_one_database_do_not_see_each_other(void) {
+    POSTGRESQL_ONLY();
+    char first[4096];
+    snprintf(first, sizeof first, "%s", harness_store_location());
+    const char *second = harness_store_location();
+    outlive_store *a = NULL, *b = NULL;
+    CHECK_OK(outlive_store_open(first, "app", NULL, NULL, &a));
+    CHECK_OK(outlive_store_open(second, "app", NULL, NULL, &b));
+    CHECK_OK(outlive_kv_set(a, "shared-name", "a", 1));
+    CHECK_OK(outlive_kv_set(b, "shared-name", "b", 1));
+    CHECK_OK(outlive_kv_set(a, "only-in-a", "a", 1));
+    void *bytes = NULL;
+    size_t size = 0;
+    CHECK_OK(outlive_kv_get(b, "shared-name", &bytes, &size));
+    CHECK(size == 1 && memcmp(bytes, "b", 1) == 0);
+    outlive_free(bytes);
+    CHECK_STATUS(outlive_kv_get(b, "only-in-a", &bytes, &size), OUTLIVE_E_NOT_FOUND);
+    outlive_kv_key_list *list = NULL;
+    CHECK_OK(outlive_kv_key_list_new(b, "", NULL, 0, &list));
+    CHECK(outlive_kv_key_list_count(list) == 1);
+    outlive_kv_key_list_free(list);
+    outlive_store_close(a);
+    outlive_store_close(b);
+}
+
+static void test_systems_not_yet_on_postgresql_fail_cleanly_and_create_nothing(void) {
+    POSTGRESQL_ONLY();
+    const char *location = harness_store_location();
+    outlive_store *store = NULL;
+    CHECK_OK(outlive_store_open(location, "app", NULL, NULL, &store));
+    CHECK_STATUS(outlive_signal_post(store, "s", NULL, true), OUTLIVE_E_STATE);
+    CHECK_MSG(strstr(outlive_last_error(), "signals are not yet available on PostgreSQL"), "%s", outlive_last_error());
+    size_t count = 12345;
+    CHECK_STATUS(outlive_messages_count(store, NULL, &count), OUTLIVE_E_STATE);
+    CHECK_MSG(strstr(outlive_last_error(), "messages are not yet available on PostgreSQL"), "%s", outlive_last_error());
+    CHECK(count == 12345);
+    CHECK_STATUS(outlive_tasks_count(store, &count), OUTLIVE_E_STATE);
+    CHECK_MSG(strstr(outlive_last_error(), "tasks are not yet available on PostgreSQL"), "%s", outlive_last_error());
+    /* Only the store's and the key-value system's tables exist. */
+    char sql[1024];
+    snprintf(sql, sizeof sql, "DO \\$\\$ BEGIN IF (SELECT count(*) FROM pg_tables WHERE schemaname = 'outlive_%s' "
+             "AND tablename NOT IN ('outlive_schema', 'outlive_feed', 'outlive_runs', 'outlive_watchers', 'outlive_kv')) > 0 "
+             "THEN RAISE 'foreign tables'; END IF; END \\$\\$", store_name(location));
+    CHECK_MSG(psql(sql), "tables of a system not on PostgreSQL were created");
+    CHECK_OK(outlive_kv_set(store, "still", "works", 5));
+    outlive_store_close(store);
+}
+
+static void test_tampered_postgresql_schema_is_refused(void) {
+    POSTGRESQL_ONLY();
+    const char *location = harness_store_location();
+    outlive_store *store = NULL;
+    CHECK_OK(outlive_store_open(location, "app", NULL, NULL, &store));
+    outlive_store_close(store);
+    char sql[1024];
+    /* A trigger of someone else's on our table. */
+    snprintf(sql, sizeof sql, "CREATE FUNCTION outlive_%s.spy() RETURNS trigger LANGUAGE plpgsql AS 'BEGIN RETURN NEW; END'; "
+             "CREATE TRIGGER spy BEFORE INSERT ON outlive_%s.outlive_kv FOR EACH ROW EXECUTE FUNCTION outlive_%s.spy()",
+             store_name(location), store_name(location), store_name(location));
+    CHECK(psql(sql));
+    CHECK_STATUS(outlive_store_open(location, "app", NULL, NULL, &store), OUTLIVE_E_CORRUPT);
+    CHECK_MSG(strstr(outlive_last_error(), "did not make"), "%s", outlive_last_error());
+    snprintf(sql, sizeof sql, "DROP FUNCTION outlive_%s.spy() CASCADE", store_name(location));
+    CHECK(psql(sql));
+    CHECK_OK(outlive_store_open(location, "app", NULL, NULL, &store));
+    outlive_store_close(store);
+    /* A newer Outlive's key-value tables. */
+    snprintf(sql, sizeof sql, "UPDATE outlive_%s.outlive_schema SET version = 99 WHERE component = 'kv'", store_name(location));
+    CHECK(psql(sql));
+    CHECK_STATUS(outlive_store_open(location, "app", NULL, NULL, &store), OUTLIVE_E_VERSION);
+    CHECK_MSG(strstr(outlive_last_error(), "newer"), "%s", outlive_last_error());
+}
+
+static void test_a_handle_whose_liveness_connection_drops_says_its_run_ended(void) {
+    POSTGRESQL_ONLY();
+    const char *location = harness_store_location();
+    outlive_loop *loop = NULL;
+    CHECK_OK(outlive_loop_new(&loop));
+    outlive_store *store = NULL;
+    CHECK_OK(outlive_store_open(location, "victim", loop, NULL, &store));
+    CHECK_OK(outlive_kv_set(store, "before", "x", 1));
+    /* The server ends the session that holds this run's lock (as a restart or a cut would). */
+    char sql[1024];
+    snprintf(sql, sizeof sql, "SELECT pg_terminate_backend(l.pid) FROM pg_locks l JOIN outlive_%s.outlive_runs r "
+             "ON l.locktype = 'advisory' AND l.objsubid = 2 AND l.objid = r.lock_key::bigint::oid "
+             "AND l.classid = (SELECT oid FROM pg_namespace WHERE nspname = 'outlive_%s') WHERE r.process = 'victim'",
+             store_name(location), store_name(location));
+    CHECK(psql(sql));
+    outlive_status status = OUTLIVE_OK;
+    for (int round = 0; round < 100 && status == OUTLIVE_OK; round++) {
+        outlive_loop_dispatch(loop, 50);
+        status = outlive_kv_set(store, "after", "x", 1);
+    }
+    CHECK_MSG(status == OUTLIVE_E_STATE, "still %s after the lock connection was ended", outlive_status_name(status));
+    CHECK_MSG(strstr(outlive_last_error(), "this run ended") && strstr(outlive_last_error(), "open it again"), "%s", outlive_last_error());
+    outlive_store_close(store);
+    outlive_loop_free(loop);
+    /* The store itself carries on for a new handle. */
+    CHECK_OK(outlive_store_open(location, "again", NULL, NULL, &store));
+    void *bytes = NULL;
+    size_t size = 0;
+    CHECK_OK(outlive_kv_get(store, "before", &bytes, &size));
+    outlive_free(bytes);
+    outlive_store_close(store);
 }
 
 HARNESS_MAIN(
@@ -365,4 +540,9 @@ HARNESS_MAIN(
     T(test_newer_format_is_refused),
     T(test_foreign_database_is_refused),
     T(test_status_names_and_version),
+    T(test_hostile_uris_get_precise_statuses_and_never_show_the_password),
+    T(test_stores_of_one_database_do_not_see_each_other),
+    T(test_systems_not_yet_on_postgresql_fail_cleanly_and_create_nothing),
+    T(test_tampered_postgresql_schema_is_refused),
+    T(test_a_handle_whose_liveness_connection_drops_says_its_run_ended),
 )

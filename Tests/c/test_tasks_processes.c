@@ -97,7 +97,8 @@ static void test_tasks_this_process_cannot_resolve_run_in_one_that_can(void) {
     CHECK_STATUS(outlive_handler_resolve("tasks_record"), OUTLIVE_E_UNRESOLVED);
     const char *labels[] = { "one", "two", "three" };
     for (int i = 0; i < 3; i++) CHECK_OK(add(store, "tasks_record", labels[i], NULL, NULL));
-    /* Runs here leave them alone: not attempted, not failed. */
+    /* Runs here leave them alone: not attempted, not failed; the first says
+     * why it waits (for `outlive tasks`). */
     CHECK_OK(outlive_tasks_run_now(store));
     for (int i = 0; i < 10; i++) CHECK_OK(outlive_loop_dispatch(outlive_store_loop(store), 10));
     outlive_task_list *list = NULL;
@@ -105,7 +106,10 @@ static void test_tasks_this_process_cannot_resolve_run_in_one_that_can(void) {
     CHECK_OK(outlive_task_list_new(store, NULL, 10, &list));
     count = outlive_task_list_count(list);
     CHECK(count == 3);
-    for (size_t i = 0; i < count; i++) CHECK(outlive_task_list_attempts(list, i) == 0 && outlive_task_list_last_error(list, i) == NULL && outlive_task_list_state(list, i) == OUTLIVE_TASK_PENDING);
+    for (size_t i = 0; i < count; i++) CHECK(outlive_task_list_attempts(list, i) == 0 && outlive_task_list_state(list, i) == OUTLIVE_TASK_PENDING);
+    const char *why = outlive_task_list_last_error(list, 0);
+    CHECK(why && strstr(why, "no handler named tasks_record is declared in process app"));
+    CHECK(outlive_task_list_last_error(list, 1) == NULL && outlive_task_list_last_error(list, 2) == NULL);
     outlive_task_list_free(list);
     const char *args[] = { dir, "worker", "--load", lib_path, "--run-until-pending", "0", "30", NULL };
     CHECK(wait_exit(spawn(args)) == 0);

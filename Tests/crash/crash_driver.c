@@ -22,15 +22,28 @@
  *   seen WHICH VERSION   crash_signal delivered: kv "sigseen:WHICH" >= VERSION
  *   answered ID          the response handler ran: kv "answered:ID" is set
  * The presenter presents every message at once and answers it with "yes".
+ * In every other run (odd seeds), GROUP_THREADS writer threads share the store handle,
+ * so that kills land while a group of their calls is being committed (group
+ * commit): thread N announces and confirms its own operations, each line
+ * prefixed "gN ", on keys of its own ("gN/keyMM"):
+ *   gN try set gN/keyMM VALUE   outlive_kv_set
+ *   gN try del gN/keyMM         outlive_kv_delete (of a key that may be absent)
+ *   gN try post                 outlive_signal_post of SIGNAL_ID   → "gN ok"
+ *   gN try msg                  outlive_message_post               → "gN ok MESSAGE_ID"
  * Each run also registers a this-run consumer of SIGNAL_ID, which must go with
  * the run when it is killed.
  * Usage: crash_driver DIR SEED */
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "outlive.h"
 
 #define SIGNAL_ID "5f0c6d3e-2a4b-4c1d-9e8f-0123456789ab"
+#define GROUP_THREADS 4
+#define GROUP_KEYS 10
 
 static outlive_store *store;
 
@@ -124,10 +137,59 @@ static int fail(const char *what) {
     return 1;
 }
 
+static int seed;
+
+/* One writer thread: grouped operations (kv set and delete, signal post,
+ * message post) on keys of its own, announced and confirmed with its prefix. */
+static void *group_writer(void *argument) {
+    int thread = (int)(intptr_t)argument;
+    unsigned state = (unsigned)seed * 31u + (unsigned)thread;
+    for (long op = 0;; op++) {
+        /* A pause between operations, so that the main thread's writes (which
+         * wait for the handle's connection like every write, and may lose it
+         * to the threads again and again) keep a share. */
+        usleep((useconds_t)(rand_r(&state) % 3000));
+        char key[32], value[64];
+        snprintf(key, sizeof key, "g%d/key%02d", thread, rand_r(&state) % GROUP_KEYS);
+        /* Posts and messages rarely: each makes work for the main thread's loop. */
+        int choice = rand_r(&state) % 40;
+        outlive_status status;
+        if (choice < 28) {
+            int length = snprintf(value, sizeof value, "g%d-%ld-%d", thread, op, rand_r(&state));
+            printf("g%d try set %s %s\n", thread, key, value);
+            status = outlive_kv_set(store, key, value, (size_t)length);
+            if (status != OUTLIVE_OK) break;
+            printf("g%d ok\n", thread);
+        } else if (choice < 38) {
+            printf("g%d try del %s\n", thread, key);
+            status = outlive_kv_delete(store, key);
+            if (status != OUTLIVE_OK && status != OUTLIVE_E_NOT_FOUND) break;
+            printf("g%d ok\n", thread);
+        } else if (choice < 39) {
+            printf("g%d try post\n", thread);
+            status = outlive_signal_post(store, SIGNAL_ID, NULL, false);
+            if (status != OUTLIVE_OK) break;
+            printf("g%d ok\n", thread);
+        } else {
+            char id[OUTLIVE_ID_SIZE];
+            outlive_message_draft *draft = NULL;
+            outlive_message_draft_new("crash", "a message", &draft);
+            outlive_message_draft_add_choice(draft, "yes", "Yes", OUTLIVE_CHOICE_DEFAULT);
+            printf("g%d try msg\n", thread);
+            status = outlive_message_post(store, draft, id);
+            outlive_message_draft_free(draft);
+            if (status != OUTLIVE_OK) break;
+            printf("g%d ok %s\n", thread, id);
+        }
+    }
+    fail("writer thread");
+    _exit(1);
+}
+
 int main(int argc, char **argv) {
     if (argc != 3) return 2;
     setvbuf(stdout, NULL, _IONBF, 0);
-    int seed = atoi(argv[2]);
+    seed = atoi(argv[2]);
     srand((unsigned)seed);
     outlive_store_options options = OUTLIVE_STORE_OPTIONS_INIT;
     options.durability = OUTLIVE_DURABILITY_FULL;
@@ -146,6 +208,12 @@ int main(int argc, char **argv) {
         printf("ok\n");
     }
     if (consume("run", OUTLIVE_LIFETIME_THIS_RUN) != OUTLIVE_OK) return fail("consume this run");
+    /* Every other run only, so that the main thread's workload keeps its pace in the others. */
+    for (int thread = 0; seed % 2 && thread < GROUP_THREADS; thread++) {
+        pthread_t id;
+        if (pthread_create(&id, NULL, group_writer, (void *)(intptr_t)thread) != 0) return fail("writer thread start");
+        pthread_detach(id);
+    }
     for (long op = 0;; op++) {
         char key[32], value[64];
         snprintf(key, sizeof key, "key%02d", rand() % 50);

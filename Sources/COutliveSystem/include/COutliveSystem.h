@@ -42,6 +42,13 @@ void COutlive_set_errno(int value);
 /* open(2) with a mode, which Swift cannot call as a variadic. */
 int COutlive_open(const char *path, int flags, mode_t mode);
 
+/* The link count of an open file, or -1 (errno set). statx(2) asking for the
+ * link count only: fstat(2) also asks for the times, and on a file system with
+ * multigrain timestamps (ext4, xfs, btrfs since Linux 6.13) a file whose times
+ * were asked for gets a fine-grained time — an inode update — on its next
+ * write, where it otherwise keeps the coarse tick's. */
+long COutlive_link_count(int fd);
+
 /* OUTLIVE_HANDLER_MAGIC and OUTLIVE_HANDLER_DESCRIPTOR_VERSION of outlive.h
  * (shims.c, which also asserts the descriptor's layout at build time). */
 uint64_t COutlive_handler_magic(void);

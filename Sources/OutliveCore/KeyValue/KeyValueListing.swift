@@ -13,7 +13,10 @@ public enum KeyValueListing {
         try store.checkUsable()
         var entries: [Entry] = []
         try store.database.read { transaction in
-            try transaction.query("SELECT CAST(key AS BLOB), CAST(value AS BLOB) FROM outlive_kv ORDER BY key") { row in
+            // PostgreSQL's key is text in the database's encoding: its bytes are convert_to's.
+            let sql = store.database.engine == .sqlite ? "SELECT CAST(key AS BLOB), CAST(value AS BLOB) FROM outlive_kv ORDER BY key"
+                                                       : "SELECT convert_to(key, 'UTF8'), value FROM outlive_kv ORDER BY key"
+            try transaction.query(sql) { row in
                 let key = row.blob(0) ?? []
                 guard key.starts(with: prefix) else { return }
                 entries.append(Entry(key: key, value: row.blob(1) ?? []))

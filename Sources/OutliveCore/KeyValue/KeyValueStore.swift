@@ -9,6 +9,9 @@
 public final class KeyValueStore {
     public static let schema = SchemaComponent(name: "kv", migrations: [
         "CREATE TABLE outlive_kv(key TEXT PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID",
+    ], postgresql: [
+        // COLLATE "C": keys compare and sort by their bytes, as SQLite's BINARY does.
+        #"CREATE TABLE outlive_kv(key text COLLATE "C" PRIMARY KEY, value bytea NOT NULL)"#,
     ])
     public static let topic = "kv"
     public static let maxKeySize = 1_024
@@ -43,7 +46,7 @@ public final class KeyValueStore {
         try KeyValueStore.validate(key: key)
         try KeyValueStore.validate(valueSize: value.count)
         try store.checkUsable()
-        try store.database.write { transaction in
+        try store.database.groupedWrite { transaction in
             try transaction.execute("INSERT INTO outlive_kv(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                                     [.text(key), .blob(value)])
             try transaction.recordChange(topic: KeyValueStore.topic, key: key)
@@ -62,7 +65,7 @@ public final class KeyValueStore {
     public func delete(_ key: String) throws {
         try KeyValueStore.validate(key: key)
         try store.checkUsable()
-        try store.database.write { transaction in
+        try store.database.groupedWrite { transaction in
             try transaction.execute("DELETE FROM outlive_kv WHERE key = ?", [.text(key)])
             guard transaction.changedRows == 1 else { throw OutliveError.notFound("no value for key \"\(key)\"") }
             try transaction.recordChange(topic: KeyValueStore.topic, key: key)
@@ -122,8 +125,8 @@ public final class KeyValueStore {
                 let wanted = min(limit - keys.count, 1_000)
                 var seen = 0
                 var last: [UInt8]?
-                try transaction.query("SELECT key FROM outlive_kv WHERE key >= ? AND key > CAST(? AS TEXT) AND typeof(key) = 'text' ORDER BY key LIMIT ?",
-                                      [.text(prefix), .blob(cursor), .integer(Int64(wanted))]) { row in
+                try transaction.query(KeyValueStore.keysAfter(engine: store.database.engine),
+                                      [.text(prefix), KeyValueStore.cursor(cursor, engine: store.database.engine), .integer(Int64(wanted))]) { row in
                     seen += 1
                     last = row.textBytes(0)
                     if let key = row.textIfValid(0) { keys.append(key) }
@@ -135,6 +138,23 @@ public final class KeyValueStore {
         // The SQL range starts at the prefix; keep only keys that really have it.
         if let end = keys.firstIndex(where: { !$0.utf8.starts(with: prefix.utf8) }) { keys.removeSubrange(end...) }
         return keys
+    }
+
+    /// SQLite may hold a key of any type and any bytes (the file is untrusted):
+    /// the cursor is the stored bytes, compared as text. PostgreSQL's column
+    /// holds only valid text, so the cursor is text there.
+    private static func keysAfter(engine: StoreEngine) -> String {
+        switch engine {
+        case .sqlite: "SELECT key FROM outlive_kv WHERE key >= ? AND key > CAST(? AS TEXT) AND typeof(key) = 'text' ORDER BY key LIMIT ?"
+        case .postgresql: "SELECT key FROM outlive_kv WHERE key >= ? AND key > ? ORDER BY key LIMIT ?"
+        }
+    }
+
+    private static func cursor(_ bytes: [UInt8], engine: StoreEngine) -> SQLValue {
+        switch engine {
+        case .sqlite: .blob(bytes)
+        case .postgresql: .text(String(decoding: bytes, as: UTF8.self))
+        }
     }
 
     /// How many keys have `prefix`.

@@ -99,7 +99,7 @@ public final class MessageQueue {
         try store.checkUsable()
         let id = Identifier.make()
         let limit = lock.withLock { categoryLimit }
-        try store.database.write { transaction in
+        try store.database.groupedWrite { transaction in
             let count = try MessageTable.count(category: draft.category, in: transaction)
             guard count < limit else {
                 throw OutliveError(.limit, "category \"\(draft.category)\" holds \(count) messages, its limit; remove messages or raise the limit (outlive_messages_set_category_limit)")

@@ -113,6 +113,7 @@ extension Signals {
                     guard let id = row.text(0), let name = row.text(2), registry.canResolve(name),
                           let delivery = SignalDelivery(rawValue: Int32(truncatingIfNeeded: row.integer(3))),
                           let lifetime = SignalLifetime(rawValue: Int32(truncatingIfNeeded: row.integer(4))) else { return }
+                    if lifetime == .thisRun, let delivered = unrecorded.version(of: id), delivered >= posted.version { return }
                     consumers.append(PendingConsumer(consumerID: id, signalID: signal, handler: row.blob(1) ?? [],
                                                      handlerName: name, delivery: delivery, lifetime: lifetime))
                 }
@@ -227,7 +228,10 @@ extension Signals {
     }
 
     private func isDue(_ consumer: PendingConsumer, _ posted: PostedVersion) throws -> Bool {
-        try store.database.read { transaction in
+        if consumer.lifetime == .thisRun, let delivered = unrecorded.version(of: consumer.consumerID), delivered >= posted.version {
+            return false
+        }
+        return try store.database.read { transaction in
             try transaction.integer("SELECT count(*) FROM outlive_signal_consumers WHERE consumer_id = ? AND last_delivered < ?",
                                     [.text(consumer.consumerID), .integer(posted.version)]) == 1
         }
@@ -240,17 +244,30 @@ extension Signals {
     /// version than the newest delivered here.
     private func record(_ delivered: [(PendingConsumer, PostedVersion)], releasing unresolved: [PendingConsumer],
                         of signal: String) throws -> Bool {
-        try store.database.write { transaction -> Bool in
+        // A this-run consumer that stays is remembered by this run and
+        // recorded later (see UnrecordedDeliveries); a version posted
+        // meanwhile is announced on the feed and wakes this loop again.
+        var stored: [(PendingConsumer, PostedVersion)] = []
+        for (consumer, posted) in delivered {
+            if consumer.lifetime == .thisRun && consumer.delivery == .untilTerminated && !posted.terminated {
+                if unrecorded.note(consumer.consumerID, version: posted.version) { scheduleRecording() }
+            } else {
+                stored.append((consumer, posted))
+            }
+        }
+        guard !stored.isEmpty || !unresolved.isEmpty else { return false }
+        return try store.database.write { transaction -> Bool in
             for consumer in unresolved {
                 try deliveryClaim.release(.text(consumer.consumerID), in: transaction)
             }
             var removed = false
-            for (consumer, posted) in delivered {
+            for (consumer, posted) in stored {
                 let key: SQLValue = .text(consumer.consumerID)
                 if consumer.lifetime == .thisRun {
                     // Only its own run delivers it: no claim.
                     try transaction.execute("UPDATE outlive_signal_consumers SET last_delivered = ? WHERE consumer_id = ? AND run_id = ? AND last_delivered < ?",
                                             [.integer(posted.version), key, .text(store.runID), .integer(posted.version)])
+                    transaction.afterCommit { [unrecorded] in unrecorded.forget(consumer.consumerID) }
                 } else {
                     // Fenced: recorded only while this run holds the delivery claim.
                     let (fence, fenced) = deliveryClaim.fence()
@@ -262,9 +279,36 @@ extension Signals {
                 removed = true
             }
             if removed { try Signals.removeRecordIfUnconsumed(signal, in: transaction) }
-            let newest = delivered.map(\.1.version).max() ?? 0
+            let newest = stored.map(\.1.version).max() ?? 0
             let current = try transaction.integer("SELECT version FROM outlive_signals WHERE signal_id = ?", [.text(signal)]) ?? 0
             return current > newest
         }
+    }
+
+    private func scheduleRecording() {
+        store.loop.schedule(after: Signals.recordDelay) { [weak self] in self?.recordUnrecorded() }
+    }
+
+    /// Writes the versions delivered to this run's `this_run` consumers since
+    /// the last time, in one transaction; again later if it failed (busy) or
+    /// more were delivered meanwhile.
+    func recordUnrecorded() {
+        guard store.isOpen else { return }
+        let pending = unrecorded.all
+        guard !pending.isEmpty else { return }
+        let run = store.runID
+        do {
+            try store.database.write { transaction in
+                for (consumer, version) in pending {
+                    try transaction.execute("UPDATE outlive_signal_consumers SET last_delivered = ? WHERE consumer_id = ? AND run_id = ? AND last_delivered < ?",
+                                            [.integer(version), .text(consumer), .text(run), .integer(version)])
+                }
+            }
+        } catch {
+            Log.emit(.warning, "signals: the versions delivered to \(pending.count) consumer(s) of this run are not recorded yet: \(error); trying again")
+            scheduleRecording()
+            return
+        }
+        if unrecorded.recorded(pending) { scheduleRecording() }
     }
 }

@@ -55,10 +55,14 @@ extension Signals {
                       let lifetime = SignalLifetime(rawValue: Int32(truncatingIfNeeded: row.integer(4))) else {
                     throw OutliveError.corrupt("signal consumer \(row.text(0) ?? "?") has an unknown delivery or lifetime")
                 }
-                found.append(ConsumerSummary(consumerID: row.text(0) ?? "", signalID: row.text(1) ?? "",
+                let consumer = row.text(0) ?? "", run = row.text(7) ?? ""
+                var last = row.integer(8)
+                // This run's deliveries are recorded a moment later; its own listing shows them at once.
+                if lifetime == .thisRun, run == store.runID, let remembered = unrecorded.version(of: consumer) { last = max(last, remembered) }
+                found.append(ConsumerSummary(consumerID: consumer, signalID: row.text(1) ?? "",
                                              handlerName: row.text(2) ?? "", delivery: delivery, lifetime: lifetime,
-                                             scope: row.text(5), processName: row.text(6) ?? "", runID: row.text(7) ?? "",
-                                             lastDeliveredVersion: UInt64(clamping: row.integer(8)),
+                                             scope: row.text(5), processName: row.text(6) ?? "", runID: run,
+                                             lastDeliveredVersion: UInt64(clamping: last),
                                              deliveringRunID: row.text(9)))
             }
         }

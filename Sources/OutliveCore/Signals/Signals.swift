@@ -43,6 +43,10 @@ public final class Signals {
     /// Handler calls made by this handle's deliveries (loop thread only): a
     /// consumer read as due is read again only when a handler ran since.
     var handlersCalled: UInt64 = 0
+    /// Versions delivered to this run's `this_run` consumers, recorded in the
+    /// store up to `recordDelay` later, in one transaction.
+    let unrecorded = UnrecordedDeliveries()
+    static let recordDelay = 0.1
 
     /// Attaches signals to an open store: the end-of-run hooks (register before
     /// the store reaps ended runs), the feed subscription, and a first look for
@@ -94,20 +98,30 @@ public final class Signals {
         try HandlerRegistry.checkStorable(handler, as: "a signal consumer")
         let encoded = try handler.serializedChecked()
         try store.checkUsable()
-        let consumer = Identifier.make()
-        let process = store.processName, run = store.runID
-        try store.database.write { transaction in
-            try transaction.execute("INSERT INTO outlive_signals(signal_id, version, payload, terminated) VALUES (?, 0, NULL, 0) ON CONFLICT(signal_id) DO NOTHING",
-                                    [.text(signal)])
-            try transaction.execute("""
-                INSERT INTO outlive_signal_consumers(consumer_id, signal_id, handler, handler_name, delivery, lifetime,
-                    scope, process, run_id, last_delivered, claim_run, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, NULL, ?)
-                """, [.text(consumer), .text(signal), .blob(encoded), .text(handler.name), .integer(Int64(delivery.rawValue)),
-                      .integer(Int64(lifetime.rawValue)), scope.map { .text($0) } ?? .null, .text(process), .text(run),
-                      .double(Clock.wall())])
-            let version = try transaction.integer("SELECT version FROM outlive_signals WHERE signal_id = ?", [.text(signal)]) ?? 0
-            if version > 0 { try transaction.recordChange(topic: Signals.topic, key: signal) }
+        return try store.database.write { transaction in
+            try Signals.insertConsumer(of: signal, handler: encoded, named: handler.name, delivery: delivery, lifetime: lifetime,
+                                       scope: scope, by: store, in: transaction)
         }
+    }
+
+    /// Registers a consumer inside the caller's transaction (a consumer and
+    /// the work whose result it waits for, in one commit): `signal` and
+    /// `scope` validated, `handler` serialized and checked storable.
+    @discardableResult
+    static func insertConsumer(of signal: String, handler encoded: [UInt8], named name: String, delivery: SignalDelivery,
+                               lifetime: SignalLifetime, scope: String?, by store: Store,
+                               in transaction: StoreTransaction) throws -> String {
+        let consumer = Identifier.make()
+        try transaction.execute("INSERT INTO outlive_signals(signal_id, version, payload, terminated) VALUES (?, 0, NULL, 0) ON CONFLICT(signal_id) DO NOTHING",
+                                [.text(signal)])
+        try transaction.execute("""
+            INSERT INTO outlive_signal_consumers(consumer_id, signal_id, handler, handler_name, delivery, lifetime,
+                scope, process, run_id, last_delivered, claim_run, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, NULL, ?)
+            """, [.text(consumer), .text(signal), .blob(encoded), .text(name), .integer(Int64(delivery.rawValue)),
+                  .integer(Int64(lifetime.rawValue)), scope.map { .text($0) } ?? .null, .text(store.processName), .text(store.runID),
+                  .double(Clock.wall())])
+        let version = try transaction.integer("SELECT version FROM outlive_signals WHERE signal_id = ?", [.text(signal)]) ?? 0
+        if version > 0 { try transaction.recordChange(topic: Signals.topic, key: signal) }
         return consumer
     }
 
@@ -154,6 +168,18 @@ public final class Signals {
     /// posts are ignored the same way. Returns the version stored, or nil.
     @discardableResult
     public func post(signalID: String, payload: Arguments = Arguments(), terminates: Bool) throws -> UInt64? {
+        try post(signalID, payload, terminates, readingVersion: true)
+    }
+
+    /// `post` for a caller with no use for the version (the C API): whether it
+    /// was stored, without the statement that reads the version back (a tenth
+    /// of a post's instructions).
+    @discardableResult
+    public func postStored(signalID: String, payload: Arguments = Arguments(), terminates: Bool) throws -> Bool {
+        try post(signalID, payload, terminates, readingVersion: false) != nil
+    }
+
+    private func post(_ signalID: String, _ payload: Arguments, _ terminates: Bool, readingVersion: Bool) throws -> UInt64? {
         let signal = try Signals.validate(signalID: signalID)
         try Signals.validate(payload: payload)
         let encoded = try payload.serialized()
@@ -162,15 +188,27 @@ public final class Signals {
         // and without it SQLite opens a statement journal for this one-row
         // update (a savepoint whose bitmap is allocated and freed on every
         // post; the heap grew and shrank with brk twice a post). Not RETURNING
-        // for the version: in SQLite 3.40 it costs more than the SELECT.
-        return try store.database.write { transaction -> UInt64? in
-            try transaction.execute("UPDATE OR ROLLBACK outlive_signals SET version = version + 1, payload = ?, terminated = ? WHERE signal_id = ? AND terminated = 0",
-                                    [.blob(encoded), .integer(terminates ? 1 : 0), .text(signal)])
-            guard transaction.changedRows == 1 else { return nil }
-            try transaction.recordChange(topic: Signals.topic, key: signal)
-            let version = try transaction.integer("SELECT version FROM outlive_signals WHERE signal_id = ?", [.text(signal)]) ?? 0
-            return UInt64(clamping: version)
+        // for the version: in SQLite 3.40 it costs more than the SELECT (a
+        // third more instructions for the whole post).
+        return try store.database.groupedWrite { transaction -> UInt64? in
+            try Signals.post(signal, payload: encoded, terminates: terminates, readingVersion: readingVersion, in: transaction)
         }
+    }
+
+    /// A post inside the caller's transaction (a task's result with the end
+    /// of its attempt): `signal` validated, `encoded` a checked payload.
+    @discardableResult
+    /// The post inside `transaction`: the version stored (0 unless
+    /// `readingVersion`), or nil when nothing was stored.
+    static func post(_ signal: String, payload encoded: [UInt8], terminates: Bool, readingVersion: Bool = true,
+                     in transaction: StoreTransaction) throws -> UInt64? {
+        try transaction.execute("UPDATE OR ROLLBACK outlive_signals SET version = version + 1, payload = ?, terminated = ? WHERE signal_id = ? AND terminated = 0",
+                                [.blob(encoded), .integer(terminates ? 1 : 0), .text(signal)])
+        guard transaction.changedRows == 1 else { return nil }
+        try transaction.recordChange(topic: Signals.topic, key: signal)
+        guard readingVersion else { return 0 }
+        let version = try transaction.integer("SELECT version FROM outlive_signals WHERE signal_id = ?", [.text(signal)]) ?? 0
+        return UInt64(clamping: version)
     }
 
     // MARK: - Records

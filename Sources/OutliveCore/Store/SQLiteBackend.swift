@@ -13,8 +13,11 @@ public enum Durability: Int32 {
 final class SQLiteBackend: StoreBackend {
     private let connection: SQLiteConnection
     private let lock = Lock()
+    private let group = GroupCommit()
     /// Called after a commit that recorded changes, with the newest sequence.
     var onChangesCommitted: ((Int64) -> Void)?
+
+    var engine: StoreEngine { .sqlite }
 
     static let feedRetention: Int64 = 65_536
     static let pruneEvery: Int64 = 4_096
@@ -59,11 +62,14 @@ final class SQLiteBackend: StoreBackend {
         var changedRows: Int { connection.changes }
 
         func recordChange(topic: String, key: String) throws {
-            // No live run reads this topic: the entry would only cost a page write.
-            var watched = false
-            try connection.run("SELECT 1 FROM outlive_watchers WHERE topic = ? LIMIT 1", [.text(topic)]) { _ in watched = true }
-            guard watched else { return }
-            try connection.run("INSERT INTO outlive_feed(topic, key) VALUES (?, ?)", [.text(topic), .text(key)])
+            // No live run reads this topic: the entry would only cost a page
+            // write. One statement for the look and the entry, not two; OR
+            // ROLLBACK spares it the statement journal of an INSERT ... SELECT
+            // (a failure rolls the whole transaction back anyway).
+            try connection.run("""
+                INSERT OR ROLLBACK INTO outlive_feed(topic, key) SELECT ?1, ?2 WHERE EXISTS (SELECT 1 FROM outlive_watchers WHERE topic = ?1)
+                """, [.text(topic), .text(key)])
+            guard connection.changes == 1 else { return }
             let sequence = connection.lastInsertRowID
             newestSequence = sequence
             // A crafted feed may hold any sequence, negative ones too: never subtract past Int64.min.
@@ -107,6 +113,89 @@ final class SQLiteBackend: StoreBackend {
         if let sequence = transaction.newestSequence { onChangesCommitted?(sequence) }
         for action in transaction.commitActions { action() }
         return result
+    }
+
+    /// Concurrent grouped writes of this handle share one transaction and one
+    /// commit (see GroupCommit). Each member runs inside a savepoint of its
+    /// own, so a member that fails rolls back its part only and the group
+    /// commits the rest. When a failure ends the whole transaction instead
+    /// (SQLite rolls back everything on a full disk, an I/O error, no memory,
+    /// or an `OR ROLLBACK` conflict) or the commit fails, nothing of the group
+    /// was stored: every member then runs again alone, in a transaction of its
+    /// own, and gets the status it gets there.
+    func groupedWrite<T>(_ body: (StoreTransaction) throws -> T) throws -> T {
+        try enter()
+        var result: T?
+        try withoutActuallyEscaping(body) { body in
+            let member = GroupCommit.Member { result = try body($0) }
+            group.submit(member) { commit(group: $0) }
+            if let failure = member.failure { throw failure }
+        }
+        guard let result else { throw OutliveError(.io, "a grouped write was committed without its result") }
+        return result
+    }
+
+    /// Grouped writes waiting for the group under way (for tests).
+    var queuedGroupedWrites: Int { group.queuedCount }
+
+    private struct GroupUndone: Error {}
+
+    private func commit(group members: [GroupCommit.Member]) {
+        var committed: [Transaction?] = Array(repeating: nil, count: members.count)
+        let alone = members.count == 1
+        let undone: Bool = lock.withLock {
+            let marker = Unmanaged.passUnretained(self).toOpaque()
+            COutlive_set_current_transaction(marker)
+            defer { COutlive_set_current_transaction(nil) }
+            do {
+                try connection.run("BEGIN IMMEDIATE", [])
+            } catch {
+                // Waited the busy timeout (or could not start): each member would have alone.
+                for member in members { member.failure = error }
+                return false
+            }
+            do {
+                for (index, member) in members.enumerated() {
+                    let transaction = Transaction(connection: connection)
+                    if !alone { try connection.run("SAVEPOINT outlive_member", []) }
+                    do {
+                        try member.run(transaction)
+                        if !alone { try connection.run("RELEASE outlive_member", []) }
+                        committed[index] = transaction
+                        member.failure = nil
+                    } catch {
+                        member.failure = error
+                        if alone { throw error }
+                        guard sqlite3_get_autocommit(connection.handle) == 0 else { throw GroupUndone() }
+                        try connection.run("ROLLBACK TO outlive_member", [])
+                        try connection.run("RELEASE outlive_member", [])
+                    }
+                }
+                try connection.run("COMMIT", [])
+                return false
+            } catch {
+                if sqlite3_get_autocommit(connection.handle) == 0 { try? connection.run("ROLLBACK", []) }
+                if alone {
+                    if !(error is GroupUndone) { members[0].failure = error }
+                    committed[0] = nil
+                    return false
+                }
+                return true
+            }
+        }
+        if undone {
+            for (index, member) in members.enumerated() {
+                do {
+                    committed[index] = try transaction(begin: "BEGIN IMMEDIATE") { try member.run($0) }.1
+                    member.failure = nil
+                } catch {
+                    committed[index] = nil
+                    member.failure = error
+                }
+            }
+        }
+        if let sequence = committed.compactMap({ $0?.newestSequence }).max() { onChangesCommitted?(sequence) }
+        for transaction in committed { for action in transaction?.commitActions ?? [] { action() } }
     }
 
     func read<T>(_ body: (StoreTransaction) throws -> T) throws -> T {

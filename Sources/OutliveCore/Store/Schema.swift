@@ -3,14 +3,36 @@
 /// change; each system keeps its own list of forward migrations in the
 /// `outlive_schema` table, so systems evolve independently. A store whose format
 /// or any component is newer than this library is refused with `.version`.
+///
+/// A component carries its DDL for each engine: `migrations` (SQLite) and
+/// `postgresql`, the same number of steps with the same meaning, step i of one
+/// list taking the component to the same version i + 1 as step i of the other
+/// (PostgreSQL has no triggers with RAISE: such a step may be empty there, its
+/// meaning carried by a foreign key of an earlier step). A component without a
+/// `postgresql` list is not available on PostgreSQL stores yet: its tables are
+/// never created there, and the system is refused when a PostgreSQL store
+/// attaches it (`Store.requireAvailable`).
 public struct SchemaComponent {
     public let name: String
-    /// Migration i takes the component from version i to i + 1.
+    /// Migration i takes the component from version i to i + 1 (SQLite SQL).
     public let migrations: [String]
+    /// The same steps in PostgreSQL SQL; nil while the system is not ported.
+    public let postgresql: [String]?
 
-    public init(name: String, migrations: [String]) {
+    public init(name: String, migrations: [String], postgresql: [String]? = nil) {
+        precondition(postgresql == nil || postgresql!.count == migrations.count,
+                     "component \(name): the PostgreSQL migrations must be as many as the SQLite ones")
         self.name = name
         self.migrations = migrations
+        self.postgresql = postgresql
+    }
+
+    /// This component's steps for `engine`; nil when it has none there.
+    func migrations(for engine: StoreEngine) -> [String]? {
+        switch engine {
+        case .sqlite: return migrations
+        case .postgresql: return postgresql
+        }
     }
 }
 
@@ -50,6 +72,23 @@ enum Schema {
         // Which runs read which topics of the feed: a change nobody watches is not written.
         "CREATE TABLE outlive_watchers(topic TEXT NOT NULL, run_id TEXT NOT NULL, PRIMARY KEY(topic, run_id)) WITHOUT ROWID",
         SchemaComponent.requiringRegisteredRun("outlive_watchers", "run_id"),
+    ], postgresql: [
+        // outlive_runs also holds each run's advisory lock key (PostgreSQLRunLock).
+        """
+        CREATE TABLE outlive_feed(seq bigint PRIMARY KEY, topic text NOT NULL, key text NOT NULL);
+        CREATE SEQUENCE outlive_run_keys AS integer MINVALUE 1 CYCLE;
+        CREATE TABLE outlive_runs(run_id text PRIMARY KEY, process text NOT NULL, pid bigint NOT NULL,
+                                  started double precision NOT NULL, host text NOT NULL DEFAULT '',
+                                  lock_key integer NOT NULL UNIQUE);
+        """,
+        // The foreign key does what SQLite's trigger (the next step) does: a
+        // watcher of a run the store no longer has is refused.
+        """
+        CREATE TABLE outlive_watchers(topic text NOT NULL,
+                                      run_id text NOT NULL REFERENCES outlive_runs(run_id) ON DELETE CASCADE,
+                                      PRIMARY KEY(topic, run_id));
+        """,
+        "",
     ])
 
     static let schemaTable = "CREATE TABLE IF NOT EXISTS outlive_schema(component TEXT PRIMARY KEY, version INTEGER NOT NULL)"

@@ -5,6 +5,10 @@ public struct StoreOptions {
     public var durability: Durability = .full
     /// How long a writer waits for another process's transaction before `.busy`.
     public var busyTimeoutMilliseconds: Int32 = 10_000
+    /// PostgreSQL stores: the liveness bound in seconds (nil: the URI's
+    /// `outlive_liveness`, else 10). Ignored by SQLite stores, whose deaths are
+    /// seen at once.
+    public var livenessBoundSeconds: Int32?
     public init() {}
 }
 
@@ -22,21 +26,24 @@ public struct ChangeBatch {
     public let resync: Bool
 }
 
-/// One open handle on a store directory: the database, this run's identity and
-/// liveness lock, and the change feed delivered on the loop. The systems above
-/// (key-value, signals, tasks, messages) hold a Store and subscribe to topics.
+/// One open handle on a store — a directory (SQLite) or a `postgresql://` URI:
+/// the database, this run's identity and liveness (`RunLiveness`), and the
+/// change feed delivered on the loop. The systems above (key-value, signals,
+/// tasks, messages) hold a Store and subscribe to topics.
 public final class Store {
+    /// The location as given: a directory, or a URI (which may hold a password:
+    /// messages use `label`).
     public let path: String
+    /// The store as messages name it: the directory, or the PostgreSQL store's
+    /// name, host and database (never a password).
+    public let label: String
     public let processName: String
     public let runID: String
     public let loop: Loop
     public var database: StoreBackend { backend }
 
-    private let directory: StoreDirectory
-    private let backend: SQLiteBackend
-    private let liveness: LivenessLock
-    private let watch: ChangeWatch
-    private let doorbell: Doorbell
+    private let backend: StoreBackend
+    private let liveness: RunLiveness
     private let forkGeneration: UInt64
     private let ownerPID = getpid()
     /// Made before fork() in the parent of this process (a raw clone(2) runs no
@@ -51,6 +58,11 @@ public final class Store {
     private var subscribers: [String: [UInt64: (ChangeBatch) -> Void]] = [:]
     private var nextSubscription: UInt64 = 1
     private var endHooks: [(StoreTransaction, EndedRun) throws -> Void] = []
+    /// Why this run ended while the handle was open (PostgreSQL: its lock
+    /// connection dropped); every later use fails with it.
+    private var lostRun: String?
+    private var livenessTimer: UInt64?
+    private var lastLivenessCheck = Clock.monotonic()
 
     public static let maxProcessNameLength = 255
 
@@ -61,34 +73,21 @@ public final class Store {
         self.path = path
         self.processName = processName
         self.loop = loop
-        let directory = try StoreDirectory.open(path)
-        self.directory = directory
-        do {
-            try directory.prepareDatabase()
-            backend = try SQLiteBackend(path: directory.databasePath, durability: options.durability,
-                                        busyTimeoutMilliseconds: options.busyTimeoutMilliseconds)
-            try Schema.migrate(backend, components: [Schema.store] + components)
-            runID = Identifier.make()
-            liveness = try LivenessLock(directory: directory, run: runID)
-        } catch {
-            directory.removeWhatOpenCreated()
-            throw error
+        let run = Identifier.make()
+        runID = run
+        if PostgreSQLLocation.isURI(path) {
+            let location = try PostgreSQLLocation(uri: path)
+            let bound = try options.livenessBoundSeconds.map { try PostgreSQLLivenessBound(seconds: $0) } ?? location.bound
+            label = location.label
+            let postgres = try PostgreSQLBackend(conninfo: location.conninfo, store: location.store, components: components)
+            backend = postgres
+            liveness = try PostgreSQLRunLiveness(backend: postgres, conninfo: location.conninfo, bound: bound, run: run, processName: processName)
+        } else {
+            label = path
+            (backend, liveness) = try SQLiteRunLiveness.open(path: path, options: options, components: components, run: run, processName: processName)
         }
-        do {
-            watch = try ChangeWatch(directory: directory)
-            doorbell = Doorbell(directory: directory)
-            let run = runID, name = processName, pid = Int64(getpid())
-            try backend.write {
-                try $0.execute("INSERT INTO outlive_runs(run_id, process, pid, started) VALUES (?, ?, ?, ?)",
-                               [.text(run), .text(name), .integer(pid), .double(Clock.wall())])
-            }
-        } catch {
-            liveness.release()
-            directory.removeWhatOpenCreated()
-            throw error
-        }
-        backend.onChangesCommitted = { [doorbell] sequence in doorbell.ring(sequence: sequence) }
-        try loop.addSource(watch.fd) { [weak self] in self?.wake() }
+        try loop.addSource(liveness.fd) { [weak self] in self?.wake() }
+        scheduleLivenessCheck()
     }
 
     deinit {
@@ -105,12 +104,27 @@ public final class Store {
         }
     }
 
-    /// Throws `.state` when the handle was closed or is used in a forked child.
+    /// Throws `.state` when the handle was closed, is used in a forked child,
+    /// or its run ended while it was open.
     public func checkUsable() throws {
         if isInheritedFromParent {
             throw OutliveError.state("this store handle was opened before fork(); a child process must open the store itself")
         }
-        if lock.withLock({ closed }) { throw OutliveError.state("the store handle is closed") }
+        let (isClosed, lost) = lock.withLock { (closed, lostRun) }
+        if isClosed { throw OutliveError.state("the store handle is closed") }
+        if let lost { throw OutliveError.state(lost) }
+    }
+
+    /// Which engine the store is on (`database.engine`).
+    public var engine: StoreEngine { backend.engine }
+
+    /// Throws `.state` when `component`'s system is not available on this
+    /// store's engine yet (a system without PostgreSQL migrations, on a
+    /// PostgreSQL store): checked where the system is attached, before any of
+    /// its tables is touched.
+    public func requireAvailable(_ component: SchemaComponent, system: String) throws {
+        guard component.migrations(for: backend.engine) == nil else { return }
+        throw OutliveError.state("\(system) are not yet available on PostgreSQL stores (this library has the key-value system there; see docs/postgresql.md, \"Status\")")
     }
 
     /// Whether the handle is open and used in the process that opened it: a
@@ -155,8 +169,7 @@ public final class Store {
     /// the one shape Outlive writes never names a file: it is not alive.
     public func isAlive(run: String) -> Bool {
         if run == runID { return true }
-        guard Store.isRunID(run) else { return false }
-        return LivenessLock.isAlive(path: directory.lockPath(run: run))
+        return liveness.alive([run]).contains(run)
     }
 
     /// Whether `text` has the exact shape of the run ids Outlive writes (a
@@ -176,8 +189,10 @@ public final class Store {
     public func reapEndedRuns(candidates: [String]? = nil) throws {
         var runs: [(String, String)] = []
         var unreadable: [Int64] = []
+        // PostgreSQL types its columns: no row there can hold an id that is not text.
+        let rowid = backend.engine == .sqlite ? "rowid" : "0"
         try backend.read { transaction in
-            try transaction.query("SELECT rowid, run_id, process FROM outlive_runs") { row in
+            try transaction.query("SELECT \(rowid), run_id, process FROM outlive_runs") { row in
                 guard let run = row.textIfValid(1) else {
                     unreadable.append(row.integer(0))
                     return
@@ -186,16 +201,19 @@ public final class Store {
             }
         }
         if candidates == nil, !unreadable.isEmpty {
-            Log.emit(.warning, "store \(path): \(unreadable.count) registered run(s) have an id that is not text; removing them")
+            Log.emit(.warning, "store \(label): \(unreadable.count) registered run(s) have an id that is not text; removing them")
             try backend.write { transaction in
                 for rowid in unreadable { try transaction.execute("DELETE FROM outlive_runs WHERE rowid = ?", [.integer(rowid)]) }
             }
         }
         if let candidates { runs = runs.filter { candidates.contains($0.0) } }
-        for (run, name) in runs where !isAlive(run: run) {
-            Log.emit(.info, "store \(path): run \(run) of \(name) is no longer alive; cleaning up after it")
+        runs.removeAll { $0.0 == runID }
+        guard !runs.isEmpty else { return }
+        let alive = liveness.alive(runs.map(\.0))
+        for (run, name) in runs where !alive.contains(run) {
+            Log.emit(.info, "store \(label): run \(run) of \(name) is no longer alive; cleaning up after it")
             try end(EndedRun(runID: run, processName: name, died: true))
-            if Store.isRunID(run) { unlink(directory.lockPath(run: run)) }
+            liveness.forget(run: run)
         }
     }
 
@@ -223,12 +241,9 @@ public final class Store {
         var name: String?
         try transaction.query("SELECT process FROM outlive_runs WHERE run_id = ?", [.text(runID)]) { name = $0.text(0) }
         guard let name else { return }
-        Log.emit(.info, "store \(path): run \(runID) of \(name) is no longer alive; cleaning up after it")
+        Log.emit(.info, "store \(label): run \(runID) of \(name) is no longer alive; cleaning up after it")
         try end(EndedRun(runID: runID, processName: name, died: true), in: transaction)
-        // Never a path built from a stored id that is not one Outlive writes.
-        guard Identifier.isValid(runID) else { return }
-        let lockPath = directory.lockPath(run: runID)
-        transaction.afterCommit { unlink(lockPath) }
+        transaction.afterCommit { [liveness] in liveness.forget(run: runID) }
     }
 
     /// Live runs (run id, process name) as registered now.
@@ -239,7 +254,8 @@ public final class Store {
                 if let run = row.textIfValid(0) { runs.append((run, row.textIfValid(1) ?? "(unknown)")) }
             }
         }
-        return runs.filter { isAlive(run: $0.0) }
+        let alive = liveness.alive(runs.map(\.0).filter { $0 != runID })
+        return runs.filter { $0.0 == runID || alive.contains($0.0) }
     }
 
     /// Ends this run (its end hooks run) and releases everything. In a forked
@@ -250,7 +266,8 @@ public final class Store {
             return closed
         }
         guard !already else { return }
-        loop.removeSource(watch.fd)
+        loop.removeSource(liveness.fd)
+        if let timer = lock.withLock({ livenessTimer }) { loop.cancelTimer(timer) }
         guard !isInheritedFromParent else { return }
         try? end(EndedRun(runID: runID, processName: processName, died: false))
         liveness.release()
@@ -259,11 +276,56 @@ public final class Store {
     // MARK: - Wake-ups
 
     private func wake() {
-        let events = watch.read()
-        if !events.closedRuns.isEmpty {
-            try? reapEndedRuns(candidates: events.closedRuns)
+        let events = liveness.readEvents()
+        if events.ownRunLost {
+            runLost()
+            return
+        }
+        switch events.endedCandidates {
+        case .some(let candidates) where !candidates.isEmpty:
+            try? reapEndedRuns(candidates: candidates)
+        case .none:
+            // A wake-up without news of deaths (PostgreSQL): check now and then.
+            if Clock.monotonic() - lock.withLock({ lastLivenessCheck }) >= 1 { checkLiveness() }
+        default:
+            break
         }
         readFeed()
+    }
+
+    /// PostgreSQL: no event announces another host's death. A live handle
+    /// checks on a timer of its own — the only thing an idle handle does — and
+    /// reads the feed after it, since a NOTIFY is only a hint.
+    private func scheduleLivenessCheck() {
+        guard let interval = liveness.checkInterval else { return }
+        let timer = loop.schedule(after: interval) { [weak self] in
+            guard let self, self.isOpen, self.lock.withLock({ self.lostRun == nil }) else { return }
+            self.checkLiveness()
+            self.readFeed()
+            self.scheduleLivenessCheck()
+        }
+        lock.withLock { livenessTimer = timer }
+    }
+
+    private func checkLiveness() {
+        lock.withLock { lastLivenessCheck = Clock.monotonic() }
+        do { try reapEndedRuns() } catch {
+            Log.emit(.warning, "store \(label): cannot check for ended runs: \((error as? OutliveError)?.message ?? "\(error)")")
+        }
+    }
+
+    /// This run's liveness is gone (its lock connection dropped: the server
+    /// freed its lock, and others may already have ended it and freed what it
+    /// held). The handle stops acting as the run, as it says from then on.
+    private func runLost() {
+        let message = "this run ended while the store was open: its liveness connection to the PostgreSQL server was lost, so other processes may already have cleaned up after it; close the store and open it again"
+        loop.removeSource(liveness.fd)
+        let timer = lock.withLock { () -> UInt64? in
+            lostRun = message
+            return livenessTimer
+        }
+        if let timer { loop.cancelTimer(timer) }
+        Log.emit(.error, "store \(label): run \(runID) of \(processName): \(message)")
     }
 
     /// Reads the feed from this process's cursor and hands each topic's entries
@@ -276,7 +338,7 @@ public final class Store {
         while true {
             guard let (changes, oldest) = try? backend.changes(after: cursor, limit: 1_000) else { break }
             if let oldest, cursor < Int64.max, oldest > cursor + 1 {
-                if !resync { Log.emit(.warning, "store \(path): change feed entries after \(cursor) were pruned before this process read them; rereading state") }
+                if !resync { Log.emit(.warning, "store \(label): change feed entries after \(cursor) were pruned before this process read them; rereading state") }
                 resync = true
             }
             for change in changes { byTopic[change.topic, default: []].append(change.key) }

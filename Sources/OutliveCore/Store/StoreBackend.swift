@@ -40,10 +40,26 @@ public struct Change: Equatable {
     public let key: String
 }
 
+/// The database engine under a store: what a system consults where the two
+/// engines' SQL differs (see docs/postgresql.md, "Porting a system").
+public enum StoreEngine: Equatable {
+    case sqlite
+    case postgresql
+}
+
 public protocol StoreBackend: AnyObject {
+    var engine: StoreEngine { get }
     /// A write transaction (SQLite: BEGIN IMMEDIATE): serialised with every
     /// other writer of every process; all or nothing.
     func write<T>(_ body: (StoreTransaction) throws -> T) throws -> T
+    /// A write transaction that may share its commit with the grouped writes
+    /// other threads of this process make on the same handle at the same time
+    /// (group commit: one fsync for all). It returns once its own change is
+    /// committed (durable as a `write`'s); its failure rolls back its own part
+    /// only. `body` may run on another caller's thread, and more than once
+    /// when another member's failure undid its first run: it must do store
+    /// work alone (no user callback, no lock its caller holds).
+    func groupedWrite<T>(_ body: (StoreTransaction) throws -> T) throws -> T
     /// A consistent read.
     func read<T>(_ body: (StoreTransaction) throws -> T) throws -> T
     /// Feed entries after `sequence`, oldest first, at most `limit`, and the
@@ -51,4 +67,11 @@ public protocol StoreBackend: AnyObject {
     func changes(after sequence: Int64, limit: Int) throws -> (changes: [Change], oldestKept: Int64?)
     /// The newest feed sequence (0 when empty).
     func latestSequence() throws -> Int64
+}
+
+extension StoreBackend {
+    /// A backend without group commit writes each alone.
+    public func groupedWrite<T>(_ body: (StoreTransaction) throws -> T) throws -> T {
+        try write(body)
+    }
 }

@@ -5,7 +5,8 @@ import COutliveSystem
 /// token and the running run's id, so that calling it works from any thread
 /// and from any process.
 ///
-/// Call-time arguments: `success` (BOOL), optional `error` (ID). Exactly one
+/// Call-time arguments: `success` (BOOL), optional `error` (ID), and any
+/// others: a success's result (`TaskResult`), kept on the row. Exactly one
 /// completion per attempt, whichever process sends it: the outcome is written
 /// on the task's row, fenced by the attempt claim (this task, this attempt's
 /// token, its run) and only while no outcome is there, in one transaction; a
@@ -82,34 +83,37 @@ public enum TaskCompletion {
             }
             error = id.string ?? "(\(id.bytes.count) bytes that are not UTF-8 text)"
         }
+        // A success's extra arguments are its result (TaskResult), kept on the row until the runner posts it.
+        let extras = try TaskResult.extras(of: arguments)
+        let result = success && !extras.isEmpty ? try extras.serialized() : nil
         guard let store = TaskQueue.openStore(path: path) else {
             guard TaskQueue.inheritsStore(path: path) || StoreDirectory.holdsStore(path) else {
                 throw OutliveError.state("the completion of task \(taskID) names the store \(path), where there is no store (a completion never creates one)")
             }
             let own = try Store(path: path, processName: "outlive-completion", loop: try Loop(), components: OutliveStore.components)
             defer { own.close() }
-            try record(in: own, taskID: taskID, claim: claim, runID: runID, success: success, error: error, announce: true)
+            try record(in: own, taskID: taskID, claim: claim, runID: runID, success: success, error: error, result: result, announce: true)
             return
         }
         let local = running.value(for: claim)?.object
-        try record(in: store, taskID: taskID, claim: claim, runID: runID, success: success, error: error, announce: local == nil)
+        try record(in: store, taskID: taskID, claim: claim, runID: runID, success: success, error: error, result: result, announce: local == nil)
         local?.completed(claim: claim, .completion(success: success, error: error))
     }
 
     /// Writes the outcome on the task's row while the attempt holds it and
     /// has none: the one completion of the attempt.
     private static func record(in store: Store, taskID: String, claim: String, runID: String?, success: Bool, error: String?,
-                               announce: Bool) throws {
+                               result: [UInt8]?, announce: Bool) throws {
         var fence = "claim = ?", fenced: [SQLValue] = [.text(claim)]
         if let runID {
             fence = "runner = ? AND " + fence
             fenced.insert(.text(runID), at: 0)
         }
         try store.database.write { transaction in
-            try transaction.execute("UPDATE outlive_tasks SET outcome = ?, last_error = coalesce(?, last_error) WHERE id = ? AND \(fence) AND state = 1 AND outcome IS NULL",
+            try transaction.execute("UPDATE outlive_tasks SET outcome = ?, last_error = coalesce(?, last_error), result = ? WHERE id = ? AND \(fence) AND state = 1 AND outcome IS NULL",
                                     [.integer((success ? TaskSchema.Outcome.success : .failure).rawValue),
                                      success ? .null : .text(error ?? "the handler reported a failure"),
-                                     .text(taskID)] + fenced)
+                                     result.map { .blob($0) } ?? .null, .text(taskID)] + fenced)
             guard transaction.changedRows == 1 else {
                 throw OutliveError.state("attempt \(claim) of task \(taskID) was completed already, or has ended (timed out, or its runner ended); this completion is ignored")
             }

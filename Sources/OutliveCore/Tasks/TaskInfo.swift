@@ -18,6 +18,10 @@ public struct TaskInfo: Equatable {
     public var queue: String = TaskQueueName.default
     /// Higher starts first within its queue.
     public var priority: Int64 = 0
+    public var uniqueKey: String?
+    /// Cancelled while running: its attempt's end will be the task's end, "cancelled".
+    public var cancelled = false
+    public var resultSignal: String?
 
     public init(id: String, handlerName: String, state: State, attempts: Int64, lastError: String?, nextAttempt: Double?,
                 created: Double, groupStart: String?, groupMembers: [String], queue: String = TaskQueueName.default,
@@ -51,6 +55,8 @@ public struct NewTask {
     public var uniqueKey: String?
     /// The signal the task's result (and progress) is posted to.
     public var resultSignal: String?
+    /// A consumer of `resultSignal` registered in the add's transaction.
+    public var resultConsumer: TaskResultConsumer?
 
     public init(work: Handler, groupStart: String? = nil, groupMembers: [String] = []) {
         self.work = work
@@ -89,6 +95,12 @@ public struct NewTask {
         }
         if let resultSignal, !Identifier.isValid(resultSignal) {
             throw OutliveError.invalidArgument("result_signal \"\(resultSignal.prefix(64))\" is not a signal id (36-character UUID)")
+        }
+        if let resultConsumer {
+            guard resultSignal != nil else {
+                throw OutliveError.invalidArgument("a result consumer needs a result_signal to consume")
+            }
+            try resultConsumer.validate()
         }
     }
 }

@@ -169,41 +169,74 @@ public final class TaskQueue {
 
     /// Adds every task in one transaction: all are stored, or none.
     public func add(batch tasks: [NewTask]) throws -> [String] {
+        try enqueue(batch: tasks).map(\.id)
+    }
+
+    public func enqueue(_ task: NewTask) throws -> TaskAdded {
+        try enqueue(batch: [task])[0]
+    }
+
+    /// Adds every task in one transaction, with its result consumer: all are
+    /// stored, or none. A task whose unique key is held already is not added:
+    /// its entry names the holder (`existing`).
+    public func enqueue(batch tasks: [NewTask]) throws -> [TaskAdded] {
         guard !tasks.isEmpty else { throw OutliveError.invalidArgument("the batch holds no tasks") }
         guard tasks.count <= TaskQueue.maxBatch else {
             throw OutliveError.invalidArgument("a batch holds at most \(TaskQueue.maxBatch) tasks, got \(tasks.count)")
         }
         // Serialized (and checked against the size limit) before the transaction.
         var handlers: [[UInt8]] = []
+        var consumers: [[UInt8]?] = []
         handlers.reserveCapacity(tasks.count)
         for (index, task) in tasks.enumerated() {
             do {
                 try task.validate()
                 handlers.append(try task.work.serializedChecked())
+                consumers.append(try task.resultConsumer.map { try $0.handler.serializedChecked() })
             } catch let error as OutliveError {
                 throw tasks.count == 1 ? error : OutliveError(error.code, "tasks[\(index)]: \(error.message)")
             }
         }
         try store.checkUsable()
         let now = Clock.wall()
-        var ids: [String] = []
-        ids.reserveCapacity(tasks.count)
+        var added: [TaskAdded] = []
+        added.reserveCapacity(tasks.count)
         var dueNow = false, dueLaterAny = false
         try store.database.write { transaction in
+            added.removeAll(keepingCapacity: true)
+            dueNow = false
+            dueLaterAny = false
             var declared: Set<String> = [TaskQueueName.default]
-            var added: [String: Int64] = [:]
-            for (task, handler) in zip(tasks, handlers) {
+            var addedTo: [String: Int64] = [:]
+            for (index, (task, handler)) in zip(tasks, handlers).enumerated() {
                 if !declared.contains(task.queue) {
                     guard try transaction.integer("SELECT kind FROM outlive_task_queues WHERE name = ?", [.text(task.queue)]) != nil else {
                         throw OutliveError.notFound("no queue named \(task.queue) (declare it first)")
                     }
                     declared.insert(task.queue)
                 }
-                ids.append(try TaskQueue.insert(task, handler: handler, now: now, in: transaction))
-                added[task.queue, default: 0] += 1
-                if task.due.map({ $0 > now }) ?? false { dueLaterAny = true } else { dueNow = true }
+                var entry: TaskAdded
+                var consumedSignal = task.resultSignal?.lowercased()
+                if let id = try TaskQueue.insert(task, handler: handler, now: now, in: transaction) {
+                    entry = TaskAdded(id: id, existing: false)
+                    addedTo[task.queue, default: 0] += 1
+                    if task.due.map({ $0 > now }) ?? false { dueLaterAny = true } else { dueNow = true }
+                } else {
+                    // The key is held (the insert did nothing): the holder is the answer.
+                    guard let key = task.uniqueKey, let holder = try TaskUniqueKey.holder(queue: task.queue, key: key, in: transaction) else {
+                        throw OutliveError(.busy, "the unique key of a task conflicted, but no task holds it; try again")
+                    }
+                    entry = TaskAdded(id: holder.id, existing: true)
+                    consumedSignal = holder.resultSignal
+                }
+                if let consumer = task.resultConsumer, let encoded = consumers[index], let consumedSignal {
+                    try Signals.insertConsumer(of: consumedSignal, handler: encoded, named: consumer.handler.name, delivery: consumer.delivery,
+                                               lifetime: consumer.lifetime, scope: consumer.scope, by: store, in: transaction)
+                }
+                added.append(entry)
             }
-            try TaskSchema.addPending(added, in: transaction)
+            guard !addedTo.isEmpty else { return }
+            try TaskSchema.addPending(addedTo, in: transaction)
             // Runners wake for tasks due now; a task due later moves their due
             // timers only. This handle learns of its adds below, not from the
             // feed: an entry (a page written, a doorbell rung) only when
@@ -215,7 +248,7 @@ public final class TaskQueue {
         }
         if dueNow { postTriggerEvaluation() }
         if dueLaterAny { store.loop.post { [weak self] in self?.scheduleDue() } }
-        return ids
+        return added
     }
 
     /// Whether a run other than `runID` (another process, or another handle
@@ -229,24 +262,26 @@ public final class TaskQueue {
     /// Stores one validated task whose queue is declared, inside
     /// `transaction`; the caller updates the counts (`TaskSchema.addPending`,
     /// once per transaction) and records the change.
-    /// Shared by adds and by schedules' firings.
+    /// Shared by adds and by schedules' firings. With a unique key held by
+    /// another task, a conflict on the unique index adds nothing (see
+    /// TaskUniqueKey) and the result is nil.
     @discardableResult
-    static func insert(_ task: NewTask, handler: [UInt8], now: Double, in transaction: StoreTransaction) throws -> String {
+    static func insert(_ task: NewTask, handler: [UInt8], now: Double, in transaction: StoreTransaction) throws -> String? {
         let id = Identifier.make()
         // A task due later waits like one in backoff: the due timer starts it.
         let dueLater = task.due.flatMap { $0 > now ? $0 : nil }
         try transaction.execute("""
             INSERT INTO outlive_tasks(id, handler_name, handler, group_start, group_members, created, age_from,
                                       queue, priority, state, waiting_until, unique_key, result_signal)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)\(task.uniqueKey == nil ? "" : " ON CONFLICT DO NOTHING")
             """, [.text(id), .text(task.work.name), .blob(handler),
                   task.groupStart.map { .text($0) } ?? .null,
                   TaskSchema.encode(members: task.groupMembers).map { .blob($0) } ?? .null,
                   .double(now), .double(now), .text(task.queue), .integer(Int64(task.priority)),
                   .integer((dueLater == nil ? TaskSchema.State.ready : TaskSchema.State.waiting).rawValue),
                   dueLater.map { .double($0) } ?? .null,
-                  task.uniqueKey.map { .text($0) } ?? .null, task.resultSignal.map { .text($0) } ?? .null])
-        return id
+                  task.uniqueKey.map { .text($0) } ?? .null, task.resultSignal.map { .text($0.lowercased()) } ?? .null])
+        return task.uniqueKey != nil && transaction.changedRows == 0 ? nil : id
     }
 
     // MARK: - Inspection and repair
@@ -282,17 +317,22 @@ public final class TaskQueue {
             }
             var tasks: [TaskInfo] = []
             try transaction.query("""
-                SELECT id, handler_name, state, attempts, last_error, waiting_until, created, group_start, group_members, queue, priority
+                SELECT id, handler_name, state, attempts, last_error, waiting_until, created, group_start, group_members,
+                       queue, priority, unique_key, cancelled, result_signal
                 FROM outlive_tasks WHERE seq > ? ORDER BY seq LIMIT ?
                 """, [.integer(start), .integer(Int64(limit))]) { row in
                 let state = TaskSchema.State(rawValue: row.integer(2)) ?? .ready
                 let shown: TaskInfo.State = state == .running ? .running : state == .dead ? .dead : .pending
-                tasks.append(TaskInfo(id: row.text(0) ?? "", handlerName: row.text(1) ?? "", state: shown,
-                                      attempts: row.integer(3), lastError: row.text(4),
-                                      nextAttempt: state == .waiting && !row.isNull(5) ? row.double(5) : nil,
-                                      created: row.double(6), groupStart: row.text(7),
-                                      groupMembers: TaskSchema.decode(members: row.blob(8)),
-                                      queue: row.text(9) ?? TaskQueueName.default, priority: row.integer(10)))
+                var task = TaskInfo(id: row.text(0) ?? "", handlerName: row.text(1) ?? "", state: shown,
+                                    attempts: row.integer(3), lastError: row.text(4),
+                                    nextAttempt: state == .waiting && !row.isNull(5) ? row.double(5) : nil,
+                                    created: row.double(6), groupStart: row.text(7),
+                                    groupMembers: TaskSchema.decode(members: row.blob(8)),
+                                    queue: row.text(9) ?? TaskQueueName.default, priority: row.integer(10))
+                task.uniqueKey = row.text(11)
+                task.cancelled = row.integer(12) != 0
+                task.resultSignal = row.text(13)
+                tasks.append(task)
             }
             return tasks
         }
@@ -318,6 +358,7 @@ public final class TaskQueue {
             case .ready: throw OutliveError.state("task \(id) is pending and due already")
             case .dead, .waiting: break
             }
+            if state == .dead { try TaskUniqueKey.checkFree(forRetryOf: id, in: transaction) }
             try transaction.execute("UPDATE outlive_tasks SET state = 0, attempts = 0, waiting_until = NULL, age_from = ? WHERE id = ?",
                                     [.double(now), .text(id)])
             try transaction.recordChange(topic: TaskSchema.topic, key: "added")
@@ -335,6 +376,8 @@ public final class TaskQueue {
             }
             let state = TaskSchema.State(rawValue: raw) ?? .ready
             if state == .running { throw OutliveError.state("task \(id) is running; it can be deleted once its attempt ends") }
+            // A dead task's result (its death) was posted; a pending one's consumers learn it will never run.
+            if state != .dead { try TaskResult.post(.cancelled, taskID: id, in: transaction) }
             try transaction.execute("DELETE FROM outlive_tasks WHERE id = ?", [.text(id)])
             // A deleted group start may unblock members: like an add for triggers.
             try transaction.recordChange(topic: TaskSchema.topic, key: "added")
@@ -444,12 +487,14 @@ public final class TaskQueue {
     /// a success before the runner ended succeeded; any other goes back to
     /// pending (at-least-once).
     static func attemptsEnded(_ transaction: StoreTransaction, _ ended: EndedRun, _ keys: [SQLValue]) throws {
-        var held: [(seq: Int64, outcome: Int64?)] = []
-        try transaction.query("SELECT seq, outcome FROM outlive_tasks WHERE state = 1 AND runner = ?", [.text(ended.runID)]) { row in
-            held.append((row.integer(0), row.isNull(1) ? nil : row.integer(1)))
+        var held: [(seq: Int64, outcome: Int64?, id: String)] = []
+        try transaction.query("SELECT seq, outcome, id FROM outlive_tasks WHERE state = 1 AND runner = ?", [.text(ended.runID)]) { row in
+            held.append((row.integer(0), row.isNull(1) ? nil : row.integer(1), row.text(2) ?? ""))
         }
         for task in held {
+            if try TaskCancellation.endIfCancelled(taskID: task.id, in: transaction) { continue }
             if task.outcome == TaskSchema.Outcome.success.rawValue {
+                try TaskResult.post(.succeeded, taskID: task.id, in: transaction)
                 try transaction.execute("DELETE FROM outlive_tasks WHERE seq = ?", [.integer(task.seq)])
             } else {
                 let why = "the runner (process \(ended.processName), run \(ended.runID)) \(ended.died ? "died" : "closed") during the attempt"

@@ -30,6 +30,9 @@ final class TaskRun {
     var unresolvedNames: Set<String> = []
     /// Whether a handler name declares `completion`, as resolved in this run.
     var awaitsCompletion: [String: Bool] = [:]
+    /// Names of ready tasks that resolve nowhere in this process: reported
+    /// once per run (`reportUnresolved`).
+    var reportedNames: Set<String> = []
 
     init(queue: String, kind: TaskSchema.QueueKind) {
         self.queue = queue
@@ -63,6 +66,11 @@ enum AttemptResult {
     case succeeded
     /// With the reason kept as the task's last error.
     case failed(String)
+    /// A call that can never succeed (the stored arguments do not fit the
+    /// handler's signature, the stored handler does not decode or was
+    /// invalidated): dead at once, with the reason as its last error, instead
+    /// of retried for hours.
+    case uncallable(String)
     /// The handler did not resolve here after all: back to ready, not counted.
     case unresolved
 
@@ -323,19 +331,24 @@ extension TaskQueue {
         run.inFlight[attempt.claim] = attempt
         TaskCompletion.began(claim: attempt.claim, queue: self)
         guard let handler = attempt.handler else {
-            deliver(attempt.claim, .failed(attempt.decodeError ?? "the stored handler does not decode"))
+            deliver(attempt.claim, .uncallable(attempt.decodeError ?? "the stored handler does not decode"))
             return
         }
         var arguments = Arguments([("task_id", .id(IDValue(string: attempt.id))), ("attempt", .integer(attempt.number))])
         if let completion = TaskCompletion.make(storePath: completionStorePath, taskID: attempt.id, claim: attempt.claim, runID: store.runID) {
             arguments.set("completion", .handler(completion))
         }
+        if let signal = TaskResult.callArgument(taskID: attempt.id, handlerName: handler.name, store: store) { arguments.set("result_signal", signal) }
         do {
             try HandlerRegistry.shared.call(storedWork: handler, with: arguments)
         } catch let error as OutliveError where error.code == .unresolved {
             // Not this process's to run after all: back to ready, attempt not counted.
             run.unresolvedNames.insert(handler.name)
             deliver(attempt.claim, .unresolved)
+            return
+        } catch let error as OutliveError where [.missingArgument, .typeMismatch, .invalidated, .invalidArgument].contains(error.code) {
+            // The same stored task would fail the same way on every attempt.
+            deliver(attempt.claim, .uncallable("the handler \(handler.name) cannot be called with this task's arguments: \(error)"))
             return
         } catch {
             deliver(attempt.claim, .failed("the handler \(handler.name) could not be called: \(error)"))
@@ -392,12 +405,13 @@ extension TaskQueue {
                         in transaction: StoreTransaction) throws {
         let token: SQLValue = .text(attempt.claim)
         let (fence, fenced) = attemptClaim.fence(token: token)
-        var row: (attempts: Int64, ageFrom: Double, groupStart: Bool, outcome: Int64?, error: String?)?
-        try transaction.query("SELECT attempts, age_from, group_start IS NOT NULL, outcome, last_error FROM outlive_tasks WHERE seq = ? AND \(fence) AND state = 1",
+        var row: (attempts: Int64, ageFrom: Double, groupStart: Bool, outcome: Int64?, error: String?, cancelled: Bool, posts: Bool)?
+        try transaction.query("SELECT attempts, age_from, group_start IS NOT NULL, outcome, last_error, cancelled, result_signal IS NOT NULL FROM outlive_tasks WHERE seq = ? AND \(fence) AND state = 1",
                               [.integer(attempt.seq)] + fenced) {
-            row = ($0.integer(0), $0.double(1), $0.integer(2) != 0, $0.isNull(3) ? nil : $0.integer(3), $0.text(4))
+            row = ($0.integer(0), $0.double(1), $0.integer(2) != 0, $0.isNull(3) ? nil : $0.integer(3), $0.text(4), $0.integer(5) != 0, $0.integer(6) != 0)
         }
         guard let row else { return }
+        if row.cancelled { return try TaskCancellation.end(taskID: attempt.id, in: transaction) }
         var result = result
         if let outcome = row.outcome {
             result = .completion(success: outcome == TaskSchema.Outcome.success.rawValue, error: row.error)
@@ -410,16 +424,20 @@ extension TaskQueue {
             try transaction.recordChange(topic: TaskSchema.topic, key: "returned")
         case .succeeded:
             Log.emit(.info, "task \(attempt.id) succeeded (attempt \(row.attempts))")
+            if row.posts { try TaskResult.post(.succeeded, taskID: attempt.id, in: transaction) }
             try transaction.execute("DELETE FROM outlive_tasks WHERE seq = ? AND \(fence)", [key] + fenced)
             // Nothing waits for a success but the members of a group it started.
             if row.groupStart { try transaction.recordChange(topic: TaskSchema.topic, key: "unblocked") }
-        case .failed(let why):
+        case .failed(let why), .uncallable(let why):
             let now = Clock.wall()
             let tooOld = !row.groupStart && now - row.ageFrom >= policy.maxAge
-            if row.attempts >= Int64(policy.maxAttempts) || tooOld {
-                Log.emit(.warning, "task \(attempt.id) is dead after attempt \(row.attempts)\(tooOld ? " (past its maximum age)" : ""): \(why)")
+            let uncallable: Bool
+            if case .uncallable = result { uncallable = true } else { uncallable = false }
+            if row.attempts >= Int64(policy.maxAttempts) || tooOld || uncallable {
+                Log.emit(.warning, "task \(attempt.id) is dead after attempt \(row.attempts)\(tooOld ? " (past its maximum age)" : uncallable ? " (it can never be called)" : ""): \(why)")
                 try attemptClaim.release(key, token: token, setting: [("state", .integer(TaskSchema.State.dead.rawValue)), ("outcome", .null),
                                                                       ("waiting_until", .null), ("last_error", .text(why))], in: transaction)
+                if row.posts { try TaskResult.post(.died, taskID: attempt.id, in: transaction) }
             } else {
                 Log.emit(.info, "task \(attempt.id) failed attempt \(row.attempts) and will be retried: \(why)")
                 try attemptClaim.release(key, token: token, setting: [("state", .integer(TaskSchema.State.waiting.rawValue)), ("outcome", .null),
@@ -488,7 +506,8 @@ extension TaskQueue {
             guard let bytes = next else { break }
             last = bytes
             guard let name = String(validating: bytes, as: UTF8.self) else { continue }
-            if !run.unresolvedNames.contains(name) && HandlerRegistry.shared.canResolve(name) { names.append(name) }
+            if run.unresolvedNames.contains(name) { continue }
+            if HandlerRegistry.shared.canResolve(name) { names.append(name) } else { try reportUnresolved(name, run, in: transaction) }
         }
         return names
     }
@@ -556,6 +575,7 @@ extension TaskQueue {
                     : "older than the maximum age of \(policy.maxAge) s"
                 try transaction.execute("UPDATE outlive_tasks SET state = 2, last_error = coalesce(last_error || '; ', '') || ? WHERE seq = ?",
                                         [.text(why), .integer(task.seq)])
+                try TaskResult.post(.died, taskID: task.id, in: transaction)
                 try transaction.recordChange(topic: TaskSchema.topic, key: "finished")
                 continue
             }
@@ -586,6 +606,21 @@ extension TaskQueue {
         let awaits = TaskQueue.takesCompletion(name)
         run.awaitsCompletion[name] = awaits
         return awaits
+    }
+
+    /// Ready tasks whose handler no declaration of this process resolves wait
+    /// for a process that declares it; a misspelled name waits for ever. So
+    /// each run says so once per name (a warning), and the first such task
+    /// keeps it as its last error until it runs, for `outlive tasks` (one
+    /// indexed row: the cost does not grow with the queue).
+    private func reportUnresolved(_ name: String, _ run: TaskRun, in transaction: StoreTransaction) throws {
+        guard run.reportedNames.insert(name).inserted else { return }
+        let why = "no handler named \(name) is declared in process \(store.processName) (run \(store.runID)), which skipped the task; it waits for a process that declares it"
+        Log.emit(.warning, "tasks of handler \(name) are pending, but no handler of that name is declared in this process: they wait for a process that declares it (a misspelled name waits for ever)")
+        try transaction.execute("""
+            UPDATE outlive_tasks SET last_error = ? WHERE seq = (SELECT seq FROM outlive_tasks WHERE state = 0 AND handler_name = ? ORDER BY seq LIMIT 1)
+            AND last_error IS NULL AND attempts = 0
+            """, [.text(why), .text(name)])
     }
 
     /// A member never runs while a task that starts one of its groups is stored.

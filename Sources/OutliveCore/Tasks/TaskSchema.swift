@@ -9,6 +9,8 @@
 /// - `outlive_tasks_waiting (waiting_until) WHERE state = 3`: tasks coming due;
 /// - `outlive_tasks_running (runner) WHERE state = 1`: what a dead run held;
 /// - `outlive_tasks_group_start (group_start)`: whether a group's start is stored.
+/// - `outlive_tasks_unique_key (queue, unique_key)`, unique, over the pending
+///   and running tasks that are not cancelled: who holds a key.
 /// `outlive_task_runner` is the claim of the one runner across processes;
 /// `age_from` is when the task's max age started counting (created, or its
 /// last retry). Each queue's row of `outlive_task_queues` keeps its counts (kept
@@ -88,6 +90,16 @@ enum TaskSchema {
             UPDATE outlive_task_queues SET pending = pending + (NEW.state IN (0, 3)), running = running + (NEW.state = 1),
                 dead = dead + (NEW.state = 2) WHERE name = NEW.queue;
         END
+        """,
+        // What happens to one task (docs/tasks.md): a unique key is held by at
+        // most one task of its queue that is pending (ready or waiting) or
+        // running and not cancelled — the index is the enforcement, so that
+        // adders in many processes cannot both add; `result` holds the extra
+        // arguments of a successful completion until the runner posts them.
+        """
+        ALTER TABLE outlive_tasks ADD COLUMN result BLOB;
+        CREATE UNIQUE INDEX outlive_tasks_unique_key ON outlive_tasks(queue, unique_key)
+            WHERE unique_key IS NOT NULL AND cancelled = 0 AND state IN (0, 1, 3)
         """,
         // The store's counts are the sum of the queues' (a few rows): one
         // counter row less to write per add and per completion. The queues'

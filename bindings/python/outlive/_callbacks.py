@@ -5,53 +5,72 @@ re-raised when the C call that ran the callback (dispatch, update, a handler
 call) returns — on a thread inside such a call (`collecting`). On any other
 thread (the loop's own, from run_thread; a C thread calling a handler) nobody
 would ever re-raise it, so it goes to sys.unraisablehook at once."""
-import contextlib
 import ctypes
 import itertools
 import threading
+import typing
 
 from . import _ffi
 
 _lock = threading.Lock()
-_table = {}
+_table: typing.Dict[int, typing.Any] = {}
 _keys = itertools.count(1)
 _pending = threading.local()
 
 
-def register(obj) -> int:
+def register(obj: typing.Any) -> int:
     with _lock:
         key = next(_keys)
         _table[key] = obj
         return key
 
 
-def lookup(context):
+def lookup(context: typing.Optional[int]) -> typing.Any:
     return _table.get(context or 0)
 
 
-def forget(key) -> None:
-    with _lock:
-        _table.pop(key, None)
+def forget(key: int) -> None:
+    # A release callback can come from C while the interpreter shuts down,
+    # after this module's globals were cleared: nothing is left to forget.
+    lock, table = _lock, _table
+    if lock is None or table is None:
+        return
+    with lock:
+        table.pop(key, None)
 
 
 @_ffi.RELEASE
-def release(context):
+def release(context: typing.Optional[int]) -> None:
     forget(context or 0)
 
 
-@contextlib.contextmanager
-def collecting():
+class _Collecting:
     """Around a C call that may run callbacks on this thread: their exceptions
-    are kept for raise_pending() instead of being reported as unraisable."""
-    _pending.depth = getattr(_pending, "depth", 0) + 1
-    try:
-        yield
-    finally:
+    are kept for raise_pending() instead of being reported as unraisable.
+    (A plain class: it is around every dispatch and handler call, where a
+    generator-based context manager costs more than the call.)"""
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        _pending.depth = getattr(_pending, "depth", 0) + 1
+
+    def __exit__(self, *exc: object) -> None:
         _pending.depth -= 1
 
 
-@ctypes.CFUNCTYPE(None)
-def _raise_unraisable():
+_collecting = _Collecting()
+
+
+def collecting() -> _Collecting:
+    """The context manager around such a call (one object, used by every thread)."""
+    return _collecting
+
+
+_NO_ARGUMENTS = _ffi._callback_type(None)
+
+
+@_NO_ARGUMENTS
+def _raise_unraisable() -> None:
     # Raising inside a ctypes callback is how CPython's own machinery
     # (PyErr_WriteUnraisable) reports it to sys.unraisablehook.
     raise _pending.unraisable
@@ -83,5 +102,5 @@ def raise_pending() -> None:
         raise first
 
 
-def as_bytes(pointer, size) -> bytes:
+def as_bytes(pointer: typing.Any, size: int) -> bytes:
     return ctypes.string_at(pointer, size) if size else b""

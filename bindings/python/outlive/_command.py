@@ -15,4 +15,7 @@ def main() -> None:
                          f"({COMMAND} is missing); install the wheel `make wheel` builds, or the command "
                          "with `make install`\n")
         sys.exit(1)
+    # `outlive worker --python MODULE` runs Python's worker with this interpreter,
+    # the one this package is installed in.
+    os.environ.setdefault("OUTLIVE_PYTHON", sys.executable)
     os.execv(COMMAND, [sys.argv[0], *sys.argv[1:]])

@@ -2,6 +2,7 @@
 once. A symbol missing from the loaded library fails the import loudly. Each
 opaque handle of the header has its own ctypes type (StoreP, LoopP, ...)."""
 import ctypes
+import typing
 from ctypes import (CFUNCTYPE, POINTER, c_bool, c_char_p, c_double, c_int, c_int32, c_int64, c_size_t, c_uint32,
                     c_uint64, c_void_p)
 
@@ -12,22 +13,34 @@ lib = _library.load()
 status = c_int
 
 
+class CallbackType(typing.Protocol):
+    """A C function pointer type (CFUNCTYPE): called with a Python function,
+    it makes the C callback (a decorator); called with nothing, a NULL one."""
+
+    def __call__(self, function: typing.Callable[..., typing.Any] = ..., /) -> typing.Any: ...
+
+
+def _callback_type(restype: typing.Any, *argtypes: typing.Any) -> CallbackType:
+    """CFUNCTYPE, typed as a decorator for the type checker."""
+    return typing.cast(CallbackType, CFUNCTYPE(restype, *argtypes))
+
+
 class OpaqueHandle(c_void_p):
     """A pointer to one opaque struct of include/outlive.h. Each struct has a
     subclass of its own, and its from_param takes only that subclass or None
     (NULL, which C takes where the header says so and refuses with a status
     elsewhere): a loop where a store is expected, a bare int or a plain c_void_p
     is a ctypes.ArgumentError before C is reached."""
-    c_name = None
+    c_name: typing.Optional[str] = None
 
     @classmethod
-    def from_param(cls, value):
+    def from_param(cls, value: typing.Any) -> typing.Any:
         if value is None or isinstance(value, cls):
             return value
         raise TypeError(f"{cls.__name__} ({cls.c_name} *) expected, not {type(value).__name__}")
 
 
-def _opaque(c_name):
+def _opaque(c_name: str) -> typing.Type[OpaqueHandle]:
     """The handle type of one opaque struct, named after it: outlive_kv_key_list → KvKeyListP."""
     name = "".join(word.capitalize() for word in c_name[len("outlive_"):].split("_")) + "P"
     return type(name, (OpaqueHandle,), {"c_name": c_name, "__module__": __name__, "__doc__": f"A {c_name} *."})
@@ -63,20 +76,20 @@ HANDLE_TYPES = {handle.c_name: handle for handle in OpaqueHandle.__subclasses__(
 ID_SIZE = 37
 # OUTLIVE_DURABLE_INTERACTIONS_SUSPENDED, the flag of outlive_durable_interactions_open.
 DURABLE_INTERACTIONS_SUSPENDED = 1
-KV_MODIFIER = CFUNCTYPE(c_int, KvValueP, c_void_p)
-KV_OBSERVER = CFUNCTYPE(None, c_char_p, c_void_p, c_size_t, c_void_p)
-RELEASE = CFUNCTYPE(None, c_void_p)
-LOG_HANDLER = CFUNCTYPE(None, c_int, c_char_p, c_void_p)
-INTERACTION_FN = CFUNCTYPE(None, InteractionP, c_void_p)
-STALL_FN = CFUNCTYPE(None, InteractionP, c_double, c_void_p)
-OPERATION_FN = CFUNCTYPE(None, OperationP, c_void_p)
-COMPLETION_FN = CFUNCTYPE(None, OperationP, c_bool, c_void_p)
-DRAINED_FN = CFUNCTYPE(None, c_void_p)
-PRIORITY_FN = CFUNCTYPE(c_int32, MessageP, c_void_p)
-PRESENT_FN = CFUNCTYPE(None, MessageP, PresentationP, c_void_p)
-END_FN = CFUNCTYPE(None, MessageP, c_void_p)
-RESPONSE_FN = CFUNCTYPE(c_bool, MessageP, c_void_p)
-AUTO_RESOLVER_FN = CFUNCTYPE(c_bool, MessageP, c_void_p, c_void_p)
+KV_MODIFIER = _callback_type(c_int, KvValueP, c_void_p)
+KV_OBSERVER = _callback_type(None, c_char_p, c_void_p, c_size_t, c_void_p)
+RELEASE = _callback_type(None, c_void_p)
+LOG_HANDLER = _callback_type(None, c_int, c_char_p, c_void_p)
+INTERACTION_FN = _callback_type(None, InteractionP, c_void_p)
+STALL_FN = _callback_type(None, InteractionP, c_double, c_void_p)
+OPERATION_FN = _callback_type(None, OperationP, c_void_p)
+COMPLETION_FN = _callback_type(None, OperationP, c_bool, c_void_p)
+DRAINED_FN = _callback_type(None, c_void_p)
+PRIORITY_FN = _callback_type(c_int32, MessageP, c_void_p)
+PRESENT_FN = _callback_type(None, MessageP, PresentationP, c_void_p)
+END_FN = _callback_type(None, MessageP, c_void_p)
+RESPONSE_FN = _callback_type(c_bool, MessageP, c_void_p)
+AUTO_RESOLVER_FN = _callback_type(c_bool, MessageP, c_void_p, c_void_p)
 
 
 class TaskSpec(ctypes.Structure):
@@ -87,7 +100,9 @@ class TaskSpec(ctypes.Structure):
 class TaskOptions(ctypes.Structure):
     _fields_ = [("version", c_uint32), ("queue", c_char_p), ("priority", ctypes.c_int32), ("due_at", c_double),
                 ("delay_seconds", c_double), ("unique_key", c_char_p), ("result_signal", c_char_p),
-                ("group_start", c_char_p), ("group_members", POINTER(c_char_p)), ("group_member_count", c_size_t)]
+                ("group_start", c_char_p), ("group_members", POINTER(c_char_p)), ("group_member_count", c_size_t),
+                ("result_consumer", HandlerP), ("result_delivery", c_int), ("result_lifetime", c_int),
+                ("result_scope", c_char_p)]
 
 
 class SchedulePeriod(ctypes.Structure):
@@ -100,14 +115,15 @@ class TaskPolicy(ctypes.Structure):
 
 
 class Presenter(ctypes.Structure):
-    _fields_ = [("version", c_uint32), ("priority", PRIORITY_FN), ("present", PRESENT_FN), ("end", END_FN)]
+    _fields_ = typing.cast(typing.Any, [("version", c_uint32), ("priority", PRIORITY_FN), ("present", PRESENT_FN),
+                                        ("end", END_FN)])
 
 
 class StoreOptions(ctypes.Structure):
-    _fields_ = [("version", c_uint32), ("durability", c_int), ("busy_timeout_ms", c_int32)]
+    _fields_ = [("version", c_uint32), ("durability", c_int), ("busy_timeout_ms", c_int32), ("liveness_seconds", c_int32)]
 
 
-_DECLARATIONS = {
+_DECLARATIONS: typing.Dict[str, typing.Any] = {
     # basics
     "outlive_last_error": (c_char_p, []),
     "outlive_status_name": (c_char_p, [c_int]),
@@ -239,6 +255,11 @@ _DECLARATIONS = {
     "outlive_task_list_group_start": (c_char_p, [TaskListP, c_size_t]),
     "outlive_task_list_group_member_count": (c_size_t, [TaskListP, c_size_t]),
     "outlive_task_list_group_member": (c_char_p, [TaskListP, c_size_t, c_size_t]),
+    "outlive_task_list_queue": (c_char_p, [TaskListP, c_size_t]),
+    "outlive_task_list_priority": (ctypes.c_int32, [TaskListP, c_size_t]),
+    "outlive_task_list_unique_key": (c_char_p, [TaskListP, c_size_t]),
+    "outlive_task_list_cancelled": (ctypes.c_bool, [TaskListP, c_size_t]),
+    "outlive_task_list_result_signal": (c_char_p, [TaskListP, c_size_t]),
     "outlive_task_list_free": (None, [TaskListP]),
     # schedules
     "outlive_schedule_set": (status, [StoreP, c_char_p, HandlerP, POINTER(SchedulePeriod), POINTER(TaskOptions),
@@ -257,6 +278,8 @@ _DECLARATIONS = {
     "outlive_schedule_list_free": (None, [ScheduleListP]),
     "outlive_task_retry": (status, [StoreP, c_char_p]),
     "outlive_task_delete": (status, [StoreP, c_char_p]),
+    "outlive_task_cancel": (status, [StoreP, c_char_p, POINTER(ctypes.c_bool)]),
+    "outlive_task_is_cancelled": (status, [StoreP, c_char_p, POINTER(ctypes.c_bool)]),
     # signals
     "outlive_signal_new_id": (None, [c_char_p]),
     "outlive_signal_consume": (status, [StoreP, c_char_p, HandlerP, c_int, c_int, c_char_p, c_char_p]),
@@ -373,7 +396,7 @@ C_STRUCTS = {
 }
 
 
-def _declare(declarations):
+def _declare(declarations: typing.Dict[str, typing.Any]) -> None:
     for name, (restype, argtypes) in declarations.items():
         try:
             function = getattr(lib, name)
@@ -385,6 +408,12 @@ def _declare(declarations):
 
 
 _declare(_DECLARATIONS)
+
+if typing.TYPE_CHECKING:
+    # The C functions are set by _declare above: to a type checker, each is
+    # an attribute of this module whose calls it does not check (the header
+    # is the reference, tests/test_ffi_declarations.py the check).
+    def __getattr__(name: str) -> typing.Any: ...
 
 # Keep the unused imports available to the modules that declare callbacks.
 __all__ = ["lib", "c_bool", "c_double", "c_int64", "c_uint64", "c_void_p", "c_char_p", "c_size_t", "c_int32"]

@@ -3,11 +3,12 @@ this module (the wheel bundles one), then the system's (ctypes.util)."""
 import ctypes
 import ctypes.util
 import os
+import typing
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def _candidates():
+def _candidates() -> typing.Iterator[str]:
     explicit = os.environ.get("OUTLIVE_LIBRARY")
     if explicit:
         yield explicit

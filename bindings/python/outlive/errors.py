@@ -1,6 +1,7 @@
 """Statuses and exceptions. Every failing call raises OutliveError (or the
 subclass for its status) carrying `.status` and the library's message."""
 import enum
+import typing
 
 from . import _ffi
 
@@ -22,21 +23,34 @@ class Status(enum.IntEnum):
     NO_MEMORY = 13
     LIMIT = 14
 
+    @classmethod
+    def _missing_(cls, value: object) -> "Status | None":
+        # A status of a newer library than this package: a member of its own
+        # (named UNKNOWN_<n>), so that `error.status` is always a Status.
+        if not isinstance(value, int) or isinstance(value, bool):
+            return None
+        member = int.__new__(cls, value)
+        member._name_ = f"UNKNOWN_{value}"
+        member._value_ = value
+        return member
+
+    @property
+    def known(self) -> bool:
+        """Whether this package knows the status (not one of a newer library)."""
+        return self.name in type(self).__members__
+
 
 class OutliveError(Exception):
-    """A call into liboutlive failed. `status` is an outlive.Status, or the
-    plain int a newer library returned that this package does not know."""
+    """A call into liboutlive failed. `status` is an outlive.Status (one named
+    UNKNOWN_<n> for a status of a newer library than this package)."""
 
-    def __init__(self, status, message):
+    def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
-        try:
-            self.status = Status(status)
-        except ValueError:
-            self.status = int(status)
+        self.status: Status = Status(status)
         self.message = message
 
-    def __str__(self):
-        name = self.status.name if isinstance(self.status, Status) else f"status {self.status}"
+    def __str__(self) -> str:
+        name = self.status.name if self.status.known else f"status {int(self.status)}"
         return f"{self.message} ({name})"
 
 
@@ -57,7 +71,7 @@ class ClosedError(StateError, ValueError):
     """The Python object was closed (or the store it belongs to was): it
     refuses every call instead of handing the library a freed handle."""
 
-    def __init__(self, what: str):
+    def __init__(self, what: str) -> None:
         super().__init__(Status.STATE, f"the {what} is closed")
 class VersionError(OutliveError): pass
 class NoMemoryError(OutliveError, MemoryError): pass
@@ -74,17 +88,16 @@ _CLASSES = {
 }
 
 
-def error_for(status):
+def error_for(status: int) -> OutliveError:
     """The exception for a non-OK status, with this thread's last error message
     (read at once, on the thread that made the call)."""
     message = _ffi.outlive_last_error().decode("utf-8", "replace")
-    try:
-        status = Status(status)
-    except ValueError:
-        return OutliveError(status, message)  # a status newer than this package: still its message
-    return _CLASSES.get(status, OutliveError)(status, message)
+    known = Status(status)
+    # A status newer than this package: an OutliveError, still with its message.
+    return _CLASSES.get(known, OutliveError)(known, message)
 
 
-def check(status):
+def check(status: int) -> None:
+    """Raises the exception for a non-OK status."""
     if status != 0:
         raise error_for(status)

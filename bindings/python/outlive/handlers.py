@@ -7,12 +7,15 @@ import inspect
 import logging
 import os
 import threading
-import types
 import typing
 
-from . import _callbacks, _ffi
+from . import _callbacks, _ffi, results
 from .errors import ClosedError, check, error_for
-from .values import ID, Args, Int, UInteger, args_to_dict, object_value, value_bytes
+from .parameters import Parameter, parameters_of
+from .values import Args, args_to_dict, object_bytes, serialized_handler, value_bytes
+
+if typing.TYPE_CHECKING:
+    import asyncio
 
 _logger = logging.getLogger("outlive")
 
@@ -21,22 +24,29 @@ class Handler:
     """A handler value: a declared handler's name, bound arguments, an optional
     invalidation handler. Calling it runs the handler in this process."""
 
-    def __init__(self, name: str, /, **bound):
-        self._handle = None
+    def __init__(self, name: str, /, **bound: typing.Any) -> None:
+        """The handler `name` with `bound` arguments (Python values, see outlive.values)."""
+        self._handle: typing.Any = None
         self._make(name, None, bound)
 
     @classmethod
-    def with_invalidation(cls, name: str, invalidation: str, /, **bound) -> "Handler":
+    def with_invalidation(cls, name: str, invalidation: str, /, **bound: typing.Any) -> "Handler":
         """A handler whose invalidation handler `invalidation` runs on invalidate()."""
         self = cls.__new__(cls)
         self._handle = None
         self._make(name, invalidation, bound)
         return self
 
-    def _make(self, name, invalidation, bound):
+    def _make(self, name: str, invalidation: typing.Optional[str], bound: typing.Dict[str, typing.Any]) -> None:
         if not isinstance(name, str):
             raise TypeError("a handler name is a str")
         out = _ffi.HandlerP()
+        # One C call instead of one per argument; what the decoder refuses,
+        # the setters and outlive_handler_new explain.
+        data = serialized_handler(name, invalidation, bound)
+        if data is not None and _ffi.outlive_handler_deserialize(data, len(data), ctypes.byref(out)) == 0:
+            self._handle = out
+            return
         with Args(bound) as args:
             check(_ffi.outlive_handler_new(name.encode("utf-8"),
                                            None if invalidation is None else invalidation.encode("utf-8"),
@@ -44,34 +54,38 @@ class Handler:
         self._handle = out
 
     @classmethod
-    def _adopt(cls, handle):
+    def _adopt(cls, handle: typing.Any) -> "Handler":
         self = cls.__new__(cls)
         self._handle = handle
         return self
 
     @classmethod
-    def _copy_of(cls, borrowed):
+    def _copy_of(cls, borrowed: typing.Any) -> "Handler":
         copy = _ffi.HandlerP()
         check(_ffi.outlive_handler_copy(borrowed, ctypes.byref(copy)))
         return cls._adopt(copy)
 
     @property
-    def handle(self):
+    def handle(self) -> typing.Any:
+        """The native pointer; ClosedError once closed."""
         if not self._handle:
             raise ClosedError("handler")
         return self._handle
 
     @property
     def name(self) -> str:
-        return _ffi.outlive_handler_name(self.handle).decode("utf-8")
+        """The handler's name."""
+        return str(_ffi.outlive_handler_name(self.handle).decode("utf-8"))
 
     @property
-    def invalidation(self):
+    def invalidation(self) -> typing.Optional[str]:
+        """The invalidation handler's name, if any."""
         name = _ffi.outlive_handler_invalidation_name(self.handle)
-        return None if name is None else name.decode("utf-8")
+        return None if name is None else str(name.decode("utf-8"))
 
     @property
-    def bound(self) -> dict:
+    def bound(self) -> typing.Dict[str, typing.Any]:
+        """The bound arguments, as Python values."""
         out = _ffi.ArgsP()
         check(_ffi.outlive_handler_bound(self.handle, ctypes.byref(out)))
         try:
@@ -81,20 +95,30 @@ class Handler:
 
     @property
     def invalidated(self) -> bool:
+        """Whether invalidate() ran."""
         return bool(_ffi.outlive_handler_is_invalidated(self.handle))
 
-    def bind(self, **more) -> "Handler":
+    def bind(self, **more: typing.Any) -> "Handler":
+        """Binds more arguments (in place); returns the handler."""
         with Args(more) as args:
             check(_ffi.outlive_handler_bind(self.handle, args.handle))
         return self
 
-    def __call__(self, **call_args) -> None:
-        with Args(call_args) as args, _callbacks.collecting():
-            status = _ffi.outlive_handler_call(self.handle, args.handle)
+    def __call__(self, **call_args: typing.Any) -> None:
+        """Calls the handler in this process with these call-time arguments."""
+        handle = self.handle
+        if call_args:
+            with Args(call_args) as args, _callbacks.collecting():
+                status = _ffi.outlive_handler_call(handle, args.handle)
+        else:
+            with _callbacks.collecting():
+                status = _ffi.outlive_handler_call(handle, None)
         _callbacks.raise_pending()
-        check(status)
+        if status:
+            raise error_for(status)
 
-    def invalidate(self, **call_args) -> None:
+    def invalidate(self, **call_args: typing.Any) -> None:
+        """Runs the invalidation handler and marks this handler invalidated."""
         with Args(call_args) as args, _callbacks.collecting():
             status = _ffi.outlive_handler_invalidate(self.handle, args.handle)
         _callbacks.raise_pending()
@@ -104,182 +128,282 @@ class Handler:
         data, size = ctypes.c_void_p(), ctypes.c_size_t()
         check(_ffi.outlive_handler_serialize(self.handle, ctypes.byref(data), ctypes.byref(size)))
         try:
-            return ctypes.string_at(data.value, size.value)
+            return ctypes.string_at(data.value or 0, size.value)
         finally:
             _ffi.outlive_free(data)
 
     @classmethod
-    def from_bytes(cls, blob) -> "Handler":
-        blob = value_bytes(blob, "a serialized handler")
+    def from_bytes(cls, blob: typing.Union[bytes, bytearray, memoryview]) -> "Handler":
+        """The handler serialized as `blob` (bytes(handler))."""
+        data = value_bytes(blob, "a serialized handler")
         out = _ffi.HandlerP()
-        check(_ffi.outlive_handler_deserialize(blob, len(blob), ctypes.byref(out)))
+        check(_ffi.outlive_handler_deserialize(data, len(data), ctypes.byref(out)))
         return cls._adopt(out)
 
     def copy(self) -> "Handler":
+        """An independent copy."""
         return Handler._copy_of(self.handle)
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, Handler) and bytes(self) == bytes(other)
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash(bytes(self))
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         if not self._handle:
             return "<Handler (closed)>"
         return f"<Handler {_ffi.outlive_handler_description(self._handle).decode('utf-8', 'replace')}>"
 
     def close(self) -> None:
+        """Frees the native handler (again: nothing)."""
         if getattr(self, "_handle", None):
             handle, self._handle = self._handle, None
             _ffi.outlive_handler_free(handle)
 
-    def __del__(self):
+    def __del__(self) -> None:
         try:
             self.close()
         except Exception:
             pass
 
 
-def load_handlers(path) -> None:
+def load_handlers(path: "str | os.PathLike[str]") -> None:
     """dlopen()s a handler library: its OUTLIVE_HANDLER declarations become resolvable."""
     check(_ffi.outlive_handler_library_load(os.fsencode(path)))
 
 
 def resolves(name: str) -> bool:
     """Whether a handler of that name is declared in this process now."""
-    return _ffi.outlive_handler_resolve(name.encode("utf-8")) == 0
+    return bool(_ffi.outlive_handler_resolve(name.encode("utf-8")) == 0)
 
 
 # ── run-time registration of Python functions ──────────────────────────────
 
-_CTYPES = {"ID": _ffi.ObjectP, "HANDLER": _ffi.HandlerP, "BOOL": ctypes.c_bool, "INT": ctypes.c_int32,
-           "DOUBLE": ctypes.c_double, "INTEGER": ctypes.c_int64, "UINTEGER": ctypes.c_uint64}
-_registered = {}
+_registered: typing.Dict[str, typing.Any] = {}
 _registered_lock = threading.Lock()
 # Every trampoline ever registered, kept for the life of the process: another
 # thread may be inside one (the library resolved it before a re-declaration or
 # an unregister replaced it), and ctypes frees a trampoline's code with its
 # last reference. One small object per declaration is the price.
-_trampolines = []
+_trampolines: typing.List[typing.Any] = []
+# Coroutines of async handlers running on an asyncio loop, kept until they end
+# (asyncio keeps only weak references to its tasks); a worker waits for them.
+_running: typing.Set["asyncio.Task[typing.Any]"] = set()
+
+P = typing.ParamSpec("P")
+R = typing.TypeVar("R")
+
+# Exceptions that stop the program rather than fail one attempt: they leave
+# the dispatch that ran the handler, and the attempt is left open (released
+# back to pending when the store closes, or failed by its timeout).
+_STOPPING = (KeyboardInterrupt, SystemExit)
 
 
-def _unwrap_optional(annotation):
-    origin = typing.get_origin(annotation)
-    union_types = (typing.Union,) + ((types.UnionType,) if hasattr(types, "UnionType") else ())
-    if origin in union_types:
-        members = [member for member in typing.get_args(annotation) if member is not type(None)]
-        if len(members) == 1 and len(typing.get_args(annotation)) == 2:
-            return members[0], True
-    return annotation, False
-
-
-def _kind(annotation, parameter):
-    base, optional = _unwrap_optional(annotation)
-    if base is bool:
-        kind = "BOOL"
-    elif base is Int:
-        kind = "INT"
-    elif base is UInteger:
-        kind = "UINTEGER"
-    elif base is int:
-        kind = "INTEGER"
-    elif base is float:
-        kind = "DOUBLE"
-    elif base in (str, bytes, ID):
-        kind = "ID"
-    elif base is Handler:
-        kind = "HANDLER"
-    else:
-        raise TypeError(f"parameter {parameter!r}: annotate it with bool, int, float, str, bytes, outlive.ID, "
-                        f"outlive.Handler, outlive.Int or outlive.UInteger (Optional[...] for ID and Handler)")
-    if optional and kind not in ("ID", "HANDLER"):
-        raise TypeError(f"parameter {parameter!r}: only ID and Handler parameters can be optional")
-    return kind, optional, base
-
-
-def _converter(kind, base):
-    if kind == "ID":
-        def convert(pointer):
-            if not pointer:
-                return None
-            value = object_value(pointer)
-            return value.bytes.decode("utf-8") if base is str else value.bytes if base is bytes else value
-        return convert
-    if kind == "HANDLER":
-        return lambda pointer: Handler._copy_of(pointer) if pointer else None
-    if kind == "INT":
-        return Int
-    if kind == "UINTEGER":
-        return UInteger
-    return lambda value: value
-
-
-def handler(name: str = None):
-    """Declares the decorated function as the handler `name` in this process.
-    Its parameters, from the annotations, become the declared signature.
+def handler(name: typing.Optional[str] = None) -> typing.Callable[[typing.Callable[P, R]], typing.Callable[P, R]]:
+    """Declares the decorated function as the handler `name` (default: the
+    function's name) in this process, now. Its parameters, from the
+    annotations, become the declared signature (see outlive.parameters: the
+    seven Outlive types, and JSON-able values such as dict, list, Path,
+    datetime or `int | None` as `ID<json>`; a parameter with a default is
+    optional and gets its default when absent). The function is returned
+    unchanged.
 
     An exception it raises is re-raised by the Python call that ran it (a
     Handler call, or the loop's dispatch) — except when it runs as a task: a
     function that does not declare `completion` itself ends its task's attempt
     when it returns, and an exception fails the attempt (the task is retried
     with backoff, its error the exception's text) and is logged to the
-    "outlive" logger instead of being raised into the loop. To do that the
-    registered signature carries a trailing optional `completion` the function
-    does not see."""
-    def register(function):
+    "outlive" logger instead of being raised into the loop. KeyboardInterrupt
+    and SystemExit are never an attempt's failure: they leave the dispatch,
+    and the attempt stays open until the store closes (the task is then
+    pending again) or its timeout. An `async def` function is awaited: on the
+    asyncio loop running on the thread that dispatches (Loop.attach), its
+    task's attempt ending when the coroutine does; with no running asyncio
+    loop, to its end within the call. To end attempts, the registered
+    signature carries a trailing optional `completion` the function does not
+    see."""
+    def register(function: typing.Callable[P, R]) -> typing.Callable[P, R]:
         handler_name = name or function.__name__
-        hints = typing.get_type_hints(function)
-        parameters, converters = [], []
-        for parameter in inspect.signature(function).parameters.values():
-            if parameter.name not in hints:
-                raise TypeError(f"handler {handler_name}: parameter {parameter.name!r} has no annotation")
-            kind, optional, base = _kind(hints[parameter.name], parameter.name)
-            parameters.append((parameter.name, kind, optional))
-            converters.append(_converter(kind, base))
-        ends_attempt = all(parameter != "completion" for parameter, _, _ in parameters)
-        if ends_attempt:
-            parameters.append(("completion", "HANDLER", True))
-        signature = ", ".join(f"{kind}{'?' if optional else ''} {parameter}" for parameter, kind, optional in parameters)
-        prototype = ctypes.CFUNCTYPE(None, *[_CTYPES[kind] for _, kind, _ in parameters])
-
-        def trampoline(*raw):
-            completion = raw[-1] if ends_attempt else None
-            values = raw[:-1] if ends_attempt else raw
-            try:
-                function(*[convert(value) for convert, value in zip(converters, values)])
-            except BaseException as error:
-                if not completion:
-                    _callbacks.keep(error)
-                    return
-                _logger.warning("handler %s failed its task's attempt", handler_name, exc_info=error)
-                _complete(completion, success=False, error=f"{type(error).__name__}: {error}")
-                return
-            if completion:
-                _complete(completion, success=True)
-
-        c_function = prototype(trampoline)
-        with _registered_lock:
-            check(_ffi.outlive_handler_register(handler_name.encode("utf-8"), signature.encode("utf-8"),
-                                        ctypes.cast(c_function, ctypes.c_void_p)))
-            _registered[handler_name] = c_function
-            _trampolines.append(c_function)
-        function.outlive_name = handler_name
-        function.outlive_signature = signature
+        signature = declare(handler_name, function)
+        setattr(function, "outlive_name", handler_name)
+        setattr(function, "outlive_signature", signature)
         return function
 
     return register
 
 
-def _complete(completion, **outcome) -> None:
-    """Ends a task's attempt through its borrowed completion handler."""
-    with Args(outcome) as args:
+def declare(handler_name: str, function: typing.Callable[..., typing.Any],
+            parameters: typing.Optional[typing.List[Parameter]] = None,
+            returns: typing.Optional[typing.Callable[[typing.Any], typing.Any]] = None) -> str:
+    """Registers `function` as the handler `handler_name` in this process;
+    returns the declared signature. With `returns` (a task function's), the
+    signature also takes the call-time `result_signal` the function does not
+    see: while it runs, outlive.task_progress posts there, and the attempt's
+    success carries `result` = returns(return value) when the task has one."""
+    if parameters is None:
+        parameters = parameters_of(function, f"handler {handler_name}")
+    ends_attempt = all(parameter.name != "completion" for parameter in parameters)
+    declared = [parameter.declaration() for parameter in parameters]
+    ctypes_of = [parameter.ctype for parameter in parameters]
+    names = [parameter.name for parameter in parameters]
+    hidden_signal = returns is not None and "result_signal" not in names
+    if hidden_signal:
+        declared.append("ID? result_signal")
+        ctypes_of.append(_ffi.ObjectP)
+    if ends_attempt:
+        declared.append("HANDLER? completion")
+        ctypes_of.append(_ffi.HandlerP)
+    signature = ", ".join(declared)
+    prototype = ctypes.CFUNCTYPE(None, *ctypes_of)
+
+    def trampoline(*raw: typing.Any) -> None:
+        completion = raw[-1] if ends_attempt else None
+        values = list(raw[:-1] if ends_attempt else raw)
+        signal: typing.Optional[str] = None
+        if hidden_signal:
+            pointer = values.pop()
+            signal = object_bytes(pointer).decode("utf-8") if pointer else None
+        token = None
+        try:
+            arguments = [parameter.decode(value) for parameter, value in zip(parameters, values)]
+            if returns is not None:
+                if not hidden_signal:
+                    given = arguments[names.index("result_signal")]
+                    signal = None if given is None else str(given)
+                token = results.current_signal.set(signal)
+            result = function(*arguments)
+            if inspect.iscoroutine(result):
+                _await(result, handler_name, completion, _outcome(returns, signal))
+                return
+        except _STOPPING as error:
+            _callbacks.keep(error)
+            return
+        except BaseException as error:
+            if not completion:
+                _callbacks.keep(error)
+                return
+            _failed(handler_name, completion, error)
+            return
+        finally:
+            if token is not None:
+                results.current_signal.reset(token)
+        if completion:
+            _succeed(handler_name, completion, _outcome(returns, signal), result)
+
+    c_function = prototype(trampoline)
+    with _registered_lock:
+        check(_ffi.outlive_handler_register(handler_name.encode("utf-8"), signature.encode("utf-8"),
+                                            ctypes.cast(c_function, ctypes.c_void_p)))
+        _registered[handler_name] = c_function
+        _trampolines.append(c_function)
+    return signature
+
+
+Outcome = typing.Optional[typing.Callable[[typing.Any], typing.Dict[str, typing.Any]]]
+
+
+def _outcome(returns: typing.Optional[typing.Callable[[typing.Any], typing.Any]],
+             signal: typing.Optional[str]) -> Outcome:
+    """What a success completes with beyond success=True: the return value as
+    `result`, for a task that has a result signal (nobody receives it otherwise)."""
+    if returns is None or signal is None:
+        return None
+
+    def outcome(value: typing.Any) -> typing.Dict[str, typing.Any]:
+        return {} if value is None else {"result": returns(value)}
+    return outcome
+
+
+def _succeed(handler_name: str, completion: typing.Any, outcome: Outcome, value: typing.Any) -> None:
+    try:
+        extra = outcome(value) if outcome is not None else {}
+    except Exception as error:
+        _failed(handler_name, completion, error)
+        return
+    _complete(completion, success=True, **extra)
+
+
+def _failed(handler_name: str, completion: typing.Any, error: BaseException) -> None:
+    _logger.warning("handler %s failed its task's attempt", handler_name, exc_info=error)
+    _complete(completion, success=False, error=f"{type(error).__name__}: {error}")
+
+
+def _await(coroutine: typing.Coroutine[typing.Any, typing.Any, typing.Any], handler_name: str,
+           completion: typing.Any, outcome: Outcome = None) -> None:
+    """Runs an async handler's coroutine; its task's attempt (if it runs as
+    one) ends when the coroutine does."""
+    import asyncio
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        loop = None
+    if loop is None:
+        # No asyncio loop on this thread: the coroutine runs to its end here.
+        try:
+            value = asyncio.run(coroutine)
+        except _STOPPING as error:
+            _callbacks.keep(error)
+            return
+        except BaseException as error:
+            if not completion:
+                _callbacks.keep(error)
+                return
+            _failed(handler_name, completion, error)
+            return
+        if completion:
+            _succeed(handler_name, completion, outcome, value)
+        return
+    # The completion is borrowed for the call only: the coroutine ends later.
+    kept = Handler._copy_of(completion) if completion else None
+    task = loop.create_task(coroutine)
+    _running.add(task)
+
+    def finished(task: "asyncio.Task[typing.Any]") -> None:
+        _running.discard(task)
+        if task.cancelled():
+            return  # stopped by a worker's shutdown: the attempt is released when the store closes
+        error = task.exception()
+        if error is not None and isinstance(error, _STOPPING):
+            return  # asyncio raises it out of the loop itself
+        if kept is None:
+            if error is not None:
+                _logger.error("async handler %s raised", handler_name, exc_info=error)
+            return
+        if error is not None:
+            _failed(handler_name, kept.handle, error)
+        else:
+            _succeed(handler_name, kept.handle, outcome, task.result())
+        kept.close()
+
+    task.add_done_callback(finished)
+
+
+def running_coroutines() -> typing.Set["asyncio.Task[typing.Any]"]:
+    """The coroutines of async handlers that have not ended yet."""
+    return set(_running)
+
+
+_succeeded = threading.local()
+
+
+def _complete(completion: typing.Any, **outcome: typing.Any) -> None:
+    """Ends a task's attempt through its borrowed completion handler. The
+    arguments of a plain success are the same every time: made once per thread."""
+    if len(outcome) == 1 and outcome.get("success") is True:
+        args: typing.Optional[Args] = getattr(_succeeded, "args", None)
+        if args is None:
+            args = _succeeded.args = Args(outcome)
         status = _ffi.outlive_handler_call(completion, args.handle)
+    else:
+        with Args(outcome) as args:
+            status = _ffi.outlive_handler_call(completion, args.handle)
     if status != 0:
         _logger.warning("completing a task's attempt failed: %s", error_for(status))
 
 
 def unregister(name: str) -> None:
+    """Removes the run-time registration of `name` in this process."""
     with _registered_lock:
         check(_ffi.outlive_handler_unregister(name.encode("utf-8")))
         _registered.pop(name, None)

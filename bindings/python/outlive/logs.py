@@ -12,7 +12,7 @@ _TO_PYTHON = {1: logging.ERROR, 2: logging.WARNING, 3: logging.INFO, 4: logging.
 
 
 @_ffi.LOG_HANDLER
-def _forward(level, message, context):
+def _forward(level: int, message: bytes, context: object) -> None:
     logger.log(_TO_PYTHON.get(level, logging.INFO), message.decode("utf-8", "replace"))
 
 

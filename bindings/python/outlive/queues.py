@@ -2,12 +2,20 @@
 strictly one at a time, each finished explicitly) and OperationQueue
 (operations with dependencies and a limit of unfinished ones, each finished
 explicitly; `await operation` from asyncio)."""
+from __future__ import annotations
+
 import ctypes
 import enum
+import typing
 
 from . import _callbacks, _ffi
 from ._handle import NativeHandle
 from .errors import check
+
+if typing.TYPE_CHECKING:
+    from .handlers import Handler
+    from .loop import Loop
+    from .store import Store
 
 
 # ── interactions ───────────────────────────────────────────────────────────
@@ -17,15 +25,16 @@ class Interaction:
 
     __slots__ = ("_token",)
 
-    def __init__(self, token):
+    def __init__(self, token: typing.Any) -> None:
         self._token = token
 
     def finish(self) -> None:
+        """Ends the interaction: the next one may start."""
         check(_ffi.outlive_interaction_finish(self._token))
 
 
 @_ffi.INTERACTION_FN
-def _run_interaction(token, context):
+def _run_interaction(token: typing.Any, context: typing.Optional[int]) -> None:
     function = _callbacks.lookup(context)
     try:
         function(Interaction(token))
@@ -34,7 +43,7 @@ def _run_interaction(token, context):
 
 
 @_ffi.STALL_FN
-def _report_stall(token, seconds, context):
+def _report_stall(token: typing.Any, seconds: float, context: typing.Optional[int]) -> None:
     function = _callbacks.lookup(context)
     try:
         function(Interaction(token), seconds)
@@ -49,16 +58,16 @@ class InteractionQueue(NativeHandle):
 
     _what = "interaction queue"
 
-    def _release(self, handle):
+    def _release(self, handle: typing.Any) -> None:
         _ffi.outlive_interactions_free(handle)
 
-    def __init__(self, loop):
+    def __init__(self, loop: Loop) -> None:
         self.loop = loop
         out = _ffi.InteractionsP()
         check(_ffi.outlive_interactions_new(loop.handle, ctypes.byref(out)))
         self._handle = out
 
-    def add(self, function) -> None:
+    def add(self, function: typing.Callable[[Interaction], None]) -> None:
         """function(interaction) runs on the loop's thread when its turn comes."""
         self.loop.handle  # ClosedError once the loop (or the store that owned it) is closed: nothing would run
         key = _callbacks.register(function)
@@ -72,9 +81,10 @@ class InteractionQueue(NativeHandle):
         check(_ffi.outlive_interactions_suspend(self.handle))
 
     def resume(self) -> None:
+        """Starts interactions again."""
         check(_ffi.outlive_interactions_resume(self.handle))
 
-    def report_stalls(self, seconds: float, function) -> None:
+    def report_stalls(self, seconds: float, function: typing.Callable[[Interaction, float], None]) -> None:
         """function(interaction, seconds) is called once for an interaction not
         finished after `seconds` (a forgotten finish stalls the queue)."""
         key = _callbacks.register(function)
@@ -84,12 +94,13 @@ class InteractionQueue(NativeHandle):
         check(status)
 
     def __len__(self) -> int:
-        return _ffi.outlive_interactions_unfinished(self.handle)
+        return int(_ffi.outlive_interactions_unfinished(self.handle))
 
 
 # ── operations ─────────────────────────────────────────────────────────────
 
 class OperationState(enum.IntEnum):
+    """Where an operation is."""
     NEW = 0
     WAITING = 1
     EXECUTING = 2
@@ -97,7 +108,7 @@ class OperationState(enum.IntEnum):
 
 
 @_ffi.OPERATION_FN
-def _run_operation(handle, context):
+def _run_operation(handle: typing.Any, context: typing.Optional[int]) -> None:
     operation = _callbacks.lookup(context)
     try:
         operation._function(operation)
@@ -106,7 +117,7 @@ def _run_operation(handle, context):
 
 
 @_ffi.COMPLETION_FN
-def _complete_operation(handle, cancelled, context):
+def _complete_operation(handle: typing.Any, cancelled: bool, context: typing.Optional[int]) -> None:
     operation = _callbacks.lookup(context)
     if operation is None:
         return
@@ -118,7 +129,7 @@ def _complete_operation(handle, cancelled, context):
 
 
 @_ffi.DRAINED_FN
-def _drained(context):
+def _drained(context: typing.Optional[int]) -> None:
     function = _callbacks.lookup(context)
     try:
         function()
@@ -131,9 +142,9 @@ class Operation:
     `function(operation)` runs on its queue's loop thread once its dependencies
     have finished. `await operation` waits for it (True when it was cancelled)."""
 
-    def __init__(self, function):
+    def __init__(self, function: typing.Callable[["Operation"], None]) -> None:
         self._function = function
-        self._completions = []
+        self._completions: typing.List[typing.Callable[[bool], None]] = []
         self._key = _callbacks.register(self)
         out = _ffi.OperationP()
         status = _ffi.outlive_operation_new(_run_operation, self._key, _callbacks.release,
@@ -141,54 +152,67 @@ class Operation:
         if status != 0:
             _callbacks.forget(self._key)
         check(status)
-        self._handle = out
+        self._handle: typing.Any = out
         completion_key = _callbacks.register(self)
         check(_ffi.outlive_operation_set_completion(self._handle, _complete_operation, completion_key,
                                                     _callbacks.release))
 
     @property
-    def handle(self):
+    def handle(self) -> typing.Any:
+        """The native pointer."""
         return self._handle
 
     def add_dependency(self, other: "Operation") -> "Operation":
+        """This operation starts only once `other` finished; returns self."""
         check(_ffi.outlive_operation_add_dependency(self._handle, other._handle))
         return self
 
-    def on_complete(self, function) -> None:
+    def on_complete(self, function: typing.Callable[[bool], None]) -> None:
         """function(cancelled) runs on the loop's thread when the operation completes.
         Add it before the operation is queued."""
         self._completions.append(function)
 
     def finish(self) -> None:
+        """Ends the operation (from any thread)."""
         check(_ffi.outlive_operation_finish(self._handle))
 
     def cancel(self) -> None:
+        """Cancels the operation."""
         check(_ffi.outlive_operation_cancel(self._handle))
 
     @property
     def cancelled(self) -> bool:
+        """Whether it was cancelled."""
         return bool(_ffi.outlive_operation_is_cancelled(self._handle))
 
     @property
     def state(self) -> OperationState:
+        """Where it is now."""
         return OperationState(_ffi.outlive_operation_get_state(self._handle))
 
-    def __await__(self):
+    def __await__(self) -> typing.Generator[typing.Any, None, bool]:
         import asyncio
-        if self.state == OperationState.FINISHED:
+        if self._finished():
             return self.cancelled
         loop = asyncio.get_running_loop()
-        future = loop.create_future()
+        future: asyncio.Future[bool] = loop.create_future()
 
-        def done(cancelled):
-            loop.call_soon_threadsafe(lambda: future.done() or future.set_result(cancelled))
+        def settle(cancelled: bool) -> None:
+            if not future.done():
+                future.set_result(cancelled)
+
+        def done(cancelled: bool) -> None:
+            loop.call_soon_threadsafe(settle, cancelled)
 
         self._completions.append(done)
-        if self.state == OperationState.FINISHED and not future.done():
+        if self._finished() and not future.done():
             future.set_result(self.cancelled)
         return (yield from future.__await__())
 
-    def __del__(self):
+    def _finished(self) -> bool:
+        return self.state == OperationState.FINISHED
+
+    def __del__(self) -> None:
         try:
             if self._handle:
                 _ffi.outlive_operation_free(self._handle)
@@ -203,31 +227,35 @@ class OperationQueue(NativeHandle):
 
     _what = "operation queue"
 
-    def _release(self, handle):
+    def _release(self, handle: typing.Any) -> None:
         _ffi.outlive_operations_free(handle)
 
-    def __init__(self, loop, max_unfinished: int = 0):
+    def __init__(self, loop: Loop, max_unfinished: int = 0) -> None:
         self.loop = loop
         out = _ffi.OperationsP()
         check(_ffi.outlive_operations_new(loop.handle, max_unfinished, ctypes.byref(out)))
         self._handle = out
-        self._queued = []
+        self._queued: typing.List[Operation] = []
 
-    def add(self, operation) -> Operation:
+    def add(self, operation: typing.Union[Operation, typing.Callable[[Operation], None]]) -> Operation:
         """Queues an Operation (or a function, made into one) and returns it."""
         self.loop.handle  # ClosedError once the loop (or the store that owned it) is closed: nothing would run
-        if not isinstance(operation, Operation):
-            operation = Operation(operation)
-        check(_ffi.outlive_operations_add(self.handle, operation.handle))
+        queued = operation if isinstance(operation, Operation) else Operation(operation)
+        check(_ffi.outlive_operations_add(self.handle, queued.handle))
         # Keep the Python object (and its callbacks) alive while queued.
-        self._queued.append(operation)
-        operation.on_complete(lambda cancelled, op=operation: self._queued.remove(op) if op in self._queued else None)
-        return operation
+        self._queued.append(queued)
+
+        def unqueue(cancelled: bool) -> None:
+            if queued in self._queued:
+                self._queued.remove(queued)
+        queued.on_complete(unqueue)
+        return queued
 
     def cancel_all(self) -> None:
+        """Cancels every queued operation."""
         check(_ffi.outlive_operations_cancel_all(self.handle))
 
-    def on_drained(self, function) -> None:
+    def on_drained(self, function: typing.Callable[[], None]) -> None:
         """function() runs each time the unfinished operations drop to zero."""
         key = _callbacks.register(function)
         status = _ffi.outlive_operations_set_drained(self.handle, _drained, key, _callbacks.release)
@@ -236,7 +264,7 @@ class OperationQueue(NativeHandle):
         check(status)
 
     def __len__(self) -> int:
-        return _ffi.outlive_operations_unfinished(self.handle)
+        return int(_ffi.outlive_operations_unfinished(self.handle))
 
 
 # ── durable interactions ───────────────────────────────────────────────────
@@ -249,10 +277,10 @@ class DurableInteractionQueue(NativeHandle):
 
     _what = "durable interaction queue"
 
-    def _release(self, handle):
+    def _release(self, handle: typing.Any) -> None:
         _ffi.outlive_durable_interactions_free(handle)
 
-    def __init__(self, store, name: str, *, suspended: bool = False):
+    def __init__(self, store: Store, name: str, *, suspended: bool = False) -> None:
         self.store = store
         out = _ffi.DurableInteractionsP()
         check(_ffi.outlive_durable_interactions_open(store.handle, name.encode("utf-8"),
@@ -260,15 +288,18 @@ class DurableInteractionQueue(NativeHandle):
                                                      ctypes.byref(out)))
         self._handle = out
 
-    def add(self, handler) -> str:
+    def add(self, handler: Handler) -> str:
+        """Stores an interaction (a handler); returns its id."""
         out = ctypes.create_string_buffer(_ffi.ID_SIZE)
         check(_ffi.outlive_durable_interactions_add(self.handle, handler.handle, out))
-        return out.value.decode()
+        return str(out.value.decode())
 
     def suspend(self) -> None:
+        """This process presents none until resume()."""
         check(_ffi.outlive_durable_interactions_suspend(self.handle))
 
     def resume(self) -> None:
+        """Presents them again."""
         check(_ffi.outlive_durable_interactions_resume(self.handle))
 
     def __len__(self) -> int:
@@ -276,7 +307,7 @@ class DurableInteractionQueue(NativeHandle):
         check(_ffi.outlive_durable_interactions_count(self.handle, ctypes.byref(count)))
         return count.value
 
-    def list(self):
+    def list(self) -> typing.List[typing.Tuple[str, str, int]]:
         """(id, handler name, times presented) of each stored interaction, first first."""
         out = _ffi.DurableInteractionListP()
         check(_ffi.outlive_durable_interaction_list_new(self.handle, None, 0, ctypes.byref(out)))
@@ -289,4 +320,5 @@ class DurableInteractionQueue(NativeHandle):
             _ffi.outlive_durable_interaction_list_free(out)
 
     def remove(self, interaction_id: str) -> None:
+        """Removes a stored interaction."""
         check(_ffi.outlive_durable_interactions_remove(self.handle, interaction_id.encode()))

@@ -45,12 +45,12 @@ class Schedules:
         firing (seconds since the epoch)."""
         if isinstance(every, datetime.timedelta):
             every = every.total_seconds()
-        period = _ffi.SchedulePeriod(1, 0.0 if every is None else float(every),
-                                     None if cron is None else cron.encode("utf-8"))
-        options = _ffi.TaskOptions(1, None if queue is None else queue.encode("utf-8"), priority, 0.0, 0.0,
+        from .tasks import _c_text, _optional_text
+        period = _ffi.SchedulePeriod(1, 0.0 if every is None else float(every), _optional_text(cron, "a cron expression"))
+        options = _ffi.TaskOptions(1, _optional_text(queue, "a queue name"), priority, 0.0, 0.0,
                                    None, None, None, None, 0)
         next_fire = ctypes.c_double()
-        check(_ffi.outlive_schedule_set(self._store.handle, name.encode("utf-8"), handler.handle,
+        check(_ffi.outlive_schedule_set(self._store.handle, _c_text(name, "a schedule name"), handler.handle,
                                         ctypes.byref(period), ctypes.byref(options), ctypes.byref(next_fire)))
         return next_fire.value
 

@@ -1,5 +1,7 @@
 """`store.signals`: results delivered to consumers — durable handlers — in
 this or other processes, versioned, once or until terminated."""
+from __future__ import annotations
+
 import ctypes
 import dataclasses
 import enum
@@ -8,6 +10,12 @@ import typing
 from . import _ffi
 from .errors import check
 from .values import Args
+
+if typing.TYPE_CHECKING:
+    from .handlers import Handler
+    from .store import Store
+
+E = typing.TypeVar("E", bound=enum.Enum)
 
 class Delivery(str, enum.Enum):
     """How often a consumer is called: once, or for every version until the
@@ -31,7 +39,7 @@ _DELIVERY_NAMES = {value: key for key, value in _DELIVERY_CODES.items()}
 _LIFETIME_NAMES = {value: key for key, value in _LIFETIME_CODES.items()}
 
 
-def _member(kind, value):
+def _member(kind: typing.Type[E], value: object) -> E:
     try:
         return kind(value)
     except ValueError:
@@ -39,53 +47,59 @@ def _member(kind, value):
 
 
 def new_signal_id() -> str:
+    """A new signal id (a UUID), unique across processes."""
     out = ctypes.create_string_buffer(_ffi.ID_SIZE)
     _ffi.outlive_signal_new_id(out)
-    return out.value.decode()
+    return str(out.value.decode())
 
 
 @dataclasses.dataclass(frozen=True)
 class Consumer:
+    """One listed consumer (`store.signals.consumers()`)."""
     id: str
     signal_id: str
     handler: str
     scope: typing.Optional[str]
     process: str
-    delivery: Delivery
-    lifetime: Lifetime
+    delivery: typing.Optional[Delivery]
+    lifetime: typing.Optional[Lifetime]
     last_version: int
 
 
 class Signals:
-    def __init__(self, store):
+    """The store's signals (docs/signals.md)."""
+
+    def __init__(self, store: Store) -> None:
         self._store = store
 
-    def consume(self, signal_id: str, handler, delivery: typing.Union[Delivery, str] = Delivery.ONCE,
-                lifetime: typing.Union[Lifetime, str] = Lifetime.THIS_RUN, scope: str = None) -> str:
+    def consume(self, signal_id: str, handler: Handler, delivery: typing.Union[Delivery, str] = Delivery.ONCE,
+                lifetime: typing.Union[Lifetime, str] = Lifetime.THIS_RUN, scope: typing.Optional[str] = None) -> str:
         """Registers `handler` to receive the signal (called with the payload plus
         signal_id, version and terminated). Returns the consumer's id."""
-        delivery, lifetime = _member(Delivery, delivery), _member(Lifetime, lifetime)
+        how, life = _member(Delivery, delivery), _member(Lifetime, lifetime)
         out = ctypes.create_string_buffer(_ffi.ID_SIZE)
         check(_ffi.outlive_signal_consume(self._store.handle, signal_id.encode(), handler.handle,
-                                          _DELIVERY_CODES[delivery], _LIFETIME_CODES[lifetime],
+                                          _DELIVERY_CODES[how], _LIFETIME_CODES[life],
                                           None if scope is None else scope.encode("utf-8"), out))
-        return out.value.decode()
+        return str(out.value.decode())
 
-    def post(self, signal_id: str, terminates: bool = True, **payload) -> None:
+    def post(self, signal_id: str, terminates: bool = True, **payload: typing.Any) -> None:
         """Posts a new version with `payload`; terminates=True removes the
         consumers after delivery. Nothing is stored when nobody consumes it."""
         with Args(payload) as args:
             check(_ffi.outlive_signal_post(self._store.handle, signal_id.encode(), args.handle, terminates))
 
     def remove_consumer(self, consumer_id: str) -> None:
+        """Removes one consumer."""
         check(_ffi.outlive_signal_consumer_remove(self._store.handle, consumer_id.encode()))
 
     def remove_scope(self, scope: str) -> int:
+        """Removes every consumer of `scope`; returns how many."""
         count = ctypes.c_size_t()
         check(_ffi.outlive_signal_consumers_remove_scope(self._store.handle, scope.encode("utf-8"), ctypes.byref(count)))
         return count.value
 
-    def lookup(self, signal_id: str):
+    def lookup(self, signal_id: str) -> typing.Tuple[int, int, bool]:
         """(version, consumer count, terminated) of a stored signal; raises
         NotFoundError when none is stored."""
         version, consumers, terminated = ctypes.c_uint64(), ctypes.c_size_t(), ctypes.c_bool()
@@ -93,12 +107,14 @@ class Signals:
                                          ctypes.byref(consumers), ctypes.byref(terminated)))
         return version.value, consumers.value, terminated.value
 
-    def consumers(self, signal_id: str = None) -> typing.List[Consumer]:
+    def consumers(self, signal_id: typing.Optional[str] = None) -> typing.List[Consumer]:
+        """Every consumer (of `signal_id`, or all)."""
         out = _ffi.SignalConsumerListP()
         check(_ffi.outlive_signal_consumer_list_new(self._store.handle, None if signal_id is None else signal_id.encode(),
                                                     None, 0, ctypes.byref(out)))
         try:
-            text = lambda value: None if value is None else value.decode("utf-8")
+            def text(value: typing.Optional[bytes]) -> typing.Any:
+                return None if value is None else value.decode("utf-8")
             handle = out
             return [Consumer(id=text(_ffi.outlive_signal_consumer_list_id(handle, i)),
                              signal_id=text(_ffi.outlive_signal_consumer_list_signal_id(handle, i)),

@@ -2,6 +2,7 @@ import os
 import select
 import subprocess
 import sys
+import uuid
 
 import pytest
 
@@ -12,6 +13,19 @@ PACKAGE_ROOT = os.path.dirname(HERE)
 @pytest.fixture
 def store_dir(tmp_path):
     return str(tmp_path / "store")
+
+
+def store_location(kind, tmp_path):
+    """A fresh store of `kind`: a directory under tmp_path ("sqlite"), or a new
+    store (outlive_store=...) on the test server in OUTLIVE_TEST_PG ("postgresql";
+    the test is skipped, saying why, without one). Suites parametrized by it run
+    unchanged on both engines."""
+    if kind == "sqlite":
+        return str(tmp_path / "store")
+    server = os.environ.get("OUTLIVE_TEST_PG")
+    if not server:
+        pytest.skip("OUTLIVE_TEST_PG is not set: no PostgreSQL test server (scripts/pg_cluster.py start)")
+    return f"{server}{'&' if '?' in server else '?'}outlive_store=py_{uuid.uuid4().hex[:16]}"
 
 
 def _environment():

@@ -58,7 +58,7 @@ def test_refusals_call_nothing():
     assert calls == []
     with pytest.raises(TypeError):
         @outlive.handler("py.bad")
-        def bad(x: list) -> None:
+        def bad(x: set) -> None:
             pass
 
 

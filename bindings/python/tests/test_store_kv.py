@@ -3,7 +3,13 @@ import asyncio
 import pytest
 
 import outlive
-from conftest import dispatch_until, run_python, spawn_python
+from conftest import dispatch_until, run_python, spawn_python, store_location
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_dir(request, tmp_path):
+    """Every test of this module runs on both engines."""
+    return store_location(request.param, tmp_path)
 
 INCREMENT = """
 import sys, outlive
@@ -161,3 +167,16 @@ time.sleep(60)
     finally:
         outlive.set_log_level(logging.WARNING)
     assert any("doomed" in record.getMessage() and "no longer alive" in record.getMessage() for record in caplog.records)
+
+
+def test_postgresql_liveness_option_and_systems_not_yet_ported(tmp_path):
+    location = store_location("postgresql", tmp_path)
+    with pytest.raises(outlive.InvalidArgumentError, match="liveness_seconds"):
+        outlive.Store(location, liveness=1)
+    with pytest.raises(TypeError):
+        outlive.Store(location, liveness=2.5)
+    with outlive.Store(location, liveness=3) as store:
+        store.kv["k"] = b"v"
+        with pytest.raises(outlive.StateError, match="signals are not yet available on PostgreSQL"):
+            store.signals.post("s")
+        assert store.kv["k"] == b"v"

@@ -36,6 +36,8 @@ final class PostgreSQLBackend: StoreBackend {
     /// Called after a commit that recorded changes, with the newest sequence.
     var onChangesCommitted: ((Int64) -> Void)?
 
+    var engine: StoreEngine { .postgresql }
+
     static let feedRetention: Int64 = 65_536
     static let pruneEvery: Int64 = 4_096
 
@@ -45,7 +47,10 @@ final class PostgreSQLBackend: StoreBackend {
         schema = try PostgreSQLSchema.schemaName(store: store)
         channel = schema
         self.conninfo = conninfo
-        connection = try PostgreSQLConnection(conninfo: conninfo, defaults: [("application_name", "outlive")])
+        // A child forked while a write transaction is under way must not keep
+        // that transaction, and the store's write lock, alive after this process.
+        connection = try PostgreSQLConnection(conninfo: conninfo, defaults: [("application_name", "outlive")],
+                                              closeInForkedChildren: true)
         try connection.exec("SET bytea_output = 'hex'")
         try PostgreSQLSchema.migrate(connection, schema: schema, components: [PostgreSQLSchema.store] + components)
         quotedSchema = try connection.quoteIdentifier(schema)
@@ -194,6 +199,27 @@ final class PostgreSQLBackend: StoreBackend {
                 """, [.integer(schemaOID)]) { keys.insert(Int32(truncatingIfNeeded: $0.integer(0))) }
         }
         return keys
+    }
+
+    /// The ids of this store's registered runs whose lock is held now: one
+    /// statement. Inside a transaction of this backend (a claim that meets a
+    /// holder) it runs in that transaction; pg_locks shows the locks as they
+    /// are now, whatever the transaction's snapshot.
+    func liveRunIDs() throws -> Set<String> {
+        let sql = """
+            SELECT r.run_id FROM outlive_runs r
+            JOIN pg_locks l ON l.locktype = 'advisory' AND l.objsubid = 2 AND l.granted
+                AND l.classid = ?::bigint::oid AND l.objid = r.lock_key::bigint::oid
+                AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+            """
+        var runs: Set<String> = []
+        let collect: (SQLRow) throws -> Void = { if let run = $0.text(0) { runs.insert(run) } }
+        if COutlive_current_transaction() == Unmanaged.passUnretained(self).toOpaque() {
+            try connection.run(sql, [.integer(schemaOID)], row: collect)
+        } else {
+            try read { try $0.query(sql, [.integer(schemaOID)], collect) }
+        }
+        return runs
     }
 
     func isAlive(lockKey: Int32) throws -> Bool {

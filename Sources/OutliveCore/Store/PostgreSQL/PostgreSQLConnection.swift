@@ -18,8 +18,17 @@ final class PostgreSQLConnection {
     /// Connects with `conninfo` (a postgresql:// URI or "key=value" string, as
     /// libpq takes it). `defaults` come before it, so that the user's own values
     /// in conninfo win; `overrides` come after and win over conninfo.
-    init(conninfo: String, defaults: [(String, String)] = [], overrides: [(String, String)] = []) throws {
+    ///
+    /// `closeInForkedChildren`: a forked child closes its copy of the socket
+    /// (as it closes lock files, COutlive_register_lock_fd), so that a child
+    /// that outlives this process cannot keep the session — and a transaction
+    /// or a lock it holds — alive. The socket is made and registered with no
+    /// fork in between; it stays registered across reconnects.
+    init(conninfo: String, defaults: [(String, String)] = [], overrides: [(String, String)] = [],
+         closeInForkedChildren: Bool = false) throws {
         try PostgreSQLLibrary.load()
+        if closeInForkedChildren { COutlive_lock_fds_begin() }
+        defer { if closeInForkedChildren { COutlive_lock_fds_end() } }
         // libpq waits for an unreachable server as long as the kernel does
         // (minutes) unless told otherwise; a URI's own connect_timeout wins.
         let parameters = [("connect_timeout", "10")] + defaults + [("dbname", conninfo)] + overrides
@@ -44,19 +53,31 @@ final class PostgreSQLConnection {
         guard let connection else { throw OutliveError(.noMemory, "cannot allocate a PostgreSQL connection") }
         guard COutlive_PQstatus(connection) == Int32(COUTLIVE_CONNECTION_OK) else {
             // libpq's message names host and port but never the password.
-            let message = PostgreSQLErrors.message(COutlive_PQerrorMessage(connection))
+            let message = PostgreSQLErrors.redacted(PostgreSQLErrors.message(COutlive_PQerrorMessage(connection)), conninfo: conninfo)
             COutlive_PQfinish(connection)
-            let denied = message.contains("authentication failed") || message.contains("permission denied")
-                || message.contains("no pg_hba.conf entry")
-            throw OutliveError(denied ? .permission : .io, "cannot connect to the PostgreSQL server: \(message)")
+            throw OutliveError(PostgreSQLErrors.connectionStatus(message), "cannot connect to the PostgreSQL server: \(message)")
         }
         handle = connection
         COutlive_pq_silence_notices(connection)
+        if closeInForkedChildren {
+            registeredSocket = COutlive_PQsocket(connection)
+            if registeredSocket >= 0 { COutlive_register_lock_fd(registeredSocket) }
+        }
     }
 
     deinit {
+        // In a forked child the socket is the parent's: PQfinish would send
+        // the parent's session a goodbye. The connection's memory is left.
+        guard COutlive_fork_generation() == forkGeneration else { return }
+        COutlive_lock_fds_begin()
+        if registeredSocket >= 0 { COutlive_unregister_lock_fd(registeredSocket) }
         COutlive_PQfinish(handle)
+        COutlive_lock_fds_end()
     }
+
+    private let forkGeneration = COutlive_fork_generation()
+    private var registeredSocket: Int32 = -1
+
 
     var isBroken: Bool { COutlive_PQstatus(handle) != Int32(COUTLIVE_CONNECTION_OK) }
     var transactionStatus: Int32 { COutlive_PQtransactionStatus(handle) }
@@ -66,7 +87,17 @@ final class PostgreSQLConnection {
     /// Reconnects with the same parameters (after the server restarted or the
     /// link dropped). Throws `.io` when the server still cannot be reached.
     func reconnect() throws {
-        COutlive_PQreset(handle)
+        if registeredSocket >= 0 {
+            // The old socket is closed and a new one made under the fork lock.
+            COutlive_lock_fds_begin()
+            COutlive_unregister_lock_fd(registeredSocket)
+            COutlive_PQreset(handle)
+            registeredSocket = socket
+            if registeredSocket >= 0 { COutlive_register_lock_fd(registeredSocket) }
+            COutlive_lock_fds_end()
+        } else {
+            COutlive_PQreset(handle)
+        }
         guard !isBroken else {
             throw OutliveError(.io, "the connection to the PostgreSQL server was lost and cannot be made again: \(PostgreSQLErrors.message(COutlive_PQerrorMessage(handle)))")
         }

@@ -37,6 +37,48 @@ enum PostgreSQLErrors {
         guard let pointer else { return "" }
         return String(cString: pointer).split(separator: "\n").map { $0.trimmingSpaces }.joined(separator: "; ")
     }
+
+    /// A failed connection's status: refused credentials are `.permission`; a
+    /// server that was reached, or could not be (refused, unreachable, timed
+    /// out, unknown host), `.io`; anything else libpq says before it tries —
+    /// a URI or parameter it does not accept — `.invalidArgument`.
+    static func connectionStatus(_ message: String) -> OutliveError.Code {
+        if message.contains("authentication failed") || message.contains("permission denied")
+            || message.contains("no pg_hba.conf entry") { return .permission }
+        if message.hasPrefix("connection to server") || message.contains("could not") || message.contains("timeout")
+            || message.contains("out of memory") || message.contains("server closed") { return .io }
+        return .invalidArgument
+    }
+
+    /// libpq's parse errors quote the URI or the token they stumbled on, which
+    /// may be or hold the password: every form of the password in the URI
+    /// (as written, and percent-decoded) is replaced.
+    static func redacted(_ message: String, conninfo: String) -> String {
+        var secrets: [String] = []
+        let base = conninfo.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        if let scheme = base[0].firstRange(of: "://") {
+            let authority = base[0][scheme.upperBound...].prefix { $0 != "/" }
+            if let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") {
+                secrets.append(String(authority[authority.index(after: colon)..<at]))
+            }
+        }
+        if base.count == 2 {
+            for parameter in base[1].split(separator: "&") where parameter.lowercased().hasPrefix("password=") {
+                secrets.append(String(parameter.dropFirst("password=".count)))
+            }
+        }
+        // "password=..." in a key=value conninfo string.
+        if let range = conninfo.firstRange(of: "password=") {
+            secrets.append(String(conninfo[range.upperBound...].prefix { $0 != " " && $0 != "&" }))
+        }
+        var text = message
+        for secret in secrets where !secret.isEmpty {
+            for form in [secret, PostgreSQLLocation.percentDecoded(Substring(secret)) ?? secret] where !form.isEmpty {
+                text = text.replacing(form, with: "***")
+            }
+        }
+        return text
+    }
 }
 
 private extension Substring {

@@ -10,7 +10,6 @@
 /// Any other `outlive_` parameter is refused (a misspelt one would otherwise be
 /// ignored silently); every other parameter goes to libpq unchanged. Messages
 /// never repeat the URI, which may hold a password.
-/// Not yet used by `Store` (see docs/postgresql.md).
 public struct PostgreSQLLocation: Equatable {
     public static let defaultStore = "main"
 
@@ -68,6 +67,23 @@ public struct PostgreSQLLocation: Equatable {
         self.store = store
         bound = try PostgreSQLLivenessBound(seconds: seconds)
         conninfo = kept.isEmpty ? base : base + "?" + kept.joined(separator: "&")
+    }
+
+    /// How messages name this store: scheme, user, host and database of the
+    /// URI — never its password, nor its parameters (one may be `password=`) —
+    /// and the store's name.
+    public var label: String {
+        let base = conninfo.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
+        let scheme = base.lowercased().hasPrefix("postgres://") ? "postgres://" : "postgresql://"
+        guard base.count >= scheme.count else { return "PostgreSQL store \(store)" }
+        let rest = base.dropFirst(scheme.count)
+        var authority = String(rest.prefix { $0 != "/" })
+        let path = rest.dropFirst(authority.count)
+        if let at = authority.lastIndex(of: "@") {
+            let user = authority[..<at].prefix { $0 != ":" }
+            authority = String(user) + "@" + String(authority[authority.index(after: at)...])
+        }
+        return "\(scheme)\(authority)\(path) (store \(store))"
     }
 
     /// %XX escapes decoded; nil for a malformed escape or bytes that are not UTF-8.

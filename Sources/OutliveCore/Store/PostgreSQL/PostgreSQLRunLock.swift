@@ -13,7 +13,8 @@ import COutliveSystem
 /// on SQLite: the server has freed the lock, others may already have reaped the
 /// run, and the handle must stop acting as it.
 ///
-/// The socket is registered with COutlive_register_lock_fd: a forked child
+/// The socket is closed in forked children (PostgreSQLConnection's
+/// closeInForkedChildren, COutlive_register_lock_fd): a forked child
 /// closes its copy, so that a dead parent is not kept alive by its children.
 final class PostgreSQLRunLock {
     enum Event: Equatable {
@@ -35,7 +36,8 @@ final class PostgreSQLRunLock {
         self.bound = bound
         // The bound's settings override any in conninfo: this connection exists for them.
         let connection = try PostgreSQLConnection(conninfo: conninfo, defaults: [("application_name", "outlive liveness")],
-                                                   overrides: bound.clientParameters + [("options", bound.serverOptions)])
+                                                   overrides: bound.clientParameters + [("options", bound.serverOptions)],
+                                                   closeInForkedChildren: true)
         self.connection = connection
         let schema = try connection.quoteIdentifier(backend.schema)
         try connection.exec("SET search_path = \(schema)")
@@ -59,7 +61,6 @@ final class PostgreSQLRunLock {
         lockKey = key
         try connection.exec("LISTEN \(backend.channel)")
         fd = connection.socket
-        COutlive_register_lock_fd(fd)
     }
 
     deinit { release() }
@@ -93,8 +94,7 @@ final class PostgreSQLRunLock {
         guard let connection else { return }
         self.connection = nil
         if COutlive_fork_generation() == forkGeneration {
-            COutlive_unregister_lock_fd(fd)
-            _ = connection  // the last reference: PQfinish ends the session
+            _ = connection  // the last reference: PQfinish ends the session (and unregisters the socket)
         } else {
             // The fd number may name another file in this child by now: libpq
             // must not write its goodbye there. The connection's memory is left.

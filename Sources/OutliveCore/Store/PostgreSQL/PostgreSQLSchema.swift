@@ -27,21 +27,8 @@ enum PostgreSQLSchema {
         return "outlive_" + store
     }
 
-    /// The tables every store has. The PostgreSQL forms of Schema.store:
-    /// `outlive_runs` also holds each run's advisory lock key, and a foreign key
-    /// (not a trigger) refuses a watcher of a run the store no longer has.
-    static let store = SchemaComponent(name: "store", migrations: [
-        """
-        CREATE TABLE outlive_feed(seq bigint PRIMARY KEY, topic text NOT NULL, key text NOT NULL);
-        CREATE SEQUENCE outlive_run_keys AS integer MINVALUE 1 CYCLE;
-        CREATE TABLE outlive_runs(run_id text PRIMARY KEY, process text NOT NULL, pid bigint NOT NULL,
-                                  started double precision NOT NULL, host text NOT NULL DEFAULT '',
-                                  lock_key integer NOT NULL UNIQUE);
-        CREATE TABLE outlive_watchers(topic text NOT NULL,
-                                      run_id text NOT NULL REFERENCES outlive_runs(run_id) ON DELETE CASCADE,
-                                      PRIMARY KEY(topic, run_id));
-        """,
-    ])
+    /// The tables every store has: `Schema.store`'s PostgreSQL steps.
+    static var store: SchemaComponent { Schema.store }
 
     /// Creates or upgrades the store's schema; leaves the connection's
     /// search_path on it.
@@ -65,22 +52,45 @@ enum PostgreSQLSchema {
                 throw OutliveError(.version, "the store \(schema) was written in format \(format) by a newer Outlive; this library reads format \(formatVersion)")
             }
             try connection.run("INSERT INTO outlive_schema(component, version) VALUES ('format', ?) ON CONFLICT(component) DO NOTHING", [.integer(formatVersion)])
+            // A component not yet ported to PostgreSQL gets no tables here (see SchemaComponent).
             for component in components {
+                guard let migrations = component.postgresql else { continue }
                 let current = try connection.integer("SELECT version FROM outlive_schema WHERE component = ?", [.text(component.name)]) ?? 0
-                if current > Int64(component.migrations.count) {
-                    throw OutliveError(.version, "the store's \(component.name) tables are at version \(current), written by a newer Outlive; this library knows version \(component.migrations.count)")
+                if current > Int64(migrations.count) {
+                    throw OutliveError(.version, "the store's \(component.name) tables are at version \(current), written by a newer Outlive; this library knows version \(migrations.count)")
                 }
-                for step in Int(current)..<component.migrations.count {
-                    try connection.exec(component.migrations[step])
+                for step in Int(current)..<migrations.count where !migrations[step].isEmpty {
+                    try connection.exec(migrations[step])
                 }
                 try connection.run("INSERT INTO outlive_schema(component, version) VALUES (?, ?) ON CONFLICT(component) DO UPDATE SET version = excluded.version",
-                                   [.text(component.name), .integer(Int64(component.migrations.count))])
+                                   [.text(component.name), .integer(Int64(migrations.count))])
             }
+            try refuseForeignObjects(connection, schema: schema)
             try connection.exec("COMMIT")
         } catch {
             if !connection.isBroken { try? connection.exec("ROLLBACK") }
             throw error
         }
         try connection.exec("SET search_path = \(quoted)")
+    }
+
+    /// The schema is untrusted input, as an SQLite file is: whoever can write
+    /// it could add a trigger that runs on our writes, a rule or a view that
+    /// stands in for a table. Outlive makes none of these (the triggers of its
+    /// foreign keys are PostgreSQL's own, marked internal): any is refused.
+    /// Cheaper than SchemaObjects.verify's comparison of every object's SQL,
+    /// which PostgreSQL does not keep as text (see docs/postgresql.md).
+    private static func refuseForeignObjects(_ connection: PostgreSQLConnection, schema: String) throws {
+        let foreign = try connection.integer("""
+            SELECT (SELECT count(*) FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid WHERE c.relnamespace = n.oid AND NOT t.tgisinternal)
+                 + (SELECT count(*) FROM pg_proc p WHERE p.pronamespace = n.oid)
+                 + (SELECT count(*) FROM pg_class c WHERE c.relnamespace = n.oid AND c.relkind NOT IN ('r', 'i', 'S'))
+                 + (SELECT count(*) FROM pg_rewrite r JOIN pg_class c ON c.oid = r.ev_class WHERE c.relnamespace = n.oid)
+                 + (SELECT count(*) FROM pg_policy p JOIN pg_class c ON c.oid = p.polrelid WHERE c.relnamespace = n.oid)
+            FROM pg_namespace n WHERE n.nspname = ?
+            """, [.text(schema)]) ?? 0
+        if foreign > 0 {
+            throw OutliveError.corrupt("the PostgreSQL schema \(schema) holds \(foreign) trigger(s), function(s), view(s), rule(s) or policies Outlive did not make")
+        }
     }
 }

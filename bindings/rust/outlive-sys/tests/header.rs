@@ -327,10 +327,27 @@ macro_rules! layouts {
 #[test]
 fn every_struct_has_the_size_and_field_offsets_of_the_header() {
     let (program, rust) = layouts!(
-        outlive_store_options { version, durability, busy_timeout_ms },
+        outlive_store_options { version, durability, busy_timeout_ms, liveness_seconds },
         outlive_handler_descriptor { magic, version, reserved, name, signature, function, resolver },
         outlive_task_spec { version, work, group_start, group_members, group_member_count },
+        outlive_task_options {
+            version,
+            queue,
+            priority,
+            due_at,
+            delay_seconds,
+            unique_key,
+            result_signal,
+            group_start,
+            group_members,
+            group_member_count,
+            result_consumer,
+            result_delivery,
+            result_lifetime,
+            result_scope
+        },
         outlive_task_policy { version, initial_backoff, max_backoff, max_attempts, timeout, max_age },
+        outlive_schedule_period { version, interval_seconds, cron },
         outlive_presenter { version, priority, present, end },
     );
     // Every public struct of the header is in the list above.
@@ -438,6 +455,15 @@ fn every_constant_and_enumeration_value_equals_the_header() {
         OUTLIVE_TASK_PENDING,
         OUTLIVE_TASK_RUNNING,
         OUTLIVE_TASK_DEAD,
+        OUTLIVE_QUEUE_ORDERED,
+        OUTLIVE_QUEUE_PARALLEL,
+        OUTLIVE_QUEUE_MAX_NAME_SIZE,
+        OUTLIVE_QUEUE_MAX_LIMIT,
+        OUTLIVE_TASK_MAX_UNIQUE_KEY_SIZE,
+        OUTLIVE_TASK_OPTIONS_VERSION,
+        OUTLIVE_SCHEDULE_MAX_NAME_SIZE,
+        OUTLIVE_SCHEDULE_MAX_CRON_SIZE,
+        OUTLIVE_SCHEDULE_PERIOD_VERSION,
         OUTLIVE_DELIVERY_ONCE,
         OUTLIVE_DELIVERY_UNTIL_TERMINATED,
         OUTLIVE_LIFETIME_THIS_RUN,
@@ -474,6 +500,15 @@ fn every_constant_and_enumeration_value_equals_the_header() {
         OUTLIVE_OPERATION_FINISHED,
         OUTLIVE_OPERATIONS_UNLIMITED,
     );
+    // Constants of type double compare bit for bit (a cast to an integer
+    // would call 0.01 and 0.02 equal).
+    const DOUBLES: &[(&str, f64)] = &[
+        ("OUTLIVE_SCHEDULE_MIN_INTERVAL", outlive_sys::OUTLIVE_SCHEDULE_MIN_INTERVAL),
+        ("OUTLIVE_SCHEDULE_MAX_INTERVAL", outlive_sys::OUTLIVE_SCHEDULE_MAX_INTERVAL),
+    ];
+    for (name, value) in DOUBLES {
+        rust.insert(name.to_string(), value.to_bits().to_string());
+    }
     // The one string constant.
     rust.insert(
         "OUTLIVE_DURABLE_INTERACTION_FINISH".into(),
@@ -481,7 +516,11 @@ fn every_constant_and_enumeration_value_equals_the_header() {
     );
     let mut program = String::new();
     for name in &names {
-        if name == "OUTLIVE_DURABLE_INTERACTION_FINISH" {
+        if DOUBLES.iter().any(|(double, _)| *double == name.as_str()) {
+            program.push_str(&format!(
+                "printf(\"{name} %llu\\n\", ((union {{ double d; unsigned long long u; }}){{ (double)({name}) }}).u);\n"
+            ));
+        } else if name == "OUTLIVE_DURABLE_INTERACTION_FINISH" {
             program.push_str(&format!("printf(\"{name} %s\\n\", {name});\n"));
         } else {
             program.push_str(&format!("printf(\"{name} %lld\\n\", (long long)({name}));\n"));

@@ -47,6 +47,7 @@ mod operations;
 pub mod panics;
 mod signals;
 mod store;
+mod task_queues;
 mod tasks;
 mod text;
 mod values;
@@ -70,6 +71,7 @@ pub use messages::{
 pub use operations::{Operation, OperationState, Operations};
 pub use signals::{new_signal_id, Delivery, Lifetime, SignalState};
 pub use store::{Durability, Store, StoreOptions};
+pub use task_queues::{QueueInfo, QueueKind, TaskOptions};
 pub use tasks::{TaskInfo, TaskPolicy, TaskState};
 pub use values::{Args, ArgsView, Object, ValueType};
 

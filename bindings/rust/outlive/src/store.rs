@@ -23,13 +23,16 @@ pub struct StoreOptions<'l> {
     pub durability: Durability,
     /// How long a write waits for other processes, in milliseconds (default 10000).
     pub busy_timeout_ms: i32,
+    /// PostgreSQL stores: the liveness bound in seconds, 2 to 3600; 0: the
+    /// URI's `outlive_liveness`, else 10. Ignored by directory stores.
+    pub liveness_seconds: i32,
     /// The loop to deliver callbacks on; None: the store makes its own.
     pub event_loop: Option<&'l Loop>,
 }
 
 impl Default for StoreOptions<'_> {
     fn default() -> Self {
-        StoreOptions { durability: Durability::Full, busy_timeout_ms: 10000, event_loop: None }
+        StoreOptions { durability: Durability::Full, busy_timeout_ms: 10000, liveness_seconds: 0, event_loop: None }
     }
 }
 
@@ -66,6 +69,7 @@ impl Store {
                 Durability::Normal => sys::OUTLIVE_DURABILITY_NORMAL,
             },
             busy_timeout_ms: options.busy_timeout_ms,
+            liveness_seconds: options.liveness_seconds,
         };
         let event_loop = options.event_loop.map_or(std::ptr::null_mut(), Loop::raw);
         let mut raw = std::ptr::null_mut();

@@ -1,5 +1,6 @@
 //! The background task queue: durable work (a handler) run later, in order,
 //! in whichever process resolves its handler, retried until it succeeds.
+//! Named queues, priorities, due times and cancelling: task_queues.rs.
 use crate::error::{check, Result};
 use crate::handler::HandlerView;
 use crate::store::Store;
@@ -29,6 +30,12 @@ pub struct TaskInfo {
     pub created: f64,
     pub group_start: Option<String>,
     pub group_members: Vec<String>,
+    /// The queue's name ("default" unless added to another by `enqueue`).
+    pub queue: String,
+    pub priority: i32,
+    pub unique_key: Option<String>,
+    /// A running task cancelled during its attempt.
+    pub cancelled: bool,
 }
 
 /// How a handle's runs retry (`outlive_task_policy`); `Default` is the library's.
@@ -130,6 +137,10 @@ impl Store {
                     group_members: (0..sys::outlive_task_list_group_member_count(list, i))
                         .filter_map(|m| text(sys::outlive_task_list_group_member(list, i, m)))
                         .collect(),
+                    queue: text(sys::outlive_task_list_queue(list, i)).unwrap_or_default(),
+                    priority: sys::outlive_task_list_priority(list, i),
+                    unique_key: text(sys::outlive_task_list_unique_key(list, i)),
+                    cancelled: sys::outlive_task_list_cancelled(list, i),
                 }
             })
             .collect();

@@ -1,0 +1,60 @@
+import COutliveSystem
+
+/// Liveness on a PostgreSQL store: the run's session advisory lock
+/// (PostgreSQLRunLock, whose connection also LISTENs on the store's channel)
+/// and its key in `outlive_runs`. A run is alive exactly while its lock is held.
+///
+/// The lock connection's socket is the handle's one fd: readable on a NOTIFY
+/// (a hint: the store reads the feed from its cursor) and when the connection
+/// drops, which means this run has ended. No event announces another host's
+/// death, so a live handle checks for ended runs every `checkInterval` (half
+/// the liveness bound) — the only thing an idle PostgreSQL handle does.
+final class PostgreSQLRunLiveness: RunLiveness {
+    private let backend: PostgreSQLBackend
+    private let runLock: PostgreSQLRunLock
+    let fd: Int32
+
+    var checkInterval: Double? { max(1, Double(runLock.bound.seconds) / 2) }
+
+    /// Takes this run's lock and registers `run` with its key.
+    init(backend: PostgreSQLBackend, conninfo: String, bound: PostgreSQLLivenessBound, run: String, processName: String) throws {
+        self.backend = backend
+        runLock = try PostgreSQLRunLock(conninfo: conninfo, backend: backend, bound: bound)
+        fd = runLock.fd
+        do {
+            try backend.registerRun(run, process: processName, pid: Int64(getpid()), host: PostgreSQLRunLiveness.hostName, lockKey: runLock.lockKey)
+        } catch {
+            runLock.release()
+            throw error
+        }
+    }
+
+    static var hostName: String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "" }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    func readEvents() -> LivenessEvents {
+        switch runLock.poll() {
+        case .quiet: return LivenessEvents(endedCandidates: [])
+        // A commit by another run: the store decides whether to check for ended runs too.
+        case .woken: return LivenessEvents(endedCandidates: nil)
+        case .lost: return LivenessEvents(endedCandidates: [], ownRunLost: true)
+        }
+    }
+
+    /// A run whose liveness cannot be read (the server unreachable) counts as
+    /// alive: ending a live run would free claims it still acts on.
+    func alive(_ runs: [String]) -> Set<String> {
+        guard !runs.isEmpty else { return [] }
+        guard let live = try? backend.liveRunIDs() else { return Set(runs) }
+        return Set(runs.filter { live.contains($0) })
+    }
+
+    func forget(run: String) {}
+
+    func release() {
+        runLock.release()
+    }
+}

@@ -1,0 +1,122 @@
+import COutliveSystem
+import Foundation
+import XCTest
+@testable import OutliveCore
+
+/// Group commit on SQLite: grouped writes of several threads lined up behind a
+/// write under way form one group; a member that fails fails alone.
+final class GroupCommitTests: XCTestCase {
+    var directory = ""
+    var backend: SQLiteBackend!
+    var commits = 0
+    let commitsLock = Lock()
+
+    override func setUpWithError() throws {
+        var template = Array("/tmp/outlive-group-XXXXXX".utf8CString)
+        directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
+        backend = try SQLiteBackend(path: directory + "/store.db", durability: .normal, busyTimeoutMilliseconds: 30_000)
+        let table = SchemaComponent(name: "grouped", migrations: ["CREATE TABLE grouped(k TEXT PRIMARY KEY, v INTEGER NOT NULL)"])
+        try Schema.migrate(backend, components: [Schema.store, table])
+        try backend.write {
+            try $0.execute("INSERT INTO outlive_runs(run_id, process, pid, started) VALUES ('test', 'test', 0, 0)")
+            try $0.execute("INSERT INTO outlive_watchers(topic, run_id) VALUES ('grouped', 'test')")
+            try $0.execute("INSERT INTO grouped(k, v) VALUES ('taken', 0)")
+        }
+        backend.onChangesCommitted = { [unowned self] _ in commitsLock.withLock { commits += 1 } }
+    }
+
+    override func tearDown() {
+        backend = nil
+        _ = directory.withCString { path in system("rm -rf '\(String(cString: path))'") }
+    }
+
+    /// Runs `members` as grouped writes of their own threads, queued behind a
+    /// write that holds the connection until all of them wait: they form one
+    /// group. Returns each member's error (nil: committed).
+    func group(_ members: [(StoreTransaction) throws -> Void]) -> [Error?] {
+        let release = DispatchSemaphore(value: 0), entered = DispatchSemaphore(value: 0)
+        let results = Results(count: members.count)
+        let done = DispatchGroup()
+        // Threads of their own: the global queue adds threads slowly while its own block.
+        done.enter()
+        Thread {
+            defer { done.leave() }
+            try? self.backend.groupedWrite { _ in
+                entered.signal()
+                release.wait()
+            }
+        }.start()
+        entered.wait()
+        for (index, member) in members.enumerated() {
+            done.enter()
+            Thread {
+                defer { done.leave() }
+                do { try self.backend.groupedWrite(member) } catch { results.set(index, error) }
+            }.start()
+        }
+        while backend.queuedGroupedWrites < members.count { usleep(100) }
+        commitsLock.withLock { commits = 0 }
+        release.signal()
+        done.wait()
+        return results.errors
+    }
+
+    final class Results: @unchecked Sendable {
+        private let lock = Lock()
+        private var stored: [Error?]
+        init(count: Int) { stored = Array(repeating: nil, count: count) }
+        func set(_ index: Int, _ error: Error) { lock.withLock { stored[index] = error } }
+        var errors: [Error?] { lock.withLock { stored } }
+    }
+
+    func insert(_ key: String) -> (StoreTransaction) throws -> Void {
+        { transaction in
+            try transaction.execute("INSERT INTO grouped(k, v) VALUES (?, 1)", [.text(key)])
+            try transaction.recordChange(topic: "grouped", key: key)
+        }
+    }
+
+    func stored() throws -> Set<String> {
+        var keys = Set<String>()
+        try backend.read { try $0.query("SELECT k FROM grouped") { keys.insert($0.text(0) ?? "") } }
+        return keys
+    }
+
+    func testMembersOfOneGroupShareOneCommit() throws {
+        let errors = group([insert("a"), insert("b"), insert("c"), insert("d")])
+        XCTAssertTrue(errors.allSatisfy { $0 == nil }, "\(errors)")
+        XCTAssertEqual(try stored(), ["taken", "a", "b", "c", "d"])
+        XCTAssertEqual(commitsLock.withLock { commits }, 1, "the four members were committed together")
+    }
+
+    func testAMemberThatThrowsFailsAloneAndChangesNothing() throws {
+        struct Refused: Error {}
+        let failing: (StoreTransaction) throws -> Void = { transaction in
+            try transaction.execute("INSERT INTO grouped(k, v) VALUES ('refused', 1)")
+            throw Refused()
+        }
+        let errors = group([insert("a"), failing, insert("b")])
+        XCTAssertNil(errors[0])
+        XCTAssertTrue(errors[1] is Refused)
+        XCTAssertNil(errors[2])
+        XCTAssertEqual(try stored(), ["taken", "a", "b"])
+        XCTAssertEqual(commitsLock.withLock { commits }, 1)
+    }
+
+    func testAMemberThatEndsTheWholeTransactionFailsAloneAndTheOthersAreCommitted() throws {
+        // OR ROLLBACK: SQLite rolls back the whole transaction on the conflict,
+        // the members before it included; they run again alone.
+        let conflicting: (StoreTransaction) throws -> Void = { transaction in
+            try transaction.execute("INSERT INTO grouped(k, v) VALUES ('partial', 1)")
+            try transaction.execute("INSERT OR ROLLBACK INTO grouped(k, v) VALUES ('taken', 2)")
+        }
+        let errors = group([insert("a"), conflicting, insert("b")])
+        XCTAssertNil(errors[0])
+        XCTAssertEqual((errors[1] as? OutliveError)?.code, .state, "\(String(describing: errors[1]))")
+        XCTAssertNil(errors[2])
+        XCTAssertEqual(try stored(), ["taken", "a", "b"])
+        var taken: Int64?
+        try backend.read { taken = try $0.integer("SELECT v FROM grouped WHERE k = 'taken'") }
+        XCTAssertEqual(taken, 0)
+    }
+}

@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""What a call costs from Python beside the same call from C, in one process,
+on one store, in the same run: kv set, task add, signal post (durable: at
+synchronous FULL and NORMAL) and a handler call (in memory).
+
+The C side is build/bench/libcall_cost.so (bench/helpers/call_cost.c), loaded
+here: each of its functions runs the calls in a C loop, building the arguments
+each time as the Python call does. The Python side is the package's API as a
+user writes it:
+
+  - kv set:      store.kv[key] = b"value"                 / outlive_kv_set
+  - task add:    store.tasks.add(Handler(name, item=...))  / args + handler_new + task_add
+  - signal post: store.signals.post(id, item=...)          / args + signal_post
+  - handler call: handler(item=...) of a no-op C handler   / args + handler_call
+
+Median of OUTLIVE_CALL_ROUNDS (default 9) rounds, C and Python alternating;
+OUTLIVE_CALL_COUNT (default 300) durable calls and 50 times as many handler
+calls per round and side. Usage: python_call_cost_bench.py SCRATCH_DIR.
+Prints a markdown section."""
+import ctypes
+import os
+import shutil
+import statistics
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "bindings", "python"))
+os.environ.setdefault("OUTLIVE_LIBRARY", os.path.join(ROOT, "build", "liboutlive.so"))
+
+import outlive  # noqa: E402
+from outlive import _ffi  # noqa: E402
+
+COUNT = int(os.environ.get("OUTLIVE_CALL_COUNT", "300"))
+ROUNDS = int(os.environ.get("OUTLIVE_CALL_ROUNDS", "9"))
+HELPER = os.path.join(ROOT, "build", "bench", "libcall_cost.so")
+
+
+def helper():
+    library = ctypes.CDLL(HELPER, mode=ctypes.RTLD_GLOBAL)
+    signatures = {
+        "call_cost_kv_set": [_ffi.StoreP, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_int],
+        "call_cost_task_add": [_ffi.StoreP, ctypes.c_char_p, ctypes.c_int],
+        "call_cost_signal_post": [_ffi.StoreP, ctypes.c_char_p, ctypes.c_int],
+        "call_cost_handler_call": [_ffi.HandlerP, ctypes.c_int],
+    }
+    for name, argtypes in signatures.items():
+        argtypes = argtypes + [ctypes.POINTER(ctypes.c_longlong)]
+        function = getattr(library, name)
+        function.argtypes, function.restype = argtypes, ctypes.c_longlong
+    outlive.load_handlers(HELPER)
+    return library
+
+
+def c_side(run, count):
+    """(elapsed, CPU) µs per call of a C loop."""
+    cpu = ctypes.c_longlong()
+    elapsed_ns = run(count, ctypes.byref(cpu))
+    if elapsed_ns < 0:
+        raise RuntimeError(f"a C call failed: {_ffi.outlive_last_error().decode()}")
+    return elapsed_ns / 1e3 / count, cpu.value / 1e3 / count
+
+
+def py_side(function, count):
+    """(elapsed, CPU) µs per call of a Python loop."""
+    start, cpu = time.perf_counter(), time.process_time()
+    function(count)
+    return (time.perf_counter() - start) * 1e6 / count, (time.process_time() - cpu) * 1e6 / count
+
+
+def measure(scratch, level, c, samples, round_index):
+    path = os.path.join(scratch, f"calls-{level}")
+    if round_index == 0:
+        shutil.rmtree(path, ignore_errors=True)
+        os.makedirs(path, mode=0o700)
+    store = outlive.Store(path, "bench", durability=level.lower())
+    try:
+        store.tasks.set_triggers(0, 1e6)
+        signal = outlive.new_signal_id()
+        store.signals.consume(signal, outlive.Handler("call_cost_noop"), delivery="until_terminated")
+        value = b"value-of-some-bytes"
+        tag = f"r{round_index}-"
+
+        def kv(count):
+            kv = store.kv
+            for i in range(count):
+                kv[f"py-{tag}{i}"] = value
+
+        def task(count):
+            tasks = store.tasks
+            for i in range(count):
+                tasks.add(outlive.Handler("call_cost_noop", item=f"item-{i}"))
+
+        def post(count):
+            signals = store.signals
+            for i in range(count):
+                signals.post(signal, terminates=False, item=f"item-{i}")
+
+        cases = [
+            ("kv set", lambda n, cpu: c.call_cost_kv_set(store.handle, f"c-{tag}".encode(), value, len(value), n, cpu),
+             kv),
+            ("task add", lambda n, cpu: c.call_cost_task_add(store.handle, b"call_cost_noop", n, cpu), task),
+            ("signal post", lambda n, cpu: c.call_cost_signal_post(store.handle, signal.encode(), n, cpu), post),
+        ]
+        # C first in even rounds, Python first in odd ones.
+        for name, c_run, py_run in cases:
+            entry = samples.setdefault((level, name), ([], []))
+            order = [0, 1] if round_index % 2 == 0 else [1, 0]
+            for side in order:
+                if side == 0:
+                    entry[0].append(c_side(c_run, COUNT))
+                else:
+                    entry[1].append(py_side(py_run, COUNT))
+    finally:
+        store.close()
+
+
+def measure_call(c, samples, round_index):
+    handler = outlive.Handler("call_cost_noop")
+    count = COUNT * 50
+
+    def call(count):
+        for i in range(count):
+            handler(item=f"item-{i}")
+
+    entry = samples.setdefault(("-", "handler call (no-op C handler)"), ([], []))
+    for side in ([0, 1] if round_index % 2 == 0 else [1, 0]):
+        if side == 0:
+            entry[0].append(c_side(lambda n, cpu: c.call_cost_handler_call(handler.handle, n, cpu), count))
+        else:
+            entry[1].append(py_side(call, count))
+    handler.close()
+
+
+def main(argv):
+    scratch = argv[1] if len(argv) > 1 else "/tmp/outlive-calls"
+    os.makedirs(scratch, mode=0o700, exist_ok=True)
+    print("### Python: a call beside the same call from C\n")
+    if not os.path.exists(HELPER):
+        print(f"Not measured: {HELPER} is missing (`make bench` builds it from bench/helpers/call_cost.c).")
+        return 1
+    c = helper()
+    samples = {}
+    for round_index in range(ROUNDS):
+        for level in ("FULL", "NORMAL"):
+            measure(scratch, level, c, samples, round_index)
+        measure_call(c, samples, round_index)
+    print(f"One process, one store per level; each call made {COUNT} times per round from a C loop (a library loaded "
+          "into the Python process) and from Python through the `outlive` package, alternating, building its "
+          "arguments each time (a short ID `item`); the handler call "
+          f"{COUNT * 50} times. Median of {ROUNDS} rounds, µs per call: elapsed, and the CPU time of the process "
+          "(which the load of this shared machine hardly moves, where it moves the elapsed time a lot). "
+          "Goal: Python ≤ 2× C.\n")
+    print("| synchronous | call | C µs | Python µs | Python ÷ C | C CPU µs | Python CPU µs | Python ÷ C, CPU |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    for (level, name), (c_times, py_times) in samples.items():
+        c_us, py_us = (statistics.median(t[0] for t in c_times), statistics.median(t[0] for t in py_times))
+        c_cpu, py_cpu = (statistics.median(t[1] for t in c_times), statistics.median(t[1] for t in py_times))
+        print(f"| {level} | {name} | {c_us:.2f} | {py_us:.2f} | {py_us / c_us:.2f} | {c_cpu:.2f} | {py_cpu:.2f} | "
+              f"{py_cpu / c_cpu:.2f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,51 @@
+import threading
+
+import pytest
+
+import outlive
+from conftest import dispatch_until
+
+
+seen = []
+
+
+@outlive.handler("py.lifecycle.wait")
+def wait(task_id: str, completion: outlive.Handler) -> None:
+    # Keeps its completion: the test cancels the task, then completes it (from another thread).
+    seen.append((task_id, completion))
+
+
+def test_a_pending_task_cancelled_is_removed_and_a_second_cancel_finds_nothing(store_dir):
+    with outlive.Store(store_dir) as store:
+        task = store.tasks.add(outlive.Handler("py.lifecycle.never"))
+        [info] = store.tasks.list()
+        assert info.queue == "default" and info.priority == 0 and info.unique_key is None
+        assert info.cancelled is False and info.result_signal is None
+        assert store.tasks.cancel(task) is False
+        assert len(store.tasks) == 0 and store.tasks.list() == []
+        with pytest.raises(outlive.NotFoundError):
+            store.tasks.cancel(task)
+        with pytest.raises(outlive.NotFoundError):
+            store.tasks.is_cancelled(task)
+        with pytest.raises(outlive.InvalidArgumentError):
+            store.tasks.cancel("not-a-task-id")
+
+
+def test_a_running_task_is_told_listed_and_ends_cancelled(store_dir):
+    seen.clear()
+    with outlive.Store(store_dir) as store:
+        task = store.tasks.add(outlive.Handler("py.lifecycle.wait"))
+        store.tasks.run_now()
+        assert dispatch_until(store, lambda: len(seen) == 1)
+        assert store.tasks.is_cancelled(task) is False
+        assert store.tasks.cancel(task) is True
+        with pytest.raises(outlive.StateError):
+            store.tasks.cancel(task)
+        [info] = store.tasks.list()
+        assert info.cancelled is True and info.state is outlive.TaskState.RUNNING
+        assert store.tasks.is_cancelled(task) is True
+        finisher = threading.Thread(target=lambda: seen[0][1](success=True))
+        finisher.start()
+        finisher.join()
+        assert dispatch_until(store, lambda: len(store.tasks) == 0)
+        assert store.tasks.dead_count == 0
