@@ -270,8 +270,6 @@ static void fuzz_task_record(const struct input *input) {
     sql.bind_int64(statement, 9, (input->b & 0x80) ? (int8_t)input->b : input->b % 5);
     sql.bind_int64(statement, 10, (sqlite3_int64)now() - 1);
     finish(statement);
-    run("UPDATE outlive_task_counts SET pending = (SELECT count(*) FROM outlive_tasks WHERE state <> 2), "
-        "dead = (SELECT count(*) FROM outlive_tasks WHERE state = 2)");
     announce("tasks", TASK_ID);
 
     outlive_task_list *tasks = NULL;
@@ -297,8 +295,6 @@ static void fuzz_task_record(const struct input *input) {
     dispatch(2);
     if (input->kind & 0x20) check(outlive_task_delete(store, TASK_ID));
     run("DELETE FROM outlive_tasks WHERE state <> 1 OR runner IS NULL");
-    run("UPDATE outlive_task_counts SET pending = (SELECT count(*) FROM outlive_tasks WHERE state <> 2), "
-        "dead = (SELECT count(*) FROM outlive_tasks WHERE state = 2)");
 }
 
 static void fuzz_signal_record(const struct input *input) {

@@ -922,7 +922,10 @@ OUTLIVE_API outlive_status outlive_handler_deserialize(const void *bytes, size_t
  *   wants to run while another runs starts as soon as that run ends. A runner
  *   that dies (kill -9 included) releases its claim at once, and the task it
  *   was running becomes pending again (at-least-once: use task_id as an
- *   idempotency key).
+ *   idempotency key). A run ends tasks in batches (one transaction for up to
+ *   32 tasks that completed, outlive_tasks_set_completion_batch): a crash
+ *   reruns at most the batch in flight — every task of it whose handler was
+ *   called, whether or not it returned — never a task whose end committed.
  * - Tasks belong to queues (see outlive_queue_declare and outlive_queue_serve
  *   below; without one, to the ordered queue "default", described here). A
  *   run takes tasks in priority order (higher first), ties in the order they
@@ -1238,6 +1241,25 @@ OUTLIVE_API outlive_status outlive_tasks_set_policy(outlive_store *store, const 
  * order and a member still waits for its group start, but handlers that
  * complete later overlap. OUTLIVE_E_INVALID_ARGUMENT: out of range. */
 OUTLIVE_API outlive_status outlive_tasks_set_concurrency(outlive_store *store, size_t max_in_flight);
+
+/* The default and the largest batch of outlive_tasks_set_completion_batch. */
+#define OUTLIVE_TASK_DEFAULT_COMPLETION_BATCH 32
+#define OUTLIVE_TASK_MAX_COMPLETION_BATCH 1024
+
+/* At most how many tasks this handle's runs (of every queue it serves) claim
+ * in one transaction: 1 to OUTLIVE_TASK_MAX_COMPLETION_BATCH, default
+ * OUTLIVE_TASK_DEFAULT_COMPLETION_BATCH. A run claims a batch of tasks in
+ * order, calls their handlers one after another, then ends them all (deletes
+ * the ones that succeeded) and claims the next batch in one transaction: one
+ * commit for the batch instead of one per task. A batch holds only as many
+ * tasks as the handlers got through within one dispatch's budget (about
+ * 5 ms), so a run of slow handlers commits every task on its own whatever this
+ * says; it ends at a task that starts a group (its members wait for its
+ * success, committed), and a retry runs in a batch of its own.
+ * At-least-once: a crash (kill -9 included) reruns at most the batch in
+ * flight, the handlers already called in it included; 1: at most the one
+ * task in flight. OUTLIVE_E_INVALID_ARGUMENT: out of range. */
+OUTLIVE_API outlive_status outlive_tasks_set_completion_batch(outlive_store *store, size_t max_tasks);
 
 typedef enum outlive_task_state {
     OUTLIVE_TASK_PENDING = 1,   /* due, or waiting for its backoff (next_attempt) */

@@ -121,6 +121,11 @@ public func outlive_tasks_set_concurrency(_ store: OpaquePointer?, _ max_in_flig
 }
 
 @c @implementation
+public func outlive_tasks_set_completion_batch(_ store: OpaquePointer?, _ max_tasks: Int) -> outlive_status {
+    guarded { try taskQueue(store).setCompletionBatch(max_tasks) }
+}
+
+@c @implementation
 public func outlive_task_list_new(_ store: OpaquePointer?, _ after: UnsafePointer<CChar>?, _ limit: Int,
                                   _ out: UnsafeMutablePointer<OpaquePointer?>?) -> outlive_status {
     guarded {

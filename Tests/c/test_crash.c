@@ -5,7 +5,10 @@
  *  - key-value: exactly what the acknowledged operations made, or that plus
  *    the one operation announced but not confirmed;
  *  - tasks: every acknowledged task is stored, or its side effect (kv
- *    "taskdone:LABEL") happened; a task that completed never comes back; no
+ *    "taskruns:LABEL", its runs) happened; a task that completed never comes
+ *    back; at-least-once within its bound: the tasks that ran since the last
+ *    kill and are still stored (the batch in flight, to be run again) are at
+ *    most the driver's completion batch ("batch N"); no
  *    stored task the driver did not add (beyond the adds a kill interrupted);
  *    none is left running, and the runner claim is released;
  *  - signals: the signal's version is at least the acknowledged posts (at most
@@ -42,7 +45,7 @@
 #define GROUP_KEYS 10
 #define SIGNAL_ID "5f0c6d3e-2a4b-4c1d-9e8f-0123456789ab"
 
-struct task { char id[OUTLIVE_ID_SIZE]; char label[48]; int completed; };
+struct task { char id[OUTLIVE_ID_SIZE]; char label[48]; int completed; unsigned long long runs; };
 
 struct list { char (*items)[OUTLIVE_ID_SIZE]; size_t count, capacity; };
 
@@ -60,6 +63,7 @@ struct model {
     struct list done;        /* labels reported done since the last check */
     struct list answered;    /* message ids reported answered since the last check */
     long done_total, answered_total;
+    int batch;               /* the killed run's completion batch (0: it reported none, so it ran no task) */
     /* The driver's writer threads: their keys and each one's pending operation. */
     char group_values[GROUP_THREADS][GROUP_KEYS][64];
     char group_pending[GROUP_THREADS][128];
@@ -155,6 +159,8 @@ static void read_line(struct model *model, const char *line) {
             apply_kv(model, model->pending);
         }
         model->pending[0] = '\0';
+    } else if (!strncmp(text, "batch ", 6)) {
+        model->batch = atoi(text + 6);
     } else if (!strncmp(text, "done ", 5)) {
         list_add(&model->done, text + 5);
         model->done_total++;
@@ -296,6 +302,7 @@ static int verify_tasks(outlive_store *store, struct model *model, char *why, si
     outlive_task_list_free(infos);
     qsort(ids, count, sizeof *ids, compare_ids);
     size_t known = 0;
+    int ran_and_stored = 0;
     for (size_t i = 0; ok && i < model->task_count; i++) {
         struct task *task = &model->tasks[i];
         int stored = bsearch(task->id, ids, count, sizeof *ids, compare_ids) != NULL;
@@ -305,8 +312,13 @@ static int verify_tasks(outlive_store *store, struct model *model, char *why, si
                 snprintf(why, why_size, "task %s (%s) completed earlier and is stored again", task->id, task->label);
                 ok = 0;
             }
+            char key[128];
+            snprintf(key, sizeof key, "taskruns:%s", task->label);
+            unsigned long long runs = kv_number(store, key);
+            if (runs > task->runs) ran_and_stored++;
+            task->runs = runs;
         } else if (!task->completed) {
-            if (!kv_has(store, "taskdone:", task->label)) {
+            if (!kv_has(store, "taskruns:", task->label)) {
                 snprintf(why, why_size, "task %s (%s) was acknowledged, is gone, and its side effect never happened",
                          task->id, task->label);
                 ok = 0;
@@ -314,6 +326,12 @@ static int verify_tasks(outlive_store *store, struct model *model, char *why, si
             task->completed = 1;
         }
     }
+    if (ok && ran_and_stored > model->batch) {
+        snprintf(why, why_size, "%d tasks ran since the last kill and are still stored (to run again); the batch in flight "
+                 "holds at most %d", ran_and_stored, model->batch);
+        ok = 0;
+    }
+    model->batch = 0;
     if (pending_is(model, "task")) model->unknown_tasks++;
     if (ok && count - known > (size_t)model->unknown_tasks) {
         snprintf(why, why_size, "%zu tasks stored that the driver did not add (at most %d interrupted adds)",
@@ -321,7 +339,7 @@ static int verify_tasks(outlive_store *store, struct model *model, char *why, si
         ok = 0;
     }
     for (size_t i = 0; ok && i < model->done.count; i++) {
-        if (!kv_has(store, "taskdone:", model->done.items[i])) {
+        if (!kv_has(store, "taskruns:", model->done.items[i])) {
             snprintf(why, why_size, "task %s reported its side effect durable; kv has none", model->done.items[i]);
             ok = 0;
         }
@@ -459,9 +477,9 @@ static int verify_database(const char *dir, char *why, size_t why_size) {
         {"SELECT count(*) FROM outlive_watchers", "feed watchers of ended runs"},
         {"SELECT count(*) FROM outlive_task_runner", "task runner claims of dead runs"},
         {"SELECT count(*) FROM outlive_tasks WHERE state = 1 OR runner IS NOT NULL", "tasks held by a dead runner"},
-        {"SELECT (SELECT pending FROM outlive_task_counts) - (SELECT count(*) FROM outlive_tasks WHERE state <> 2)",
+        {"SELECT (SELECT sum(pending + running) FROM outlive_task_queues) - (SELECT count(*) FROM outlive_tasks WHERE state <> 2)",
          "difference between the kept pending count and the rows"},
-        {"SELECT (SELECT dead FROM outlive_task_counts) - (SELECT count(*) FROM outlive_tasks WHERE state = 2)",
+        {"SELECT (SELECT sum(dead) FROM outlive_task_queues) - (SELECT count(*) FROM outlive_tasks WHERE state = 2)",
          "difference between the kept dead count and the rows"},
         {"SELECT count(*) FROM outlive_signal_consumers WHERE claim_run IS NOT NULL", "signal consumers claimed by a dead run"},
         {"SELECT count(*) FROM outlive_signal_consumers WHERE lifetime = 1", "this-run consumers of dead runs"},

@@ -41,6 +41,21 @@ static void local_keep(const outlive_object *label, const outlive_handler *compl
     outlive_handler_copy(completion, &kept_completion);
 }
 
+/* The member's handler: notes whether its group start was still stored when it ran. */
+static outlive_store *probe_store;
+static char probe_start_id[OUTLIVE_ID_SIZE];
+static int start_stored_when_member_ran = -1;
+
+static void local_member_probe(const outlive_object *label) {
+    remember(label);
+    outlive_task_list *list = NULL;
+    if (outlive_task_list_new(probe_store, NULL, 0, &list) != OUTLIVE_OK) return;
+    start_stored_when_member_ran = 0;
+    for (size_t i = 0; i < outlive_task_list_count(list); i++)
+        if (!strcmp(outlive_task_list_id(list, i), probe_start_id)) start_stored_when_member_ran = 1;
+    outlive_task_list_free(list);
+}
+
 static double monotonic(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
@@ -54,6 +69,7 @@ static outlive_store *open_queue(const char *dir) {
         outlive_handler_register("local_record", "ID label", (void (*)(void))local_record);
         outlive_handler_register("local_judge", "ID label, HANDLER completion", (void (*)(void))local_judge);
         outlive_handler_register("local_keep", "ID label, HANDLER completion", (void (*)(void))local_keep);
+        outlive_handler_register("local_member_probe", "ID label", (void (*)(void))local_member_probe);
     }
     call_count = 0;
     fail_remaining = 0;
@@ -290,6 +306,42 @@ static void test_failed_group_start_skips_members_and_the_rest_runs(void) {
     harness_remove_tree(dir);
 }
 
+/* Quick handlers run in batches (claimed together, ended in one transaction):
+ * order still holds, and a group start ends its batch, so that its member,
+ * next in the queue, starts right after it and only once its success is
+ * committed (the start is no longer stored when the member runs). */
+static void test_batches_keep_order_and_a_member_waits_for_its_start_s_committed_success(void) {
+    const char *dir = harness_temp_dir();
+    outlive_store *store = open_queue(dir);
+    CHECK(store);
+    probe_store = store;
+    start_stored_when_member_ran = -1;
+    CHECK_OK(outlive_tasks_set_completion_batch(store, OUTLIVE_TASK_DEFAULT_COMPLETION_BATCH));
+    char label[16];
+    /* Enough quick tasks first that the run's batches grow to the limit. */
+    for (int i = 0; i < 40; i++) {
+        snprintf(label, sizeof label, "w%02d", i);
+        CHECK_OK(add(store, "local_record", label, NULL, NULL, NULL));
+    }
+    CHECK_OK(add(store, "local_record", "start", "g", NULL, probe_start_id));
+    CHECK_OK(add(store, "local_member_probe", "member", NULL, "g", NULL));
+    CHECK_OK(add(store, "local_record", "after-1", NULL, NULL, NULL));
+    CHECK_OK(add(store, "local_record", "after-2", NULL, NULL, NULL));
+    CHECK_OK(outlive_tasks_run_now(store));
+    CHECK(run_until(store, 0, 44));
+    CHECK_MSG(call_count == 44, "%d calls", call_count);
+    for (int i = 0; i < 40; i++) {
+        snprintf(label, sizeof label, "w%02d", i);
+        CHECK_MSG(!strcmp(calls[i], label), "call %d was %.16s", i, calls[i]);
+    }
+    CHECK(!strcmp(calls[40], "start") && !strcmp(calls[41], "member"));
+    CHECK(!strcmp(calls[42], "after-1") && !strcmp(calls[43], "after-2"));
+    CHECK_MSG(start_stored_when_member_ran == 0, "the group start was %s when its member ran",
+              start_stored_when_member_ran == 1 ? "still stored" : "not looked up");
+    outlive_store_close(store);
+    harness_remove_tree(dir);
+}
+
 /* Each chained task adds the next, as a busy producer would: the run goes on
  * across dispatches instead of holding one outlive_loop_dispatch() call until
  * the queue is empty, so the host's loop keeps turning. */
@@ -351,6 +403,10 @@ static void test_bad_input_gets_precise_statuses_and_stores_nothing(void) {
     long_group[sizeof long_group - 1] = 0;
     outlive_task_spec spec_for_size = { OUTLIVE_TASK_SPEC_VERSION, work, NULL, NULL, 0 };
     CHECK_STATUS(outlive_task_add(NULL, work, NULL, NULL, 0, id), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_tasks_set_completion_batch(NULL, 1), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_tasks_set_completion_batch(store, 0), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK(strstr(outlive_last_error(), "completion batch") != NULL);
+    CHECK_STATUS(outlive_tasks_set_completion_batch(store, OUTLIVE_TASK_MAX_COMPLETION_BATCH + 1), OUTLIVE_E_INVALID_ARGUMENT);
     CHECK_STATUS(outlive_task_add(store, NULL, NULL, NULL, 0, id), OUTLIVE_E_INVALID_ARGUMENT);
     CHECK_STATUS(outlive_task_add(store, work, bad_utf8, NULL, 0, id), OUTLIVE_E_INVALID_ARGUMENT);
     CHECK(strstr(outlive_last_error(), "group_start") != NULL);
@@ -422,5 +478,6 @@ HARNESS_MAIN(
     T(test_dead_task_is_kept_listed_and_retryable),
     T(test_failed_group_start_skips_members_and_the_rest_runs),
     T(test_a_long_run_hands_the_loop_back_between_dispatches),
+    T(test_batches_keep_order_and_a_member_waits_for_its_start_s_committed_success),
     T(test_bad_input_gets_precise_statuses_and_stores_nothing),
 )

@@ -248,7 +248,7 @@ static void test_crafted_task_naming_the_completion_built_in_creates_no_store(vo
     sqlite3_finalize(insert);
     outlive_free(bytes);
     CHECK_MSG(stepped == SQLITE_DONE, "insert: %s", sqlite3_errmsg(db));
-    CHECK(sqlite3_exec(db, "UPDATE outlive_task_counts SET pending = pending + 1", NULL, NULL, NULL) == SQLITE_OK);
+    CHECK(sqlite3_exec(db, "UPDATE outlive_task_queues SET pending = pending + 1 WHERE name = 'default'", NULL, NULL, NULL) == SQLITE_OK);
     sqlite3_close(db);
 
     CHECK_OK(outlive_tasks_run_now(store));

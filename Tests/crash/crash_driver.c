@@ -9,13 +9,16 @@
  *   try del KEY          outlive_kv_delete (of a key that may be absent)
  *   try inc counter      outlive_kv_update adding one
  *   try task LABEL       outlive_task_add of crash_task(label)   → "ok TASK_ID"
+ *                        (sometimes several in a row before a dispatch, so
+ *                        that runs claim and end tasks in batches)
  *   try post             outlive_signal_post of SIGNAL_ID          → "ok"
  *   try msg              outlive_message_post with one choice      → "ok MESSAGE_ID"
  *   try consume          the process-lifetime consumer of SIGNAL_ID (once per store)
  * After each operation the driver dispatches its loop, where its own callbacks
  * run and report what they made durable (each line is written only after the
  * call that made it durable returned OUTLIVE_OK):
- *   done LABEL           crash_task ran: kv "taskdone:LABEL" is set
+ *   batch N              (first) this run's completion batch, random in 1..32
+ *   done LABEL           crash_task ran: kv "taskruns:LABEL" counts its runs
  *   seen WHICH VERSION   crash_signal delivered: kv "sigseen:WHICH" >= VERSION
  *   answered ID          the response handler ran: kv "answered:ID" is set
  * The presenter presents every message at once and answers it with "yes".
@@ -67,12 +70,13 @@ static outlive_status raise_to(outlive_kv_value *value, void *context) {
     return outlive_kv_value_set(value, text, (size_t)length);
 }
 
-/* A task's side effect: kv "taskdone:LABEL". */
+/* A task's side effect: kv "taskruns:LABEL" counts its runs. */
 OUTLIVE_HANDLER(crash_task, OUTLIVE_ID(label)) {
     const char *text = outlive_object_string(label);
     char key[128];
-    snprintf(key, sizeof key, "taskdone:%s", text ? text : "?");
-    if (outlive_kv_set(store, key, "1", 1) == OUTLIVE_OK) printf("done %s\n", text ? text : "?");
+    snprintf(key, sizeof key, "taskruns:%s", text ? text : "?");
+    long runs = 0;
+    if (outlive_kv_update(store, key, increment, &runs) == OUTLIVE_OK) printf("done %s\n", text ? text : "?");
 }
 
 /* A signal delivery: kv "sigseen:WHICH" raised to the version. */
@@ -192,6 +196,9 @@ int main(int argc, char **argv) {
     if (outlive_store_open(argv[1], "driver", NULL, &options, &store) != OUTLIVE_OK) return fail("open");
     outlive_loop *loop = outlive_store_loop(store);
     if (outlive_tasks_set_triggers(store, 1, 0) != OUTLIVE_OK) return fail("triggers");
+    int batch = 1 + rand() % 32;
+    if (outlive_tasks_set_completion_batch(store, (size_t)batch) != OUTLIVE_OK) return fail("completion batch");
+    printf("batch %d\n", batch);
     outlive_presenter presenter = {OUTLIVE_PRESENTER_VERSION, priority, present, NULL};
     if (outlive_presenter_add(store, "crash", &presenter, NULL, NULL) != OUTLIVE_OK) return fail("presenter");
     if (outlive_response_handler_add(store, "crash", respond, NULL, NULL) != OUTLIVE_OK) return fail("response handler");
@@ -227,19 +234,23 @@ int main(int argc, char **argv) {
             if (outlive_kv_update(store, "counter", increment, &now) != OUTLIVE_OK) return fail("update");
             printf("ok\n");
         } else if (choice < 15) {
-            char label[48], id[OUTLIVE_ID_SIZE];
-            snprintf(label, sizeof label, "%d-%ld", seed, op);
-            outlive_args *bound = NULL;
-            outlive_args_new(&bound);
-            outlive_args_set_string(bound, "label", label);
-            outlive_handler *work = NULL;
-            outlive_handler_new("crash_task", NULL, bound, &work);
-            outlive_args_free(bound);
-            printf("try task %s\n", label);
-            outlive_status status = outlive_task_add(store, work, NULL, NULL, 0, id);
-            outlive_handler_free(work);
-            if (status != OUTLIVE_OK) return fail("task add");
-            printf("ok %s\n", id);
+            /* One task, or a burst of up to 40 that the next run takes in batches. */
+            int count = rand() % 4 == 0 ? 1 + rand() % 40 : 1;
+            for (int i = 0; i < count; i++) {
+                char label[48], id[OUTLIVE_ID_SIZE];
+                snprintf(label, sizeof label, "%d-%ld-%d", seed, op, i);
+                outlive_args *bound = NULL;
+                outlive_args_new(&bound);
+                outlive_args_set_string(bound, "label", label);
+                outlive_handler *work = NULL;
+                outlive_handler_new("crash_task", NULL, bound, &work);
+                outlive_args_free(bound);
+                printf("try task %s\n", label);
+                outlive_status status = outlive_task_add(store, work, NULL, NULL, 0, id);
+                outlive_handler_free(work);
+                if (status != OUTLIVE_OK) return fail("task add");
+                printf("ok %s\n", id);
+            }
         } else if (choice < 18) {
             printf("try post\n");
             if (outlive_signal_post(store, SIGNAL_ID, NULL, false) != OUTLIVE_OK) return fail("post");

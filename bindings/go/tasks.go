@@ -133,6 +133,20 @@ func (t Tasks) SetConcurrency(maxInFlight int) error {
 	return check(op, func() C.outlive_status { return C.outlive_tasks_set_concurrency(store, C.size_t(maxInFlight)) })
 }
 
+// SetCompletionBatch is at most how many tasks a run claims and ends in one
+// transaction (1 to 1024, default 32); a crash reruns at most that batch.
+func (t Tasks) SetCompletionBatch(maxTasks int) error {
+	const op = "outlive_tasks_set_completion_batch"
+	store, err := t.s.handle(op)
+	if err != nil {
+		return err
+	}
+	if maxTasks < 0 {
+		return invalid(op, "a negative batch")
+	}
+	return check(op, func() C.outlive_status { return C.outlive_tasks_set_completion_batch(store, C.size_t(maxTasks)) })
+}
+
 // Count is the number of tasks not yet done, dead ones excluded.
 func (t Tasks) Count() (int, error) {
 	const op = "outlive_tasks_count"

@@ -14,15 +14,16 @@ public enum Identifier {
         }
         bytes[6] = (bytes[6] & 0x0F) | 0x40
         bytes[8] = (bytes[8] & 0x3F) | 0x80
-        let hex: [Character] = Array("0123456789abcdef")
-        var text = ""
+        // Formatted as bytes: appending Characters costs more than the random bytes.
+        let hex = Array("0123456789abcdef".utf8)
+        var text = [UInt8]()
         text.reserveCapacity(36)
         for (index, byte) in bytes.enumerated() {
-            if index == 4 || index == 6 || index == 8 || index == 10 { text.append("-") }
+            if index == 4 || index == 6 || index == 8 || index == 10 { text.append(UInt8(ascii: "-")) }
             text.append(hex[Int(byte >> 4)])
             text.append(hex[Int(byte & 0x0F)])
         }
-        return text
+        return String(decoding: text, as: UTF8.self)
     }
 
     /// True for 8-4-4-4-12 hexadecimal text (either case).

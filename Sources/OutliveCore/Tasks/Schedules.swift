@@ -218,16 +218,18 @@ public final class Schedules {
                                       anchor: row.double(7), nextFire: row.double(8)))
                 }
                 more = due.count > Schedules.firingBatch
+                var addedTo: [String: Int64] = [:]
                 for schedule in due.prefix(Schedules.firingBatch) {
                     do {
                         try fire(schedule, now: now, in: transaction)
                         added += 1
+                        addedTo[schedule.queue, default: 0] += 1
                     } catch let error as OutliveError where error.code != .busy && error.code != .io {
                         newlyBroken.append((schedule.rowid, "schedule \(schedule.name): \(error.message)"))
                     }
                 }
                 if added > 0 {
-                    try TaskSchema.addCounts(pending: Int64(added), dead: 0, in: transaction)
+                    try TaskSchema.addPending(addedTo, in: transaction)
                     try transaction.recordChange(topic: TaskSchema.topic, key: "added")
                 }
             }

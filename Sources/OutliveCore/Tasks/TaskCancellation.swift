@@ -39,7 +39,6 @@ extension TaskQueue {
             case .ready, .waiting:
                 try TaskResult.post(.cancelled, taskID: task, in: transaction)
                 try transaction.execute("DELETE FROM outlive_tasks WHERE id = ?", [.text(task)])
-                try TaskSchema.addCounts(pending: -1, dead: 0, in: transaction)
                 // A removed group start may unblock members: like an add for triggers.
                 try transaction.recordChange(topic: TaskSchema.topic, key: "added")
                 return .removed
@@ -81,7 +80,6 @@ enum TaskCancellation {
         Log.emit(.info, "task \(taskID) was cancelled; its attempt's outcome is ignored and the task removed")
         try TaskResult.post(.cancelled, taskID: taskID, in: transaction)
         try transaction.execute("DELETE FROM outlive_tasks WHERE id = ?", [.text(taskID)])
-        try TaskSchema.addCounts(pending: -1, dead: 0, in: transaction)
         try transaction.recordChange(topic: TaskSchema.topic, key: "finished")
     }
 }

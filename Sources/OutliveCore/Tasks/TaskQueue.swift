@@ -18,6 +18,8 @@ public final class TaskQueue {
     var serving: [String: ServedQueue] = [TaskQueueName.default: ServedQueue(kind: .ordered, limit: 1, triggered: true)]
     /// Results of attempts of this process (completions, timeouts, returns), by claim token.
     var results: [String: AttemptResult] = [:]
+    /// At most how many tasks a run claims, and ends, in one transaction.
+    var completionBatch = TaskQueue.defaultCompletionBatch
     /// Whether a trigger evaluation is posted to the loop and not yet run: adds
     /// from a producer that seldom dispatches post one, not one each.
     var triggerEvaluationPosted = false
@@ -141,6 +143,23 @@ public final class TaskQueue {
         store.loop.post { [weak self] in self?.pumpAll() }
     }
 
+    public static let defaultCompletionBatch = 32
+    public static let maxCompletionBatch = 1_024
+
+    /// At most how many tasks this handle's runs claim in one transaction,
+    /// ending them all in the next: one commit for up to that many tasks.
+    /// Batches are as large as the handlers get through within one
+    /// dispatch's budget, so slow handlers run one task per transaction
+    /// whatever this says. A crash reruns at most the batch in flight; 1:
+    /// at most the one task.
+    public func setCompletionBatch(_ count: Int) throws {
+        guard count >= 1, count <= TaskQueue.maxCompletionBatch else {
+            throw OutliveError.invalidArgument("the completion batch must be 1 to \(TaskQueue.maxCompletionBatch) tasks, got \(count)")
+        }
+        try store.checkUsable()
+        lock.withLock { completionBatch = count }
+    }
+
     // MARK: - Adding
 
     @discardableResult
@@ -188,6 +207,7 @@ public final class TaskQueue {
             dueNow = false
             dueLaterAny = false
             var declared: Set<String> = [TaskQueueName.default]
+            var addedTo: [String: Int64] = [:]
             for (index, (task, handler)) in zip(tasks, handlers).enumerated() {
                 if !declared.contains(task.queue) {
                     guard try transaction.integer("SELECT kind FROM outlive_task_queues WHERE name = ?", [.text(task.queue)]) != nil else {
@@ -199,6 +219,7 @@ public final class TaskQueue {
                 var consumedSignal = task.resultSignal?.lowercased()
                 if let id = try TaskQueue.insert(task, handler: handler, now: now, in: transaction) {
                     entry = TaskAdded(id: id, existing: false)
+                    addedTo[task.queue, default: 0] += 1
                     if task.due.map({ $0 > now }) ?? false { dueLaterAny = true } else { dueNow = true }
                 } else {
                     // The key is held (the insert did nothing): the holder is the answer.
@@ -214,19 +235,33 @@ public final class TaskQueue {
                 }
                 added.append(entry)
             }
-            let count = added.count(where: { !$0.existing })
-            guard count > 0 else { return }
-            try TaskSchema.addCounts(pending: Int64(count), dead: 0, in: transaction)
-            // Runners wake for tasks due now; a task due later moves their due timers only.
-            if dueNow { try transaction.recordChange(topic: TaskSchema.topic, key: "added") }
-            if dueLaterAny { try transaction.recordChange(topic: TaskSchema.topic, key: "scheduled") }
+            guard !addedTo.isEmpty else { return }
+            try TaskSchema.addPending(addedTo, in: transaction)
+            // Runners wake for tasks due now; a task due later moves their due
+            // timers only. This handle learns of its adds below, not from the
+            // feed: an entry (a page written, a doorbell rung) only when
+            // another run watches.
+            if try TaskQueue.anotherRunWatches(store.runID, in: transaction) {
+                if dueNow { try transaction.recordChange(topic: TaskSchema.topic, key: "added") }
+                if dueLaterAny { try transaction.recordChange(topic: TaskSchema.topic, key: "scheduled") }
+            }
         }
         if dueNow { postTriggerEvaluation() }
+        if dueLaterAny { store.loop.post { [weak self] in self?.scheduleDue() } }
         return added
     }
 
+    /// Whether a run other than `runID` (another process, or another handle
+    /// of this one) reads the tasks topic of the feed. One that subscribes
+    /// after this transaction reads the queue when it opens.
+    static func anotherRunWatches(_ runID: String, in transaction: StoreTransaction) throws -> Bool {
+        try transaction.integer("SELECT 1 FROM outlive_watchers WHERE topic = ? AND run_id <> ? LIMIT 1",
+                                [.text(TaskSchema.topic), .text(runID)]) != nil
+    }
+
     /// Stores one validated task whose queue is declared, inside
-    /// `transaction`; the caller updates the counts and records the change.
+    /// `transaction`; the caller updates the counts (`TaskSchema.addPending`,
+    /// once per transaction) and records the change.
     /// Shared by adds and by schedules' firings. With a unique key held by
     /// another task, a conflict on the unique index adds nothing (see
     /// TaskUniqueKey) and the result is nil.
@@ -254,12 +289,12 @@ public final class TaskQueue {
     /// Tasks not yet done, dead ones excluded (running and in backoff included).
     public func pendingCount() throws -> Int {
         try store.checkUsable()
-        return Int(try store.database.read { try $0.integer("SELECT pending FROM outlive_task_counts WHERE slot = 0") } ?? 0)
+        return Int(try store.database.read { try $0.integer("SELECT sum(pending + running) FROM outlive_task_queues") } ?? 0)
     }
 
     public func deadCount() throws -> Int {
         try store.checkUsable()
-        return Int(try store.database.read { try $0.integer("SELECT dead FROM outlive_task_counts WHERE slot = 0") } ?? 0)
+        return Int(try store.database.read { try $0.integer("SELECT sum(dead) FROM outlive_task_queues") } ?? 0)
     }
 
     public static let maxListLimit = 100_000
@@ -326,7 +361,6 @@ public final class TaskQueue {
             if state == .dead { try TaskUniqueKey.checkFree(forRetryOf: id, in: transaction) }
             try transaction.execute("UPDATE outlive_tasks SET state = 0, attempts = 0, waiting_until = NULL, age_from = ? WHERE id = ?",
                                     [.double(now), .text(id)])
-            if state == .dead { try TaskSchema.addCounts(pending: 1, dead: -1, in: transaction) }
             try transaction.recordChange(topic: TaskSchema.topic, key: "added")
         }
         postTriggerEvaluation()
@@ -345,7 +379,6 @@ public final class TaskQueue {
             // A dead task's result (its death) was posted; a pending one's consumers learn it will never run.
             if state != .dead { try TaskResult.post(.cancelled, taskID: id, in: transaction) }
             try transaction.execute("DELETE FROM outlive_tasks WHERE id = ?", [.text(id)])
-            try TaskSchema.addCounts(pending: state == .dead ? 0 : -1, dead: state == .dead ? -1 : 0, in: transaction)
             // A deleted group start may unblock members: like an add for triggers.
             try transaction.recordChange(topic: TaskSchema.topic, key: "added")
         }
@@ -463,7 +496,6 @@ public final class TaskQueue {
             if task.outcome == TaskSchema.Outcome.success.rawValue {
                 try TaskResult.post(.succeeded, taskID: task.id, in: transaction)
                 try transaction.execute("DELETE FROM outlive_tasks WHERE seq = ?", [.integer(task.seq)])
-                try TaskSchema.addCounts(pending: -1, dead: 0, in: transaction)
             } else {
                 let why = "the runner (process \(ended.processName), run \(ended.runID)) \(ended.died ? "died" : "closed") during the attempt"
                 try transaction.execute("""

@@ -19,8 +19,17 @@ final class TaskRun {
     /// the cursor), a pass that started none ends the run.
     var startedInPass = 0
     var inFlight: [String: TaskAttempt] = [:]
+    /// Tasks the last step claimed and whose handlers are not called yet, in
+    /// order: the rest of a batch, called in the next dispatch when the
+    /// budget of this one ran out.
+    var claimedAhead: [TaskAttempt] = []
+    /// Seconds one handler call of this run takes (a moving average; nil:
+    /// none measured yet), from which a step sizes its batch.
+    var callSeconds: Double?
     /// Names that resolved but whose call said otherwise: skipped for the run.
     var unresolvedNames: Set<String> = []
+    /// Whether a handler name declares `completion`, as resolved in this run.
+    var awaitsCompletion: [String: Bool] = [:]
     /// Names of ready tasks that resolve nowhere in this process: reported
     /// once per run (`reportUnresolved`).
     var reportedNames: Set<String> = []
@@ -42,6 +51,13 @@ struct TaskAttempt {
     let decodeError: String?
     /// Whether the task starts a group: its success may unblock members.
     let startsGroup: Bool
+    /// Whether its handler declares `completion`: the attempt may stay in
+    /// flight after the call, holding one of the run's slots.
+    let awaitsCompletion: Bool
+    /// Whether no task of the run may be claimed after it in the same step:
+    /// its members wait for its success (a group start), or it runs alone (a
+    /// retry, or one whose handler did not decode).
+    let endsBatch: Bool
     var timer: UInt64?
 }
 
@@ -67,8 +83,8 @@ enum AttemptResult {
 private enum RunStep {
     /// Another live run holds the queue's runner claim: this run stops and waits.
     case yielded
-    /// An attempt started; its handler is called next.
-    case started(TaskAttempt)
+    /// Attempts started (a batch, in order); their handlers are called next.
+    case started([TaskAttempt])
     /// Nothing to start now; attempts are in flight.
     case waiting
     /// Nothing left: the runner claim was released.
@@ -145,14 +161,37 @@ extension TaskQueue {
 
     /// Ends finished attempts, starts the next tasks up to the concurrency,
     /// and releases the claim when nothing is left. Each step is one
-    /// transaction: the end of one attempt and the start of the next. After
+    /// transaction: the end of the attempts that finished and the start of the
+    /// next batch, whose handlers are then called one after another. After
     /// `dispatchBudget` it goes on in the next dispatch.
     func pump(_ run: TaskRun) {
         guard runs[run.queue] === run else { return }
         let began = Clock.monotonic()
+        var calledAny = false
         while true {
+            let policy = lock.withLock { self.policy }
+            // The batch the last step claimed: its handlers, in order, within
+            // the budget (at least one per dispatch); the rest stays claimed
+            // for the next dispatch.
+            while !run.claimedAhead.isEmpty {
+                if calledAny && Clock.monotonic() - began >= TaskQueue.dispatchBudget {
+                    store.loop.post { [weak self] in self?.pump(run) }
+                    return
+                }
+                let attempt = run.claimedAhead.removeFirst()
+                let start = Clock.monotonic()
+                call(attempt, run: run, policy: policy)
+                calledAny = true
+                let took = Clock.monotonic() - start
+                run.callSeconds = run.callSeconds.map { $0 * 0.75 + took * 0.25 } ?? took
+                guard runs[run.queue] === run, (try? store.checkUsable()) != nil else { return }
+            }
+            if calledAny && Clock.monotonic() - began >= TaskQueue.dispatchBudget {
+                store.loop.post { [weak self] in self?.pump(run) }
+                return
+            }
             let finished = takeFinished(run)
-            let (limit, policy) = lock.withLock { (serving[run.queue]?.limit ?? 0, self.policy) }
+            let limit = lock.withLock { serving[run.queue]?.limit ?? 0 }
             let step: RunStep
             do {
                 try store.checkUsable()
@@ -160,7 +199,7 @@ extension TaskQueue {
                     for (attempt, result) in finished {
                         try finish(attempt, result, policy: policy, in: transaction)
                     }
-                    return try next(run, wantStart: run.inFlight.count < limit, policy: policy, in: transaction)
+                    return try next(run, slots: limit - run.inFlight.count, policy: policy, in: transaction)
                 }
             } catch {
                 // Put the results back to be written on the next try.
@@ -196,33 +235,41 @@ extension TaskQueue {
                 runs.removeValue(forKey: run.queue)
                 scheduleDue()
                 return
-            case .started(let attempt):
+            case .started(let batch):
                 if run.kind == .ordered && !run.claimed { run.claimed = true }
                 waitingForRunner.remove(run.queue)
-                call(attempt, run: run, policy: policy)
-                if Clock.monotonic() - began >= TaskQueue.dispatchBudget {
-                    store.loop.post { [weak self] in self?.pump(run) }
-                    return
-                }
+                run.claimedAhead = batch
             case .waiting:
                 if finished.isEmpty { return }  // waiting for completions in flight
             }
         }
     }
 
+    /// How many tasks a step claims at most: as many as this run's handlers
+    /// are expected to get through within one dispatch's budget, up to the
+    /// handle's batch limit. Before a call was measured, and for handlers that
+    /// take the budget, one.
+    private func batchSize(_ run: TaskRun) -> Int {
+        let most = lock.withLock { completionBatch }
+        guard most > 1, let seconds = run.callSeconds else { return 1 }
+        let fits = TaskQueue.dispatchBudget / max(seconds, 1e-6)
+        return fits >= Double(most) ? most : max(1, Int(fits))
+    }
+
     /// Inside the step's transaction, after the finished attempts were
     /// written: starts the next task (taking the runner claim with the first),
     /// or releases the claim when nothing is left. Changes nothing of `run`
     /// but its cursor: the transaction may still roll back.
-    private func next(_ run: TaskRun, wantStart: Bool, policy: TaskPolicy, in transaction: StoreTransaction) throws -> RunStep {
+    private func next(_ run: TaskRun, slots: Int, policy: TaskPolicy, in transaction: StoreTransaction) throws -> RunStep {
         let serves = limit(of: run) > 0
-        guard wantStart, serves else {
+        guard slots > 0, serves else {
             // No longer served: the run ends once its attempts have.
             guard !serves, run.inFlight.isEmpty else { return .waiting }
             return try end(run, in: transaction)
         }
         if run.kind == .parallel {
-            if let started = try startNext(run, policy: policy, in: transaction) { return .started(started) }
+            let started = try startBatch(run, slots: slots, policy: policy, in: transaction)
+            if !started.isEmpty { return .started(started) }
             return run.inFlight.isEmpty ? .idle : .waiting
         }
         let key: SQLValue = .text(run.queue)
@@ -240,7 +287,8 @@ extension TaskQueue {
                 break
             }
         }
-        if let started = try startNext(run, policy: policy, in: transaction) {
+        let started = try startBatch(run, slots: slots, policy: policy, in: transaction)
+        if !started.isEmpty {
             if !holding, !(try takeRunnerClaim(key, in: transaction)) {
                 throw OutliveError(.busy, "the runner claim was taken meanwhile")
             }
@@ -378,7 +426,6 @@ extension TaskQueue {
             Log.emit(.info, "task \(attempt.id) succeeded (attempt \(row.attempts))")
             if row.posts { try TaskResult.post(.succeeded, taskID: attempt.id, in: transaction) }
             try transaction.execute("DELETE FROM outlive_tasks WHERE seq = ? AND \(fence)", [key] + fenced)
-            try TaskSchema.addCounts(pending: -1, dead: 0, in: transaction)
             // Nothing waits for a success but the members of a group it started.
             if row.groupStart { try transaction.recordChange(topic: TaskSchema.topic, key: "unblocked") }
         case .failed(let why), .uncallable(let why):
@@ -390,7 +437,6 @@ extension TaskQueue {
                 Log.emit(.warning, "task \(attempt.id) is dead after attempt \(row.attempts)\(tooOld ? " (past its maximum age)" : uncallable ? " (it can never be called)" : ""): \(why)")
                 try attemptClaim.release(key, token: token, setting: [("state", .integer(TaskSchema.State.dead.rawValue)), ("outcome", .null),
                                                                       ("waiting_until", .null), ("last_error", .text(why))], in: transaction)
-                try TaskSchema.addCounts(pending: -1, dead: 1, in: transaction)
                 if row.posts { try TaskResult.post(.died, taskID: attempt.id, in: transaction) }
             } else {
                 Log.emit(.info, "task \(attempt.id) failed attempt \(row.attempts) and will be retried: \(why)")
@@ -414,16 +460,33 @@ extension TaskQueue {
         let attempts: Int64
     }
 
-    /// Picks the next eligible task of the run's queue after the cursor (in
-    /// priority order, then `seq`) and marks it running. Every lookup is
-    /// indexed: the distinct handler names of the queue's ready tasks
-    /// (skipping names this process cannot resolve), the first ready task of
-    /// each after the cursor, and whether a member's group start is stored.
-    private func startNext(_ run: TaskRun, policy: TaskPolicy, in transaction: StoreTransaction) throws -> TaskAttempt? {
-        let now = Clock.wall()
+    /// Claims the next tasks of the run's queue in order, in this step's
+    /// transaction: up to the batch size, only as many as `slots` lets run at
+    /// once (a handler that takes a completion may keep its slot after its
+    /// call), and none after a task that ends a batch. A crash before the
+    /// next step commits reruns at most these.
+    private func startBatch(_ run: TaskRun, slots: Int, policy: TaskPolicy, in transaction: StoreTransaction) throws -> [TaskAttempt] {
+        var batch: [TaskAttempt] = []
+        var slots = slots
+        let size = batchSize(run)
+        let names = try readyNames(run, in: transaction)
+        guard !names.isEmpty else { return [] }
+        while batch.count < size, slots > 0,
+              let attempt = try startNext(run, names: names, first: batch.isEmpty, policy: policy, in: transaction) {
+            batch.append(attempt)
+            if attempt.endsBatch { break }
+            if attempt.awaitsCompletion { slots -= 1 }
+        }
+        return batch
+    }
+
+    /// The tasks that came due made ready, a rewind applied, and the
+    /// distinct handler names of the queue's ready tasks this process
+    /// resolves (an indexed lookup each): what a step's claims look among.
+    private func readyNames(_ run: TaskRun, in transaction: StoreTransaction) throws -> [String] {
         let queue: SQLValue = .text(run.queue)
         try transaction.execute("UPDATE outlive_tasks SET state = 0, waiting_until = NULL WHERE state = 3 AND queue = ? AND waiting_until <= ?",
-                                [queue, .double(now)])
+                                [queue, .double(Clock.wall())])
         if run.rewind {
             run.rewind = false
             run.cursor = nil
@@ -446,8 +509,19 @@ extension TaskQueue {
             if run.unresolvedNames.contains(name) { continue }
             if HandlerRegistry.shared.canResolve(name) { names.append(name) } else { try reportUnresolved(name, run, in: transaction) }
         }
-        guard !names.isEmpty else { return nil }
-        let columns = "seq, priority, id, handler, group_start IS NOT NULL, group_members, age_from, attempts"
+        return names
+    }
+
+    /// Picks the next eligible task of the run's queue after the cursor (in
+    /// priority order, then `seq`) among the tasks of `names`, and marks it
+    /// running. Every lookup is indexed: the first ready task of each name
+    /// after the cursor, and whether a member's group start is stored.
+    /// A task that runs alone (a retry), not `first`, is left for the next
+    /// step, the cursor before it.
+    private func startNext(_ run: TaskRun, names: [String], first: Bool, policy: TaskPolicy,
+                           in transaction: StoreTransaction) throws -> TaskAttempt? {
+        let now = Clock.wall()
+        let queue: SQLValue = .text(run.queue)
         var passes = 0
         while true {
             var best: Candidate?
@@ -460,21 +534,20 @@ extension TaskQueue {
                                      groupStart: row.integer(4) != 0, members: TaskSchema.decode(members: row.blob(5)),
                                      ageFrom: row.double(6), attempts: row.integer(7))
                 }
-                let filter = "state = 0 AND queue = ? AND handler_name = ? AND typeof(priority) = 'integer' AND \(TaskSchema.runnable)"
                 guard let cursor = run.cursor else {
-                    try transaction.query("SELECT \(columns) FROM outlive_tasks WHERE \(filter) ORDER BY priority DESC, seq LIMIT 1",
+                    try transaction.query(CandidateSQL.first,
                                           [queue, .text(name)], consider)
                     continue
                 }
                 // After the cursor: the same priority with a later seq, else the next lower priority.
                 var found = false
-                try transaction.query("SELECT \(columns) FROM outlive_tasks WHERE \(filter) AND priority = ? AND seq > ? ORDER BY seq LIMIT 1",
+                try transaction.query(CandidateSQL.samePriorityAfter,
                                       [queue, .text(name), .integer(cursor.priority), .integer(cursor.seq)]) { row in
                     found = true
                     consider(row)
                 }
                 if found { continue }
-                try transaction.query("SELECT \(columns) FROM outlive_tasks WHERE \(filter) AND priority < ? ORDER BY priority DESC, seq LIMIT 1",
+                try transaction.query(CandidateSQL.lowerPriority,
                                       [queue, .text(name), .integer(cursor.priority)], consider)
             }
             guard let task = best else {
@@ -485,15 +558,23 @@ extension TaskQueue {
                 run.startedInPass = 0
                 continue
             }
+            let before = run.cursor
             run.cursor = (task.priority, task.seq)
             if try isBlocked(task, in: transaction) { continue }
+            // A retry (an earlier attempt failed, or was interrupted by its
+            // runner's end: perhaps by this very task) runs in a step of its
+            // own, so that a task that crashes its process costs the tasks
+            // claimed with it an attempt once, not at every crash.
+            if task.attempts > 0 && !first {
+                run.cursor = before
+                return nil
+            }
             if task.attempts >= Int64(policy.maxAttempts) || (!task.groupStart && now - task.ageFrom >= policy.maxAge) {
                 let why = task.attempts >= Int64(policy.maxAttempts)
                     ? "\(task.attempts) attempts made (the maximum is \(policy.maxAttempts))"
                     : "older than the maximum age of \(policy.maxAge) s"
                 try transaction.execute("UPDATE outlive_tasks SET state = 2, last_error = coalesce(last_error || '; ', '') || ? WHERE seq = ?",
                                         [.text(why), .integer(task.seq)])
-                try TaskSchema.addCounts(pending: -1, dead: 1, in: transaction)
                 try TaskResult.post(.died, taskID: task.id, in: transaction)
                 try transaction.recordChange(topic: TaskSchema.topic, key: "finished")
                 continue
@@ -513,9 +594,18 @@ extension TaskQueue {
                 handler = nil
                 decodeError = "the stored handler is \(decoded.name), but the task's row says \(task.handlerName)"
             }
+            let awaits = handler.map { awaitsCompletion($0.name, run: run) } ?? false
             return TaskAttempt(seq: task.seq, id: task.id, claim: claim, number: task.attempts + 1,
-                               handler: handler, decodeError: decodeError, startsGroup: task.groupStart, timer: nil)
+                               handler: handler, decodeError: decodeError, startsGroup: task.groupStart,
+                               awaitsCompletion: awaits, endsBatch: task.groupStart || task.attempts > 0 || handler == nil, timer: nil)
         }
+    }
+
+    private func awaitsCompletion(_ name: String, run: TaskRun) -> Bool {
+        if let known = run.awaitsCompletion[name] { return known }
+        let awaits = TaskQueue.takesCompletion(name)
+        run.awaitsCompletion[name] = awaits
+        return awaits
     }
 
     /// Ready tasks whose handler no declaration of this process resolves wait
@@ -542,4 +632,16 @@ extension TaskQueue {
         }
         return false
     }
+}
+
+/// The lookups of a run's next task, built once: a step makes them for every
+/// task it claims.
+private enum CandidateSQL {
+    static let columns = "seq, priority, id, handler, group_start IS NOT NULL, group_members, age_from, attempts"
+    static let filter = "state = 0 AND queue = ? AND handler_name = ? AND typeof(priority) = 'integer' AND \(TaskSchema.runnable)"
+    static let first = "SELECT \(columns) FROM outlive_tasks WHERE \(filter) ORDER BY priority DESC, seq LIMIT 1"
+    /// After the cursor: the same priority with a later seq...
+    static let samePriorityAfter = "SELECT \(columns) FROM outlive_tasks WHERE \(filter) AND priority = ? AND seq > ? ORDER BY seq LIMIT 1"
+    /// ...else the next lower priority.
+    static let lowerPriority = "SELECT \(columns) FROM outlive_tasks WHERE \(filter) AND priority < ? ORDER BY priority DESC, seq LIMIT 1"
 }

@@ -13,7 +13,8 @@
 ///   and running tasks that are not cancelled: who holds a key.
 /// `outlive_task_runner` is the claim of the one runner across processes;
 /// `age_from` is when the task's max age started counting (created, or its
-/// last retry). `outlive_task_counts` keeps the counts so that triggers never count rows.
+/// last retry). Each queue's row of `outlive_task_queues` keeps its counts (kept
+/// by triggers), so that triggers and counts never count rows.
 enum TaskSchema {
     static let component = SchemaComponent(name: "tasks", migrations: [
         """
@@ -100,7 +101,49 @@ enum TaskSchema {
         CREATE UNIQUE INDEX outlive_tasks_unique_key ON outlive_tasks(queue, unique_key)
             WHERE unique_key IS NOT NULL AND cancelled = 0 AND state IN (0, 1, 3)
         """,
+        // The store's counts are the sum of the queues' (a few rows): one
+        // counter row less to write per add and per completion. The queues'
+        // counters read a damaged NULL as 0: a NOT NULL counter set to NULL
+        // would otherwise fail every change of a task's state (the end of a
+        // dead run at open included) with a constraint error. A change of
+        // state within a queue (every claim and every retry) is one update of
+        // its row, not two. Adds count their tasks once per transaction and
+        // queue (`addPending`) rather than a trigger once per row: a batch of
+        // 100,000 adds made 100,000 updates of the same row.
+        """
+        DROP TABLE outlive_task_counts;
+        DROP TRIGGER outlive_tasks_queue_count_insert;
+        DROP TRIGGER outlive_tasks_queue_count_delete;
+        DROP TRIGGER outlive_tasks_queue_count_update;
+        CREATE TRIGGER outlive_tasks_queue_count_delete AFTER DELETE ON outlive_tasks BEGIN
+            UPDATE outlive_task_queues SET pending = ifnull(pending, 0) - (OLD.state IN (0, 3)), running = ifnull(running, 0) - (OLD.state = 1),
+                dead = ifnull(dead, 0) - (OLD.state = 2) WHERE name = OLD.queue;
+        END;
+        CREATE TRIGGER outlive_tasks_queue_count_update AFTER UPDATE OF state, queue ON outlive_tasks
+            WHEN OLD.queue = NEW.queue AND ((OLD.state = 1) != (NEW.state = 1) OR (OLD.state = 2) != (NEW.state = 2)
+                OR (OLD.state IN (0, 3)) != (NEW.state IN (0, 3))) BEGIN
+            UPDATE outlive_task_queues SET pending = ifnull(pending, 0) - (OLD.state IN (0, 3)) + (NEW.state IN (0, 3)),
+                running = ifnull(running, 0) - (OLD.state = 1) + (NEW.state = 1),
+                dead = ifnull(dead, 0) - (OLD.state = 2) + (NEW.state = 2) WHERE name = NEW.queue;
+        END;
+        CREATE TRIGGER outlive_tasks_queue_count_move AFTER UPDATE OF state, queue ON outlive_tasks
+            WHEN OLD.queue != NEW.queue BEGIN
+            UPDATE outlive_task_queues SET pending = ifnull(pending, 0) - (OLD.state IN (0, 3)), running = ifnull(running, 0) - (OLD.state = 1),
+                dead = ifnull(dead, 0) - (OLD.state = 2) WHERE name = OLD.queue;
+            UPDATE outlive_task_queues SET pending = ifnull(pending, 0) + (NEW.state IN (0, 3)), running = ifnull(running, 0) + (NEW.state = 1),
+                dead = ifnull(dead, 0) + (NEW.state = 2) WHERE name = NEW.queue;
+        END
+        """,
     ])
+
+    /// Counts tasks added (pending: ready or due later) to each queue, as
+    /// `TaskQueue.insert` stored them in this transaction.
+    static func addPending(_ added: [String: Int64], in transaction: StoreTransaction) throws {
+        for (queue, count) in added where count != 0 {
+            try transaction.execute("UPDATE outlive_task_queues SET pending = ifnull(pending, 0) + ? WHERE name = ?",
+                                    [.integer(count), .text(queue)])
+        }
+    }
 
     enum QueueKind: Int64 {
         case ordered = 1, parallel = 2
@@ -144,9 +187,4 @@ enum TaskSchema {
         return bytes.split(separator: 0, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
     }
 
-    static func addCounts(pending: Int64, dead: Int64, in transaction: StoreTransaction) throws {
-        guard pending != 0 || dead != 0 else { return }
-        try transaction.execute("UPDATE outlive_task_counts SET pending = pending + ?, dead = dead + ? WHERE slot = 0",
-                                [.integer(pending), .integer(dead)])
-    }
 }

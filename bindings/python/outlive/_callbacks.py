@@ -5,7 +5,6 @@ re-raised when the C call that ran the callback (dispatch, update, a handler
 call) returns — on a thread inside such a call (`collecting`). On any other
 thread (the loop's own, from run_thread; a C thread calling a handler) nobody
 would ever re-raise it, so it goes to sys.unraisablehook at once."""
-import contextlib
 import ctypes
 import itertools
 import threading
@@ -45,15 +44,26 @@ def release(context: typing.Optional[int]) -> None:
     forget(context or 0)
 
 
-@contextlib.contextmanager
-def collecting() -> typing.Iterator[None]:
+class _Collecting:
     """Around a C call that may run callbacks on this thread: their exceptions
-    are kept for raise_pending() instead of being reported as unraisable."""
-    _pending.depth = getattr(_pending, "depth", 0) + 1
-    try:
-        yield
-    finally:
+    are kept for raise_pending() instead of being reported as unraisable.
+    (A plain class: it is around every dispatch and handler call, where a
+    generator-based context manager costs more than the call.)"""
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        _pending.depth = getattr(_pending, "depth", 0) + 1
+
+    def __exit__(self, *exc: object) -> None:
         _pending.depth -= 1
+
+
+_collecting = _Collecting()
+
+
+def collecting() -> _Collecting:
+    """The context manager around such a call (one object, used by every thread)."""
+    return _collecting
 
 
 _NO_ARGUMENTS = _ffi._callback_type(None)

@@ -242,6 +242,7 @@ _DECLARATIONS: typing.Dict[str, typing.Any] = {
     "outlive_tasks_count_dead": (status, [StoreP, POINTER(c_size_t)]),
     "outlive_tasks_set_policy": (status, [StoreP, POINTER(TaskPolicy)]),
     "outlive_tasks_set_concurrency": (status, [StoreP, c_size_t]),
+    "outlive_tasks_set_completion_batch": (status, [StoreP, c_size_t]),
     "outlive_task_list_new": (status, [StoreP, c_char_p, c_size_t, POINTER(TaskListP)]),
     "outlive_task_list_count": (c_size_t, [TaskListP]),
     "outlive_task_list_id": (c_char_p, [TaskListP, c_size_t]),

@@ -24,7 +24,7 @@ import types
 import typing
 
 from . import _ffi
-from .values import ID, Int, UInteger, object_value
+from .values import ID, Int, UInteger, object_bytes, object_value
 
 JSON_TAG = "json"
 """The type tag of an ID holding a JSON value (`ID<json>` in a signature)."""
@@ -130,10 +130,15 @@ class Parameter:
             return UInteger(raw)
         if self.kind not in ("ID", "JSON"):
             return raw
+        if self.kind == "ID" and self.base is not ID:
+            # A str or bytes is the object's bytes alone: no ID object, no type tag.
+            data = object_bytes(raw)
+            return data.decode("utf-8") if self.base is str else data
         value = object_value(raw)
         if self.kind == "ID":
-            return value.bytes.decode("utf-8") if self.base is str else value.bytes if self.base is bytes else value
+            return value
         return _from_json(self, json.loads(value.bytes.decode("utf-8")))
+
 
 
 def _shown(annotation: typing.Any) -> str:

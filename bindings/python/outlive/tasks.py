@@ -79,6 +79,8 @@ def _strings(values: typing.Iterable[str]) -> typing.Tuple[typing.Any, int]:
     return array, len(encoded)
 
 
+_IdBuffer = ctypes.c_char * _ffi.ID_SIZE
+
 ResultOption = typing.Union[bool, Lifetime, str]
 """`result=`: False (none), True or "this_run" (a consumer for this store
 handle), "process" (a consumer that outlives it: a later run of a process of
@@ -116,7 +118,9 @@ def enqueue(store: "Store", handler: "Handler", *, queue: typing.Optional[str] =
             raise ValueError("result='any_process' is not a ref's: another process would take the result")
     if isinstance(priority, bool) or not isinstance(priority, int):
         raise TypeError(f"priority is an int, not {type(priority).__name__}")
-    members, count = _strings(group_members)
+    # No member array for no members (the common case): NULL with a count of 0.
+    no_members = isinstance(group_members, (tuple, list)) and not group_members
+    members, count = (None, 0) if no_members else _strings(group_members)
     options = _ffi.TaskOptions()
     options.version = 1
     options.queue = _optional_text(queue, "a queue name")
@@ -139,7 +143,7 @@ def enqueue(store: "Store", handler: "Handler", *, queue: typing.Optional[str] =
         options.result_delivery = 2   # OUTLIVE_DELIVERY_UNTIL_TERMINATED: progress, then the result
         options.result_lifetime = 1 if lifetime is Lifetime.THIS_RUN else 2
         results.new_waiter(waiter)
-    out = ctypes.create_string_buffer(_ffi.ID_SIZE)
+    out = _IdBuffer()
     existing = ctypes.c_bool(False)
     try:
         check(_ffi.outlive_task_enqueue(store.handle, handler.handle, ctypes.byref(options), out,
@@ -214,6 +218,11 @@ class Tasks:
     def set_concurrency(self, max_in_flight: int) -> None:
         """How many attempts this handle's runs keep in flight at once (default 1)."""
         check(_ffi.outlive_tasks_set_concurrency(self._store.handle, max_in_flight))
+
+    def set_completion_batch(self, max_tasks: int) -> None:
+        """At most how many tasks a run claims and ends in one transaction
+        (1 to 1024, default 32); a crash reruns at most that batch."""
+        check(_ffi.outlive_tasks_set_completion_batch(self._store.handle, max_tasks))
 
     def __len__(self) -> int:
         """Tasks not yet done (dead ones excluded)."""

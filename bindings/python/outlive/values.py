@@ -6,11 +6,12 @@ UInteger(n) choose INT (int32) and UINTEGER (uint64)."""
 import builtins
 import ctypes
 import operator
+import struct
 import typing
 
 from . import _ffi
 from ._handle import NativeHandle
-from .errors import InvalidArgumentError, check
+from .errors import InvalidArgumentError, check, error_for
 
 TYPE_ID, TYPE_HANDLER, TYPE_BOOL, TYPE_INT, TYPE_DOUBLE, TYPE_INTEGER, TYPE_UINTEGER = range(1, 8)
 
@@ -83,6 +84,91 @@ def _name(name: object) -> bytes:
     return name.encode("utf-8")
 
 
+# ── the serialized handler format (docs/FORMAT.md), written here ────────────
+# Building a handler through outlive_handler_new takes a C call per argument
+# (args_new, a setter each, handler_new, args_free); its serialized bytes take
+# one (outlive_handler_deserialize), whose decoder checks all the setters and
+# handler_new check. Only plain values are written here; anything else, and
+# any bytes the decoder refuses, go through the setters, which say precisely
+# what is wrong.
+
+def _varint(value: int) -> bytes:
+    if value < 0x80:
+        return bytes((value,))
+    out = bytearray()
+    while value >= 0x80:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def _zigzag(value: int) -> bytes:
+    return _varint((value << 1) ^ (value >> 63))
+
+
+def _str(text: str) -> bytes:
+    encoded = text.encode("utf-8")
+    return _varint(len(encoded)) + encoded
+
+
+_pack_double = struct.Struct("<d").pack
+_MAGIC_PLAIN, _MAGIC_INVALIDATION = b"OLH\x01\x00", b"OLH\x01\x02"
+_UNTAGGED, _TAGGED = bytes((TYPE_ID, 0)), bytes((TYPE_ID, 1))
+_BOOLS = {True: bytes((TYPE_BOOL, 1)), False: bytes((TYPE_BOOL, 0))}
+_INTEGER, _INT, _UINTEGER, _DOUBLE = bytes((TYPE_INTEGER,)), bytes((TYPE_INT,)), bytes((TYPE_UINTEGER,)), \
+    bytes((TYPE_DOUBLE,))
+
+
+def serialized_handler(name: str, invalidation: typing.Optional[str],
+                       bound: typing.Mapping[str, typing.Any]) -> typing.Optional[bytes]:
+    """The FORMAT.md bytes of handler `name` with `bound` (None values
+    skipped), or None when something in it is left to outlive_handler_new."""
+    if type(name) is not str or (invalidation is not None and type(invalidation) is not str):
+        return None
+    arguments: typing.List[bytes] = []
+    count = 0
+    try:
+        for key, value in bound.items():
+            if value is None:
+                continue
+            if type(key) is not str:
+                return None
+            count += 1
+            arguments.append(_str(key))
+            kind = type(value)
+            if kind is str:
+                arguments += (_UNTAGGED, _str(value))
+            elif kind is int:
+                if not -2**63 <= value < 2**63:
+                    return None
+                arguments += (_INTEGER, _zigzag(value))
+            elif kind is bool:
+                arguments.append(_BOOLS[value])
+            elif kind is float:
+                arguments += (_DOUBLE, _pack_double(value))
+            elif kind is bytes:
+                arguments += (_UNTAGGED, _varint(len(value)), value)
+            elif kind is Int:
+                arguments += (_INT, _zigzag(int(value)))
+            elif kind is UInteger:
+                arguments += (_UINTEGER, _varint(int(value)))
+            elif kind is ID:
+                if value.type is None:
+                    arguments.append(_UNTAGGED)
+                else:
+                    arguments += (_TAGGED, _str(value.type))
+                arguments += (_varint(len(value.bytes)), value.bytes)
+            else:
+                return None
+        head = [_MAGIC_PLAIN, _str(name)] if invalidation is None else \
+            [_MAGIC_INVALIDATION, _str(name), _str(invalidation)]
+    except UnicodeEncodeError:
+        return None
+    head.append(_varint(count))
+    return b"".join(head + arguments)
+
+
 class Args(NativeHandle):
     """An owned outlive_args handle made from keyword values (None skips a name)."""
     _what = "argument list"
@@ -97,10 +183,31 @@ class Args(NativeHandle):
 
     def set(self, name: str, value: typing.Any) -> None:
         """Sets argument `name` to a Python value (None: leaves it unset)."""
-        from .handlers import Handler
         key = _name(name)
         if value is None:
             return
+        # The common exact types first: the isinstance chain below costs more
+        # than the C call on every argument of every call.
+        kind = type(value)
+        if kind is str:
+            data = value.encode("utf-8")
+            status = _ffi.outlive_args_set_id(self.handle, key, None, data, len(data))
+        elif kind is int and -2**63 <= value < 2**63:
+            status = _ffi.outlive_args_set_integer(self.handle, key, value)
+        elif kind is float:
+            status = _ffi.outlive_args_set_double(self.handle, key, value)
+        elif kind is bool:
+            status = _ffi.outlive_args_set_bool(self.handle, key, value)
+        elif kind is bytes:
+            status = _ffi.outlive_args_set_id(self.handle, key, None, value, len(value))
+        else:
+            self._set_other(name, key, value)
+            return
+        if status:
+            raise error_for(status)
+
+    def _set_other(self, name: str, key: bytes, value: typing.Any) -> None:
+        from .handlers import Handler
         if isinstance(value, bool):
             check(_ffi.outlive_args_set_bool(self.handle, key, value))
         elif isinstance(value, Int):
@@ -132,13 +239,17 @@ class Args(NativeHandle):
         _ffi.outlive_args_free(handle)
 
 
+def object_bytes(pointer: typing.Any) -> bytes:
+    """The bytes of a borrowed outlive_object pointer, without its type tag."""
+    size = ctypes.c_size_t()  # one per call: a handler may run on several threads at once
+    data = _ffi.outlive_object_bytes(pointer, ctypes.byref(size))
+    return ctypes.string_at(data, size.value) if size.value else b""
+
+
 def object_value(pointer: typing.Any) -> ID:
     """An ID value from a borrowed outlive_object pointer: an ID."""
-    size = ctypes.c_size_t()
-    data = _ffi.outlive_object_bytes(pointer, ctypes.byref(size))
-    raw = ctypes.string_at(data, size.value) if size.value else b""
     tag = _ffi.outlive_object_type(pointer)
-    return ID(raw, None if tag is None else tag.decode("utf-8"))
+    return ID(object_bytes(pointer), None if tag is None else tag.decode("utf-8"))
 
 
 def args_to_dict(handle: typing.Any) -> typing.Dict[str, typing.Any]:

@@ -29,6 +29,24 @@ def test_tasks_run_in_order_with_task_id_and_attempt(store_dir):
         assert [task for _, _, task in ran] == ids and all(attempt == 1 for _, attempt, _ in ran)
 
 
+def test_tasks_completed_in_batches_run_once_each_in_order(store_dir):
+    ran.clear()
+    with outlive.Store(store_dir) as store:
+        store.tasks.set_completion_batch(8)
+        store.tasks.add_many([outlive.Handler("py.task.work", item=f"item{i}") for i in range(50)])
+        store.tasks.run_now()
+        assert dispatch_until(store, lambda: len(store.tasks) == 0)
+        assert [item for item, _, _ in ran] == [f"item{i}" for i in range(50)]
+        assert all(attempt == 1 for _, attempt, _ in ran)
+
+
+def test_completion_batch_out_of_range_is_refused(store_dir):
+    with outlive.Store(store_dir) as store:
+        for bad in (0, 1025):
+            with pytest.raises(outlive.InvalidArgumentError, match="completion batch"):
+                store.tasks.set_completion_batch(bad)
+
+
 def test_failing_task_becomes_dead_is_listed_and_can_be_retried(store_dir):
     with outlive.Store(store_dir) as store:
         store.tasks.set_policy(max_attempts=1)

@@ -169,6 +169,8 @@ unsafe impl Sync for outlive_handler_descriptor {}
 pub const OUTLIVE_TASK_MAX_GROUP_ID_SIZE: usize = 1024;
 pub const OUTLIVE_TASK_MAX_GROUP_MEMBERS: usize = 1024;
 pub const OUTLIVE_TASK_MAX_BATCH: usize = 1000000;
+pub const OUTLIVE_TASK_DEFAULT_COMPLETION_BATCH: usize = 32;
+pub const OUTLIVE_TASK_MAX_COMPLETION_BATCH: usize = 1024;
 
 pub const OUTLIVE_TASK_SPEC_VERSION: u32 = 1;
 #[repr(C)]
@@ -594,6 +596,7 @@ extern "C" {
     pub fn outlive_tasks_count_dead(store: *mut outlive_store, out_count: *mut usize) -> outlive_status;
     pub fn outlive_tasks_set_policy(store: *mut outlive_store, policy: *const outlive_task_policy) -> outlive_status;
     pub fn outlive_tasks_set_concurrency(store: *mut outlive_store, max_in_flight: usize) -> outlive_status;
+    pub fn outlive_tasks_set_completion_batch(store: *mut outlive_store, max_tasks: usize) -> outlive_status;
     pub fn outlive_task_list_new(
         store: *mut outlive_store,
         after: *const c_char,

@@ -182,4 +182,10 @@ impl Store {
     pub fn tasks_set_concurrency(&self, max_in_flight: usize) -> Result<()> {
         check(unsafe { sys::outlive_tasks_set_concurrency(self.raw(), max_in_flight) })
     }
+
+    /// At most how many tasks a run claims and ends in one transaction (1 to
+    /// 1024, default 32); a crash reruns at most that batch.
+    pub fn tasks_set_completion_batch(&self, max_tasks: usize) -> Result<()> {
+        check(unsafe { sys::outlive_tasks_set_completion_batch(self.raw(), max_tasks) })
+    }
 }

@@ -1,0 +1,110 @@
+"""Handler(name, **bound) writes the handler's serialized bytes (docs/FORMAT.md)
+in Python and makes it with one outlive_handler_deserialize call; what it does
+not write, or what the decoder refuses, goes through the setters. Either way
+the handler must be the one outlive_handler_new makes from the same values,
+and a bad value must fail as the setters make it fail."""
+import ctypes
+import math
+import typing
+
+import pytest
+
+import outlive
+from outlive import _ffi
+from outlive.values import Args, serialized_handler
+
+
+def made_by_setters(name: str, invalidation: typing.Optional[str], bound: typing.Dict[str, typing.Any]) -> bytes:
+    """The library's own bytes for the handler built the slow way."""
+    out = _ffi.HandlerP()
+    with Args(bound) as args:
+        status = _ffi.outlive_handler_new(name.encode(), None if invalidation is None else invalidation.encode(),
+                                          args.handle, ctypes.byref(out))
+    assert status == 0, _ffi.outlive_last_error()
+    return bytes(outlive.Handler._adopt(out))
+
+
+CASES = [
+    ("plain", None, {}),
+    ("app.greet", None, {"text": "hello"}),
+    ("app.greet", "app.cleanup", {"text": "hello"}),
+    ("app.greet", "app.cleanup", {}),
+    ("n", None, {"empty": "", "unicode": "žluťoučký kůň ☃", "nul": "a\0b", "raw": b"\x00\xff" * 100}),
+    ("n", None, {"zero": 0, "one": 1, "minus": -1, "low": -2**63, "high": 2**63 - 1, "mid": 300, "neg": -64}),
+    ("n", None, {"yes": True, "no": False, "real": 1.5, "tiny": -0.0, "inf": math.inf, "big": 1e300}),
+    ("n", None, {"small": outlive.Int(-2**31), "top": outlive.Int(2**31 - 1), "u": outlive.UInteger(2**64 - 1),
+                 "u0": outlive.UInteger(0), "u128": outlive.UInteger(128)}),
+    ("n", None, {"id": outlive.ID(b"acct"), "skipped": None, "after": "x"}),
+    ("n", None, {"json": outlive.ID(b'{"a":1}', type="json"), "tagged": outlive.ID(b"", type="app.account-1")}),
+    ("n", None, {"long": "x" * 100000}),
+    ("n" * 200, None, {f"a{i}": i for i in range(200)}),
+]
+
+
+@pytest.mark.parametrize("name,invalidation,bound", CASES)
+def test_the_python_bytes_are_the_librarys_own(name: str, invalidation: typing.Optional[str],
+                                               bound: typing.Dict[str, typing.Any]) -> None:
+    data = serialized_handler(name, invalidation, bound)
+    assert data is not None
+    assert data == made_by_setters(name, invalidation, bound)
+    made = outlive.Handler(name, **bound) if invalidation is None else \
+        outlive.Handler.with_invalidation(name, invalidation, **bound)
+    assert bytes(made) == data
+
+
+def test_nan_keeps_its_bits() -> None:
+    data = serialized_handler("n", None, {"x": math.nan})
+    assert data == made_by_setters("n", None, {"x": math.nan})
+
+
+@pytest.mark.parametrize("bound", [
+    {"nested": outlive.Handler("inner", x=1)},
+    {"array": bytearray(b"ab")},
+    {"view": memoryview(b"ab")},
+    {"sub": type("Text", (str,), {})("text")},
+    {"huge": 2**63},
+])
+def test_values_it_does_not_write_go_through_the_setters(bound: typing.Dict[str, typing.Any]) -> None:
+    assert serialized_handler("n", None, bound) is None
+    if "huge" in bound:
+        with pytest.raises(OverflowError):
+            outlive.Handler("n", **bound)
+    else:
+        assert bytes(outlive.Handler("n", **bound)) == made_by_setters("n", None, bound)
+
+
+def test_refused_bytes_fail_as_the_setters_fail() -> None:
+    # Bytes the decoder refuses (CORRUPT) are retried through the setters, which
+    # give the precise status: INVALID_ARGUMENT for a bad handler or argument name.
+    with pytest.raises(outlive.InvalidArgumentError):
+        outlive.Handler("bad name!")
+    with pytest.raises(outlive.InvalidArgumentError):
+        outlive.Handler("n" * 201)
+    with pytest.raises(outlive.InvalidArgumentError):
+        outlive.Handler("n", **{"not an identifier": 1})
+    with pytest.raises(outlive.InvalidArgumentError):
+        outlive.Handler.with_invalidation("n", "bad name!")
+    with pytest.raises(outlive.InvalidArgumentError):
+        outlive.Handler("n", tagged=outlive.ID(b"x", type="bad tag!"))
+    with pytest.raises(UnicodeEncodeError):
+        outlive.Handler("n", text="\ud800")
+    with pytest.raises(TypeError):
+        outlive.Handler("n", value=object())
+    with pytest.raises(TypeError):
+        outlive.Handler(3)  # type: ignore[arg-type]
+
+
+def test_a_call_without_arguments_and_one_with_them_reach_the_handler() -> None:
+    seen: typing.List[typing.Tuple[str, typing.Optional[bytes]]] = []
+
+    @outlive.handler("encoding_test.greet")
+    def greet(text: typing.Optional[str] = None, raw: typing.Optional[bytes] = None) -> None:
+        seen.append((text or "", raw))
+
+    try:
+        outlive.Handler("encoding_test.greet")()
+        outlive.Handler("encoding_test.greet", text="žluť")(raw=b"\x00\xff")
+        outlive.Handler("encoding_test.greet")(text="", raw=b"")
+    finally:
+        outlive.handlers.unregister("encoding_test.greet")
+    assert seen == [("", None), ("žluť", b"\x00\xff"), ("", b"")]
