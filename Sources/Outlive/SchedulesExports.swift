@@ -71,15 +71,10 @@ public func outlive_schedule_list_new(_ store: OpaquePointer?, _ after: UnsafePo
                                       _ out: UnsafeMutablePointer<OpaquePointer?>?) -> outlive_status {
     guarded {
         let table = try schedules(store)
-        var cursor = try after.map { try scheduleName($0, "after") }
+        let start = try after.map { try scheduleName($0, "after") }
         let out = try required(out, "out")
-        let wanted = listLimit(limit)
-        var found: [ScheduleInfo] = []
-        while found.count < wanted {
-            let chunk = try table.list(after: cursor, limit: min(wanted - found.count, Schedules.maxListLimit))
-            found += chunk
-            guard chunk.count == Schedules.maxListLimit, let last = chunk.last else { break }
-            cursor = last.name
+        let found = try readPaged(after: start, limit: limit, page: Schedules.maxListLimit, key: { (info: ScheduleInfo) in info.name }) {
+            try table.list(after: $0, limit: $1)
         }
         out.pointee = retain(SnapshotList(found))
     }

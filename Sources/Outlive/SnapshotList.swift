@@ -43,6 +43,23 @@ func listLimit(_ limit: Int) -> Int {
     limit <= 0 ? Int.max : limit
 }
 
+/// Up to `limit` entries (0: all) after `after`, read from a core list that
+/// returns at most `page` a call: pages follow each other by the last
+/// entry's `key`, so a list of any length is read in bounded calls.
+func readPaged<Entry>(after: String?, limit: Int, page: Int, key: (Entry) -> String,
+                      _ read: (_ after: String?, _ limit: Int) throws -> [Entry]) rethrows -> [Entry] {
+    let wanted = listLimit(limit)
+    var cursor = after
+    var entries: [Entry] = []
+    while entries.count < wanted {
+        let chunk = try read(cursor, min(wanted - entries.count, page))
+        entries += chunk
+        guard chunk.count == page, let last = chunk.last else { break }
+        cursor = key(last)
+    }
+    return entries
+}
+
 /// One page of a list the core reads whole, in its order: the entries after the
 /// one whose id is `after` (nil: from the first), at most `limit`.
 /// `.notFound` when `after` is no longer in the list (restart from the first).

@@ -130,16 +130,11 @@ public func outlive_task_list_new(_ store: OpaquePointer?, _ after: UnsafePointe
                                   _ out: UnsafeMutablePointer<OpaquePointer?>?) -> outlive_status {
     guarded {
         let queue = try taskQueue(store)
-        var cursor = try optionalString(after, "after", maxBytes: 64)
+        let start = try optionalString(after, "after", maxBytes: 64)
         let out = try required(out, "out")
         // The core reads at most maxListLimit tasks per call; a larger list is read in pages.
-        let wanted = listLimit(limit)
-        var tasks: [TaskInfo] = []
-        while tasks.count < wanted {
-            let chunk = try queue.list(after: cursor, limit: min(wanted - tasks.count, TaskQueue.maxListLimit))
-            tasks += chunk
-            guard chunk.count == TaskQueue.maxListLimit, let last = chunk.last else { break }
-            cursor = last.id
+        let tasks = try readPaged(after: start, limit: limit, page: TaskQueue.maxListLimit, key: { (task: TaskInfo) in task.id }) {
+            try queue.list(after: $0, limit: $1)
         }
         out.pointee = retain(SnapshotList(tasks))
     }
@@ -372,15 +367,10 @@ public func outlive_queue_list_new(_ store: OpaquePointer?, _ after: UnsafePoint
                                    _ out: UnsafeMutablePointer<OpaquePointer?>?) -> outlive_status {
     guarded {
         let queue = try taskQueue(store)
-        var cursor = try optionalString(after, "after", maxBytes: TaskQueueName.maxSize)
+        let start = try optionalString(after, "after", maxBytes: TaskQueueName.maxSize)
         let out = try required(out, "out")
-        let wanted = listLimit(limit)
-        var queues: [TaskQueueInfo] = []
-        while queues.count < wanted {
-            let chunk = try queue.queues(after: cursor, limit: min(wanted - queues.count, TaskQueue.maxListLimit))
-            queues += chunk
-            guard chunk.count == TaskQueue.maxListLimit, let last = chunk.last else { break }
-            cursor = last.name
+        let queues = try readPaged(after: start, limit: limit, page: TaskQueue.maxListLimit, key: { (info: TaskQueueInfo) in info.name }) {
+            try queue.queues(after: $0, limit: $1)
         }
         out.pointee = retain(SnapshotList(queues))
     }
