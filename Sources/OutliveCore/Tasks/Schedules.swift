@@ -167,7 +167,7 @@ public final class Schedules {
 
     /// After a database failure (busy, I/O): arm again in a second.
     private func failed(_ error: Error) {
-        Log.emit(.warning, "store \(store.path): schedules could not fire (trying again in 1 s): \(error)")
+        Log.emit(.warning, "store \(store.label): schedules could not fire (trying again in 1 s): \(error)")
         guard retryTimer == nil else { return }
         retryTimer = store.loop.schedule(after: 1) { [weak self] in
             self?.retryTimer = nil
@@ -239,7 +239,7 @@ public final class Schedules {
         }
         for (rowid, why) in newlyBroken {
             broken.insert(rowid)
-            Log.emit(.error, "store \(store.path): a schedule cannot fire and is skipped until the schedules change: \(why)")
+            Log.emit(.error, "store \(store.label): a schedule cannot fire and is skipped until the schedules change: \(why)")
         }
         if added > 0 { tasks?.postTriggerEvaluation() }
         if more { store.loop.post { [weak self] in self?.fireDue() } }
