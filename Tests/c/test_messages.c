@@ -1,6 +1,7 @@
 /* The message queue in one process: drafts, accessors, listing and removal,
  * presentation tokens, release callbacks, the category cap, and bad input that
- * gets a precise status and stores nothing. */
+ * gets a precise status and stores nothing; a run the store no longer has.
+ * On both engines (harness_store_location; OUTLIVE_TEST_STORE_KIND=postgresql). */
 #include "harness.h"
 #include <pthread.h>
 #include <sqlite3.h>

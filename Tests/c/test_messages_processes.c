@@ -2,7 +2,8 @@
  * message presented exactly once, ended where it was presented, answered once;
  * a presenting process killed with -9; auto-resolvers; declines and reoffers;
  * presenters added late or removed while presenting; answers from a process
- * without presenters. Workers report events on a pipe; nothing waits on sleeps. */
+ * without presenters. Workers report events on a pipe; nothing waits on sleeps.
+ * On both engines (harness_store_location; OUTLIVE_TEST_STORE_KIND=postgresql). */
 #include "harness.h"
 #include <poll.h>
 #include <signal.h>
@@ -229,7 +230,7 @@ static void many_messages_across_processes(int processes) {
     harness_remove_store(path);
 }
 
-/* The start most tests share: a fresh store directory (its path in `path`),
+/* The start most tests share: a fresh store (its location in `path`),
  * one worker process of name "app" with `options`, ready, and a store handle
  * of this process named `name`. NULL when any step failed. */
 static outlive_store *start_one_worker(struct worker *w, char *path, size_t size, const char *const *options,
@@ -241,7 +242,7 @@ static outlive_store *start_one_worker(struct worker *w, char *path, size_t size
 }
 
 /* Stops the worker (whether it exited cleanly is the result), closes the
- * store and removes its directory. */
+ * store and removes it. */
 static int stop_one_worker(struct worker *w, outlive_store *store, const char *path) {
     int stopped = worker_stop(w);
     outlive_store_close(store);
