@@ -137,6 +137,16 @@ public struct RunClaim {
         return try attempt(key, token, values, condition, conditionArguments, in: transaction)
     }
 
+    /// Takes the claim on `key` only when it is free or this claimant's
+    /// already (see `take`), never ending a run that holds it: for a
+    /// transaction that may write nothing but its claims (PostgreSQL's task
+    /// claims without the store's lock). False when another run holds it.
+    public func takeIfFree(_ key: SQLValue, token: SQLValue? = nil, setting values: [(column: String, value: SQLValue)] = [],
+                           where condition: String? = nil, _ conditionArguments: [SQLValue] = [],
+                           in transaction: StoreTransaction) throws -> Bool {
+        try attempt(key, token, values, condition, conditionArguments, in: transaction)
+    }
+
     private func attempt(_ key: SQLValue, _ token: SQLValue?, _ values: [(column: String, value: SQLValue)],
                          _ condition: String?, _ conditionArguments: [SQLValue], in transaction: StoreTransaction) throws -> Bool {
         var columns = [runColumn], bound: [SQLValue] = [.text(store.runID)]

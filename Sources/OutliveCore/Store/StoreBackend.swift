@@ -63,6 +63,14 @@ public protocol StoreBackend: AnyObject {
     /// when another member's failure undid its first run: it must do store
     /// work alone (no user callback, no lock its caller holds).
     func groupedWrite<T>(_ body: (StoreTransaction) throws -> T) throws -> T
+    /// A write transaction that is not serialised with the other writers:
+    /// PostgreSQL's task claims, which lock the rows they claim (`FOR UPDATE
+    /// SKIP LOCKED`) instead of taking the store's write lock. It may record
+    /// no change (`recordChange` throws): the feed's order needs the lock, and
+    /// a transaction holding row locks must never wait for the lock after
+    /// them (a writer holding the lock may be waiting for those rows). A
+    /// backend without such claims makes it a `write`.
+    func unserialisedWrite<T>(_ body: (StoreTransaction) throws -> T) throws -> T
     /// A consistent read.
     func read<T>(_ body: (StoreTransaction) throws -> T) throws -> T
     /// Feed entries after `sequence`, oldest first, at most `limit`, and the
@@ -73,6 +81,10 @@ public protocol StoreBackend: AnyObject {
 }
 
 extension StoreBackend {
+    public func unserialisedWrite<T>(_ body: (StoreTransaction) throws -> T) throws -> T {
+        try write(body)
+    }
+
     /// A backend without group commit writes each alone.
     public func groupedWrite<T>(_ body: (StoreTransaction) throws -> T) throws -> T {
         try write(body)

@@ -59,6 +59,13 @@ public final class TaskQueue {
         }
         attemptClaim = RunClaim(store: store, table: "outlive_tasks", key: "seq", keyType: .integer, run: "runner", token: "claim",
                                 form: .columns, freed: TaskQueue.attemptsEnded)
+        if store.engine == .postgresql {
+            // A claim without the store's lock passes over rows another
+            // claimer holds; were that claimer to die before its commit, the
+            // rows it held are ready again and no change said so. The end of
+            // every run says so: runs that passed them over look again.
+            store.onRunEnded { transaction, _ in try transaction.recordChange(topic: TaskSchema.topic, key: "returned") }
+        }
         subscription = try store.subscribe(topic: TaskSchema.topic) { [weak self] batch in
             self?.changed(batch)
         }

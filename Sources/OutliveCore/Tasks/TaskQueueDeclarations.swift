@@ -69,10 +69,18 @@ extension TaskQueue {
         try store.checkUsable()
         return try store.database.read { transaction in
             var queues: [TaskQueueInfo] = []
-            try transaction.query("""
+            // PostgreSQL keeps no running count (a claim writes no counter:
+            // TaskSchema step 7): its `pending` counts the running tasks too.
+            let sql = store.engine == .sqlite ? """
                 SELECT name, kind, pending, running, dead FROM outlive_task_queues
-                WHERE name > ?\(store.engine == .sqlite ? " AND typeof(name) = 'text'" : "") ORDER BY name LIMIT ?
-                """, [.text(after ?? ""), .integer(limit == 0 ? Int64(TaskQueue.maxListLimit) : Int64(limit))]) { row in
+                WHERE name > ? AND typeof(name) = 'text' ORDER BY name LIMIT ?
+                """ : """
+                SELECT name, kind, pending - running, running, dead FROM (
+                    SELECT name, kind, pending, dead,
+                        (SELECT count(*) FROM outlive_tasks t WHERE t.queue = q.name AND t.state = 1) AS running
+                    FROM outlive_task_queues q WHERE name > ? ORDER BY name LIMIT ?) AS counted ORDER BY name
+                """
+            try transaction.query(sql, [.text(after ?? ""), .integer(limit == 0 ? Int64(TaskQueue.maxListLimit) : Int64(limit))]) { row in
                 queues.append(TaskQueueInfo(name: row.text(0) ?? "", kind: TaskQueueInfo.Kind(rawValue: Int32(clamping: row.integer(1))) ?? .ordered,
                                             pending: max(0, row.integer(2)), running: max(0, row.integer(3)), dead: max(0, row.integer(4))))
             }

@@ -26,6 +26,11 @@ final class TaskRun {
     /// Seconds one handler call of this run takes (a moving average; nil:
     /// none measured yet), from which a step sizes its batch.
     var callSeconds: Double?
+    /// Set by a claim without the store's lock (PostgreSQL, parallel queue)
+    /// that met, at the cursor, a task only a serialised step may handle: one
+    /// dead at its claim (its end posts a result and records a change) or one
+    /// whose row names a runner. The next step claims under the lock.
+    var lockedClaimNeeded = false
     /// Names that resolved but whose call said otherwise: skipped for the run.
     var unresolvedNames: Set<String> = []
     /// Whether a handler name declares `completion`, as resolved in this run.
@@ -91,6 +96,9 @@ private enum RunStep {
     case released
     /// Nothing to do, and no claim was taken.
     case idle
+    /// A claim without the store's lock left the task at the cursor to a
+    /// step under the lock (`TaskRun.lockedClaimNeeded`), which comes next.
+    case needsLock
 }
 
 extension TaskQueue {
@@ -192,35 +200,52 @@ extension TaskQueue {
             }
             let finished = takeFinished(run)
             let limit = lock.withLock { serving[run.queue]?.limit ?? 0 }
-            let step: RunStep
+            // On PostgreSQL a parallel queue's claims take no store lock
+            // (claimers on many hosts skip each other's rows instead of
+            // waiting in turn): the finished attempts end in a transaction
+            // under the lock, the claims follow in one without it.
+            let claimsApart = store.engine == .postgresql && run.kind == .parallel && !run.lockedClaimNeeded
+            var serialisedStep: RunStep?
             do {
                 try store.checkUsable()
-                step = try store.database.write { transaction in
-                    for (attempt, result) in finished {
-                        try finish(attempt, result, policy: policy, in: transaction)
+                if !claimsApart || !finished.isEmpty {
+                    serialisedStep = try store.database.write { transaction -> RunStep? in
+                        for (attempt, result) in finished {
+                            try finish(attempt, result, policy: policy, in: transaction)
+                        }
+                        guard !claimsApart else { return nil }
+                        return try next(run, slots: limit - run.inFlight.count, policy: policy, serialised: true, in: transaction)
                     }
-                    return try next(run, slots: limit - run.inFlight.count, policy: policy, in: transaction)
                 }
             } catch {
                 // Put the results back to be written on the next try.
                 lock.withLock { for (attempt, result) in finished { results[attempt.claim] = result } }
                 for (attempt, _) in finished { run.inFlight[attempt.claim] = attempt }
-                if (try? store.checkUsable()) == nil { runs.removeValue(forKey: run.queue); return }
-                if let refused = error as? OutliveError, refused.code == .state {
-                    // The store refused this run a claim: others ended it (its
-                    // lock file was deleted). Trying again would only fail again.
-                    Log.emit(.error, "the task runner of run \(store.runID) stops: \(refused.message)")
-                    runs.removeValue(forKey: run.queue)
-                    return
-                }
-                retryLater()
+                stepFailed(run, error)
                 return
             }
+            if !claimsApart { run.lockedClaimNeeded = false }
             lock.withLock { for (attempt, _) in finished { results.removeValue(forKey: attempt.claim) } }
             for (attempt, _) in finished { TaskCompletion.ended(claim: attempt.claim) }
             if !finished.isEmpty { scheduleDue() }
             // A group start that ended may have unblocked members behind the cursor.
             if finished.contains(where: { $0.0.startsGroup }) { run.rewind = true }
+            let step: RunStep
+            if let serialisedStep {
+                step = serialisedStep
+            } else {
+                do {
+                    try store.checkUsable()
+                    step = try store.database.unserialisedWrite { transaction in
+                        try next(run, slots: limit - run.inFlight.count, policy: policy, serialised: false, in: transaction)
+                    }
+                } catch {
+                    // The cursor moved past rows the rollback left ready.
+                    run.rewind = true
+                    stepFailed(run, error)
+                    return
+                }
+            }
             switch step {
             case .yielded:
                 runs.removeValue(forKey: run.queue)
@@ -241,8 +266,24 @@ extension TaskQueue {
                 run.claimedAhead = batch
             case .waiting:
                 if finished.isEmpty { return }  // waiting for completions in flight
+            case .needsLock:
+                continue
             }
         }
+    }
+
+    /// A step's transaction failed: the run stops when the store is closed or
+    /// refused it a claim, else it tries again later.
+    private func stepFailed(_ run: TaskRun, _ error: Error) {
+        if (try? store.checkUsable()) == nil { runs.removeValue(forKey: run.queue); return }
+        if let refused = error as? OutliveError, refused.code == .state {
+            // The store refused this run a claim: others ended it (its
+            // lock file was deleted). Trying again would only fail again.
+            Log.emit(.error, "the task runner of run \(store.runID) stops: \(refused.message)")
+            runs.removeValue(forKey: run.queue)
+            return
+        }
+        retryLater()
     }
 
     /// How many tasks a step claims at most: as many as this run's handlers
@@ -259,8 +300,11 @@ extension TaskQueue {
     /// Inside the step's transaction, after the finished attempts were
     /// written: starts the next task (taking the runner claim with the first),
     /// or releases the claim when nothing is left. Changes nothing of `run`
-    /// but its cursor: the transaction may still roll back.
-    private func next(_ run: TaskRun, slots: Int, policy: TaskPolicy, in transaction: StoreTransaction) throws -> RunStep {
+    /// but its cursor (and `lockedClaimNeeded`): the transaction may still
+    /// roll back. Not `serialised` (a parallel queue's claims on PostgreSQL,
+    /// without the store's lock), it writes no feed entry and waits for no
+    /// row: it claims only rows it could lock at once.
+    private func next(_ run: TaskRun, slots: Int, policy: TaskPolicy, serialised: Bool, in transaction: StoreTransaction) throws -> RunStep {
         let serves = limit(of: run) > 0
         guard slots > 0, serves else {
             // No longer served: the run ends once its attempts have.
@@ -268,8 +312,9 @@ extension TaskQueue {
             return try end(run, in: transaction)
         }
         if run.kind == .parallel {
-            let started = try startBatch(run, slots: slots, policy: policy, in: transaction)
+            let started = try startBatch(run, slots: slots, policy: policy, serialised: serialised, in: transaction)
             if !started.isEmpty { return .started(started) }
+            if !serialised && run.lockedClaimNeeded { return .needsLock }
             return run.inFlight.isEmpty ? .idle : .waiting
         }
         let key: SQLValue = .text(run.queue)
@@ -287,7 +332,7 @@ extension TaskQueue {
                 break
             }
         }
-        let started = try startBatch(run, slots: slots, policy: policy, in: transaction)
+        let started = try startBatch(run, slots: slots, policy: policy, serialised: true, in: transaction)
         if !started.isEmpty {
             if !holding, !(try takeRunnerClaim(key, in: transaction)) {
                 throw OutliveError(.busy, "the runner claim was taken meanwhile")
@@ -465,14 +510,15 @@ extension TaskQueue {
     /// once (a handler that takes a completion may keep its slot after its
     /// call), and none after a task that ends a batch. A crash before the
     /// next step commits reruns at most these.
-    private func startBatch(_ run: TaskRun, slots: Int, policy: TaskPolicy, in transaction: StoreTransaction) throws -> [TaskAttempt] {
+    private func startBatch(_ run: TaskRun, slots: Int, policy: TaskPolicy, serialised: Bool,
+                            in transaction: StoreTransaction) throws -> [TaskAttempt] {
         var batch: [TaskAttempt] = []
         var slots = slots
         let size = batchSize(run)
         let names = try readyNames(run, in: transaction)
         guard !names.isEmpty else { return [] }
         while batch.count < size, slots > 0,
-              let attempt = try startNext(run, names: names, first: batch.isEmpty, policy: policy, in: transaction) {
+              let attempt = try startNext(run, names: names, first: batch.isEmpty, policy: policy, serialised: serialised, in: transaction) {
             batch.append(attempt)
             if attempt.endsBatch { break }
             if attempt.awaitsCompletion { slots -= 1 }
@@ -485,8 +531,7 @@ extension TaskQueue {
     /// resolves (an indexed lookup each): what a step's claims look among.
     private func readyNames(_ run: TaskRun, in transaction: StoreTransaction) throws -> [String] {
         let queue: SQLValue = .text(run.queue)
-        try transaction.execute("UPDATE outlive_tasks SET state = 0, waiting_until = NULL WHERE state = 3 AND queue = ? AND waiting_until <= ?",
-                                [queue, .double(Clock.wall())])
+        try transaction.execute(CandidateSQL.of(transaction.engine).comeDue, [queue, .double(Clock.wall())])
         if run.rewind {
             run.rewind = false
             run.cursor = nil
@@ -519,7 +564,10 @@ extension TaskQueue {
     /// after the cursor, and whether a member's group start is stored.
     /// A task that runs alone (a retry), not `first`, is left for the next
     /// step, the cursor before it.
-    private func startNext(_ run: TaskRun, names: [String], first: Bool, policy: TaskPolicy,
+    /// Not `serialised`, a task that only a step under the lock may handle
+    /// (dead at its claim, or naming a runner) ends the batch before it, the
+    /// cursor before it, for such a step (`lockedClaimNeeded`).
+    private func startNext(_ run: TaskRun, names: [String], first: Bool, policy: TaskPolicy, serialised: Bool,
                            in transaction: StoreTransaction) throws -> TaskAttempt? {
         let now = Clock.wall()
         let queue: SQLValue = .text(run.queue)
@@ -572,6 +620,11 @@ extension TaskQueue {
                 return nil
             }
             if task.attempts >= Int64(policy.maxAttempts) || (!task.groupStart && now - task.ageFrom >= policy.maxAge) {
+                guard serialised else {
+                    run.cursor = before
+                    run.lockedClaimNeeded = true
+                    return nil
+                }
                 let why = task.attempts >= Int64(policy.maxAttempts)
                     ? "\(task.attempts) attempts made (the maximum is \(policy.maxAttempts))"
                     : "older than the maximum age of \(policy.maxAge) s"
@@ -582,10 +635,22 @@ extension TaskQueue {
                 continue
             }
             let claim = Identifier.make()
-            guard try attemptClaim.take(.integer(task.seq), token: .text(claim),
-                                        setting: [("state", .integer(TaskSchema.State.running.rawValue)), ("outcome", .null),
-                                                  ("attempts", .integer(task.attempts + 1))],
-                                        where: "state = ?", [.integer(TaskSchema.State.ready.rawValue)], in: transaction) else { continue }
+            let setting: [(column: String, value: SQLValue)] = [("state", .integer(TaskSchema.State.running.rawValue)), ("outcome", .null),
+                                                                ("attempts", .integer(task.attempts + 1))]
+            let ready = [SQLValue.integer(TaskSchema.State.ready.rawValue)]
+            if !serialised {
+                // The row is locked by this transaction (FOR UPDATE): only a
+                // runner named on it (a run to end first) can refuse the claim.
+                guard try attemptClaim.takeIfFree(.integer(task.seq), token: .text(claim), setting: setting,
+                                                  where: "state = ?", ready, in: transaction) else {
+                    run.cursor = before
+                    run.lockedClaimNeeded = true
+                    return nil
+                }
+            } else {
+                guard try attemptClaim.take(.integer(task.seq), token: .text(claim), setting: setting,
+                                            where: "state = ?", ready, in: transaction) else { continue }
+            }
             run.startedInPass += 1
             var handler: Handler?
             var decodeError: String?
@@ -619,8 +684,10 @@ extension TaskQueue {
         guard run.reportedNames.insert(name).inserted else { return }
         let why = "no handler named \(name) is declared in process \(store.processName) (run \(store.runID)), which skipped the task; it waits for a process that declares it"
         Log.emit(.warning, "tasks of handler \(name) are pending, but no handler of that name is declared in this process: they wait for a process that declares it (a misspelled name waits for ever)")
+        // On PostgreSQL a row another claimer holds is skipped, not waited for.
         try transaction.execute("""
-            UPDATE outlive_tasks SET last_error = ? WHERE seq = (SELECT seq FROM outlive_tasks WHERE state = 0 AND handler_name = ? ORDER BY seq LIMIT 1)
+            UPDATE outlive_tasks SET last_error = ? WHERE seq = (SELECT seq FROM outlive_tasks WHERE state = 0 AND handler_name = ? ORDER BY seq LIMIT 1\(
+                transaction.engine == .postgresql ? " FOR UPDATE SKIP LOCKED" : ""))
             AND last_error IS NULL AND attempts = 0
             """, [.text(why), .text(name)])
     }
@@ -656,13 +723,25 @@ private struct CandidateSQL {
     let lowerPriority: String
     /// The next handler name of the queue's ready tasks after one (by bytes).
     let nextName: String
+    /// Makes the queue's waiting tasks that came due ready.
+    let comeDue: String
 
     private init(_ engine: StoreEngine) {
         let columns = "seq, priority, id, handler, group_start IS NOT NULL, group_members, age_from, attempts"
         let filter = "state = 0 AND queue = ? AND handler_name = ? AND \(engine == .sqlite ? "typeof(priority) = 'integer' AND " : "")\(TaskSchema.runnable(engine))"
-        first = "SELECT \(columns) FROM outlive_tasks WHERE \(filter) ORDER BY priority DESC, seq LIMIT 1"
-        samePriorityAfter = "SELECT \(columns) FROM outlive_tasks WHERE \(filter) AND priority = ? AND seq > ? ORDER BY seq LIMIT 1"
-        lowerPriority = "SELECT \(columns) FROM outlive_tasks WHERE \(filter) AND priority < ? ORDER BY priority DESC, seq LIMIT 1"
+        // PostgreSQL: a candidate is locked as it is read, and one another
+        // claimer holds is passed over (SKIP LOCKED) rather than waited for;
+        // claims without the store's lock rely on it (`TaskQueue.next`).
+        let lock = engine == .postgresql ? " FOR UPDATE SKIP LOCKED" : ""
+        first = "SELECT \(columns) FROM outlive_tasks WHERE \(filter) ORDER BY priority DESC, seq LIMIT 1\(lock)"
+        samePriorityAfter = "SELECT \(columns) FROM outlive_tasks WHERE \(filter) AND priority = ? AND seq > ? ORDER BY seq LIMIT 1\(lock)"
+        lowerPriority = "SELECT \(columns) FROM outlive_tasks WHERE \(filter) AND priority < ? ORDER BY priority DESC, seq LIMIT 1\(lock)"
+        comeDue = engine == .sqlite
+            ? "UPDATE outlive_tasks SET state = 0, waiting_until = NULL WHERE state = 3 AND queue = ? AND waiting_until <= ?"
+            : """
+              UPDATE outlive_tasks SET state = 0, waiting_until = NULL WHERE seq IN (
+                  SELECT seq FROM outlive_tasks WHERE state = 3 AND queue = ? AND waiting_until <= ? FOR UPDATE SKIP LOCKED)
+              """
         nextName = """
             SELECT handler_name FROM outlive_tasks WHERE state = 0 AND queue = ? \
             AND handler_name > \(engine == .sqlite ? "CAST(? AS TEXT)" : "?") AND \(TaskSchema.runnable(engine)) \

@@ -134,6 +134,9 @@ enum TaskSchema {
                 dead = ifnull(dead, 0) + (NEW.state = 2) WHERE name = NEW.queue;
         END
         """,
+        // Step 7 is PostgreSQL's alone (claims without the store's lock, which
+        // SQLite has no use for: it has one writer at a time).
+        "",
     ], postgresql: [
         // Tasks came to PostgreSQL at version 6: the first step makes the
         // tables as SQLite's six steps leave them, the others have nothing
@@ -186,7 +189,21 @@ enum TaskSchema {
         INSERT INTO outlive_task_queues(name, kind, created) VALUES ('default', 1, 0);
         """# + queueCounts.ddl,
         "", "", "", "", "",
-    ], postgresqlFunctions: [queueCounts])
+        // Claims without the store's lock (a parallel queue's, FOR UPDATE SKIP
+        // LOCKED): a claim (ready to running) and a return (running to
+        // ready) must not write the queue's row, which every claimer of the
+        // queue would wait on in turn. So `pending` counts the tasks not yet
+        // ended (pending or running), which a claim leaves as it is, and
+        // `running` is no longer kept: read, it is counted among the running
+        // tasks (no more than the runners' limits), by an index of their own.
+        """
+        DROP TRIGGER outlive_tasks_queue_count_delete ON outlive_tasks;
+        DROP TRIGGER outlive_tasks_queue_count_update ON outlive_tasks;
+        DROP FUNCTION outlive_tasks_queue_count();
+        UPDATE outlive_task_queues SET pending = coalesce(pending, 0) + coalesce(running, 0), running = 0;
+        CREATE INDEX outlive_tasks_running_queue ON outlive_tasks(queue) WHERE state = 1;
+        """ + queueCountsUnended.ddl,
+    ], postgresqlFunctions: [queueCountsUnended])
 
     /// SQLite's count triggers of step 6 in PL/pgSQL: a task deleted, or
     /// moved between pending (ready or waiting), running and dead or between
@@ -218,6 +235,34 @@ enum TaskSchema {
             AFTER UPDATE OF state, queue ON outlive_tasks FOR EACH ROW
                 WHEN (OLD.queue <> NEW.queue OR (OLD.state = 1) <> (NEW.state = 1) OR (OLD.state = 2) <> (NEW.state = 2)
                       OR (OLD.state IN (0, 3)) <> (NEW.state IN (0, 3)))
+            """),
+    ])
+
+    /// PostgreSQL's counts since step 7: a task deleted, ended dead, or moved
+    /// between queues or back from dead updates `pending` (here: not ended,
+    /// running included) and `dead`; a claim or a return updates nothing.
+    static let queueCountsUnended = PostgreSQLTriggerFunction(name: "outlive_tasks_unended_count", body: """
+
+        BEGIN
+            IF TG_OP = 'UPDATE' AND OLD.queue = NEW.queue THEN
+                UPDATE outlive_task_queues SET pending = coalesce(pending, 0) - (OLD.state IN (0, 1, 3))::int + (NEW.state IN (0, 1, 3))::int,
+                    dead = coalesce(dead, 0) - (OLD.state = 2)::int + (NEW.state = 2)::int WHERE name = NEW.queue;
+                RETURN NULL;
+            END IF;
+            UPDATE outlive_task_queues SET pending = coalesce(pending, 0) - (OLD.state IN (0, 1, 3))::int,
+                dead = coalesce(dead, 0) - (OLD.state = 2)::int WHERE name = OLD.queue;
+            IF TG_OP = 'UPDATE' THEN
+                UPDATE outlive_task_queues SET pending = coalesce(pending, 0) + (NEW.state IN (0, 1, 3))::int,
+                    dead = coalesce(dead, 0) + (NEW.state = 2)::int WHERE name = NEW.queue;
+            END IF;
+            RETURN NULL;
+        END
+
+        """, triggers: [
+        .init(name: "outlive_tasks_unended_count_delete", table: "outlive_tasks", definition: "AFTER DELETE ON outlive_tasks FOR EACH ROW"),
+        .init(name: "outlive_tasks_unended_count_update", table: "outlive_tasks", definition: """
+            AFTER UPDATE OF state, queue ON outlive_tasks FOR EACH ROW
+                WHEN (OLD.queue <> NEW.queue OR (OLD.state IN (0, 1, 3)) <> (NEW.state IN (0, 1, 3)) OR (OLD.state = 2) <> (NEW.state = 2))
             """),
     ])
 

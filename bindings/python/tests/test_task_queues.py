@@ -1,9 +1,11 @@
+import subprocess
+import sys
 import time
 
 import pytest
 
 import outlive
-from conftest import dispatch_until, store_location
+from conftest import _environment, dispatch_until, store_location
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -52,3 +54,60 @@ def test_bad_queue_input_raises_precise_errors(location):
             store.queues.declare("default", "parallel")
         assert len(store.tasks) == 0
         assert [queue.name for queue in store.queues] == ["default"]
+
+
+held = []
+
+
+@outlive.handler("py.queue.held")
+def held_job(n: int, completion: outlive.Handler) -> None:
+    # Completed by the test once the store's lock is free again.
+    held.append(completion)
+
+
+# Holds the store's write lock (a kv update whose modifier waits) until told
+# on stdin, or for 20 s at most; says which.
+LOCK_HOLDER = """
+import select, sys, outlive
+store = outlive.Store(sys.argv[1], process="holder")
+store.queues.serve("default", 0)
+how = []
+def hold(value):
+    print("holding", flush=True)
+    told, _, _ = select.select([sys.stdin], [], [], 20.0)
+    how.append("told" if told else "timed out")
+    return b"held"
+store.kv.update("held", hold)
+print("released: " + how[0], flush=True)
+store.close()
+"""
+
+
+def test_parallel_claims_on_postgresql_go_on_while_a_writer_holds_the_store_lock(location):
+    if not location.startswith("postgres"):
+        pytest.skip("SQLite has one writer at a time: a claim is a write like any other there")
+    held.clear()
+    with outlive.Store(location, process="runner") as store:
+        store.queues.serve("default", 0)
+        store.queues.declare("wide", "parallel")
+        for n in range(3):
+            store.queues.enqueue(outlive.Handler("py.queue.held", n=n), "wide")
+        holder = subprocess.Popen([sys.executable, "-c", LOCK_HOLDER, location], env=_environment(),
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        try:
+            assert holder.stdout.readline().strip() == "holding"
+            store.queues.serve("wide", 4)
+            # Claimed and started while another process holds the lock (which
+            # a claim took first, and waited for, before SKIP LOCKED claims).
+            started = dispatch_until(store, lambda: len(held) == 3)
+            holder.stdin.write("release\n")
+            holder.stdin.flush()
+            assert holder.stdout.readline().strip() == "released: told"
+            assert started
+        finally:
+            holder.stdin.close()
+            holder.wait(timeout=30)
+        for completion in held:
+            completion(success=True)
+        assert dispatch_until(store, lambda: len(store.tasks) == 0)
+        assert store.tasks.dead_count == 0 and store.kv["held"] == b"held"

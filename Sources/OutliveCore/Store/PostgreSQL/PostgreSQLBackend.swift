@@ -66,8 +66,13 @@ final class PostgreSQLBackend: StoreBackend {
         let connection: PostgreSQLConnection
         var newestSequence: Int64?
         var commitActions: [() -> Void] = []
+        /// Without the store's write lock (`unserialisedWrite`): no feed entry.
+        let serialised: Bool
 
-        init(connection: PostgreSQLConnection) { self.connection = connection }
+        init(connection: PostgreSQLConnection, serialised: Bool) {
+            self.connection = connection
+            self.serialised = serialised
+        }
 
         var engine: StoreEngine { .postgresql }
 
@@ -82,6 +87,9 @@ final class PostgreSQLBackend: StoreBackend {
         var changedRows: Int { connection.changes }
 
         func recordChange(topic: String, key: String) throws {
+            guard serialised else {
+                throw OutliveError.state("a change (\(topic) \(key)) was recorded in a transaction without the store's write lock, which the feed's order needs")
+            }
             // One round trip: written only when a live run watches the topic,
             // numbered after the newest entry (the store's write lock is held).
             var sequence: Int64?
@@ -116,17 +124,27 @@ final class PostgreSQLBackend: StoreBackend {
         try connection.exec("SET bytea_output = 'hex'; SET search_path = \(quotedSchema)")
     }
 
-    private func transaction<T>(write: Bool, _ body: (StoreTransaction) throws -> T) throws -> (T, Transaction) {
+    private enum Kind {
+        case read, write, unserialisedWrite
+    }
+
+    private func transaction<T>(_ kind: Kind, _ body: (StoreTransaction) throws -> T) throws -> (T, Transaction) {
         try enter()
         return try lock.withLock {
             let marker = Unmanaged.passUnretained(self).toOpaque()
             COutlive_set_current_transaction(marker)
             defer { COutlive_set_current_transaction(nil) }
             try ensureConnected()
-            let transaction = Transaction(connection: connection)
-            // storeKey is our own integer: inlined, BEGIN and the lock cost one round trip.
-            try connection.exec(write ? "BEGIN; SELECT pg_advisory_xact_lock(\(storeKey), 0)"
-                                      : "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            let transaction = Transaction(connection: connection, serialised: kind != .unserialisedWrite)
+            switch kind {
+            case .write:
+                // storeKey is our own integer: inlined, BEGIN and the lock cost one round trip.
+                try connection.exec("BEGIN; SELECT pg_advisory_xact_lock(\(storeKey), 0)")
+            case .unserialisedWrite:
+                try connection.exec("BEGIN")
+            case .read:
+                try connection.exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            }
             do {
                 let result = try body(transaction)
                 guard connection.transactionStatus == Int32(COUTLIVE_PQTRANS_INTRANS) else {
@@ -149,14 +167,22 @@ final class PostgreSQLBackend: StoreBackend {
     }
 
     func write<T>(_ body: (StoreTransaction) throws -> T) throws -> T {
-        let (result, transaction) = try self.transaction(write: true, body)
+        let (result, transaction) = try self.transaction(.write, body)
         if let sequence = transaction.newestSequence { onChangesCommitted?(sequence) }
         for action in transaction.commitActions { action() }
         return result
     }
 
+    /// Read committed, as every write: each statement sees what committed
+    /// before it, and a row another claimer locked is skipped, not waited for.
+    func unserialisedWrite<T>(_ body: (StoreTransaction) throws -> T) throws -> T {
+        let (result, transaction) = try self.transaction(.unserialisedWrite, body)
+        for action in transaction.commitActions { action() }
+        return result
+    }
+
     func read<T>(_ body: (StoreTransaction) throws -> T) throws -> T {
-        try transaction(write: false, body).0
+        try transaction(.read, body).0
     }
 
     func changes(after sequence: Int64, limit: Int) throws -> (changes: [Change], oldestKept: Int64?) {
