@@ -517,6 +517,69 @@ static void test_a_run_the_store_no_longer_has_starts_no_task_on_postgresql(void
     outlive_store_close(live);
 }
 
+/* The fence of an attempt (its task, its token and its run): a run that
+ * others declared dead while its attempt was in flight (the server ended its
+ * lock session, as a cut link would) completes it late, after another run
+ * took the task over: the late completion is refused and changes nothing of
+ * the attempt that runs now, which alone ends the task. */
+static void test_a_run_declared_dead_completes_late_and_overwrites_nothing_on_postgresql(void) {
+    POSTGRESQL_ONLY();
+    const char *dir = harness_store_location();
+    outlive_store *victim = open_queue(dir);
+    CHECK(victim);
+    CHECK_OK(outlive_queue_declare(victim, "wide", OUTLIVE_QUEUE_PARALLEL));
+    outlive_args *args = NULL;
+    outlive_args_new(&args);
+    outlive_args_set_string(args, "label", "taken over");
+    outlive_handler *work = NULL;
+    CHECK_OK(outlive_handler_new("local_keep", NULL, args, &work));
+    outlive_args_free(args);
+    outlive_task_options options = OUTLIVE_TASK_OPTIONS_INIT;
+    options.queue = "wide";
+    CHECK_OK(outlive_task_enqueue(victim, work, &options, NULL, NULL));
+    outlive_handler_free(work);
+    CHECK_OK(outlive_queue_serve(victim, "wide", 4));
+    for (int round = 0; round < 400 && call_count == 0; round++) CHECK_OK(outlive_loop_dispatch(outlive_store_loop(victim), 20));
+    CHECK_MSG(call_count == 1 && kept_completion, "the victim started %d task(s)", call_count);
+    outlive_handler *late = kept_completion;
+    kept_completion = NULL;
+    char sql[1024];
+    snprintf(sql, sizeof sql, "SELECT pg_terminate_backend(l.pid) FROM pg_locks l JOIN outlive_runs r "
+             "ON l.locktype = 'advisory' AND l.objsubid = 2 AND l.objid = r.lock_key::bigint::oid "
+             "AND l.classid = (SELECT oid FROM pg_namespace WHERE nspname = current_schema()) WHERE r.run_id = '%s'",
+             outlive_store_run_id(victim));
+    CHECK(psql_in_store(dir, sql));
+    /* Another handle ends the dead run (its attempt returns to ready) and takes the task over. */
+    outlive_store *rescuer = open_queue(dir);
+    CHECK(rescuer);
+    CHECK_OK(outlive_queue_serve(rescuer, "wide", 4));
+    for (int round = 0; round < 1500 && call_count == 0; round++) {
+        CHECK_OK(outlive_loop_dispatch(outlive_store_loop(rescuer), 20));
+    }
+    CHECK_MSG(call_count == 1 && kept_completion, "the rescuer started %d task(s)", call_count);
+    outlive_args_new(&args);
+    outlive_args_set_bool(args, "success", false);
+    outlive_args_set_string(args, "error", "late");
+    CHECK_STATUS(outlive_handler_call(late, args), OUTLIVE_E_STATE);
+    outlive_args_free(args);
+    outlive_handler_free(late);
+    outlive_task_list *list = NULL;
+    CHECK_OK(outlive_task_list_new(rescuer, NULL, 10, &list));
+    CHECK(outlive_task_list_count(list) == 1 && outlive_task_list_state(list, 0) == OUTLIVE_TASK_RUNNING);
+    CHECK_MSG(!outlive_task_list_last_error(list, 0) || !strstr(outlive_task_list_last_error(list, 0), "late"),
+              "%s", outlive_task_list_last_error(list, 0));
+    outlive_task_list_free(list);
+    finish(kept_completion, true);
+    outlive_handler_free(kept_completion);
+    kept_completion = NULL;
+    CHECK(run_until(rescuer, 0, 1));
+    size_t dead = 99;
+    CHECK_OK(outlive_tasks_count_dead(rescuer, &dead));
+    CHECK(dead == 0);
+    outlive_store_close(rescuer);
+    outlive_store_close(victim);
+}
+
 /* The store's schema is untrusted input: the task queue's own trigger
  * function, changed, is refused like any function Outlive did not make. */
 static void test_a_changed_count_trigger_function_is_refused_on_postgresql(void) {
@@ -525,7 +588,7 @@ static void test_a_changed_count_trigger_function_is_refused_on_postgresql(void)
     outlive_store *store = open_queue(dir);
     CHECK(store);
     outlive_store_close(store);
-    CHECK(psql_in_store(dir, "CREATE OR REPLACE FUNCTION outlive_tasks_queue_count() RETURNS trigger LANGUAGE plpgsql "
+    CHECK(psql_in_store(dir, "CREATE OR REPLACE FUNCTION outlive_tasks_unended_count() RETURNS trigger LANGUAGE plpgsql "
                              "AS 'BEGIN RETURN NULL; END'"));
     CHECK_STATUS(outlive_store_open(dir, "app", NULL, NULL, &store), OUTLIVE_E_CORRUPT);
     CHECK_MSG(strstr(outlive_last_error(), "did not make"), "%s", outlive_last_error());
@@ -542,5 +605,6 @@ HARNESS_MAIN(
     T(test_batches_keep_order_and_a_member_waits_for_its_start_s_committed_success),
     T(test_bad_input_gets_precise_statuses_and_stores_nothing),
     T(test_a_run_the_store_no_longer_has_starts_no_task_on_postgresql),
+    T(test_a_run_declared_dead_completes_late_and_overwrites_nothing_on_postgresql),
     T(test_a_changed_count_trigger_function_is_refused_on_postgresql),
 )

@@ -141,7 +141,12 @@ final class PostgreSQLBackend: StoreBackend {
                 // storeKey is our own integer: inlined, BEGIN and the lock cost one round trip.
                 try connection.exec("BEGIN; SELECT pg_advisory_xact_lock(\(storeKey), 0)")
             case .unserialisedWrite:
-                try connection.exec("BEGIN")
+                // Its commit need not wait for the disk: what it writes (a
+                // claim) a later durable commit of this connection (the end of
+                // the attempt) makes durable with it, the WAL being one
+                // sequence; a claim lost with the server returns its task to
+                // ready, as the end of its run would.
+                try connection.exec("BEGIN; SET LOCAL synchronous_commit = off")
             case .read:
                 try connection.exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
             }
