@@ -20,7 +20,10 @@ extension TaskQueue {
         try store.checkUsable()
         let outcome = try store.database.write { transaction -> Cancellation in
             var found: (state: Int64, cancelled: Bool)?
-            try transaction.query("SELECT state, cancelled FROM outlive_tasks WHERE id = ?", [.text(task)]) { row in
+            // Locked as read (PostgreSQL): a claim without the store's lock
+            // may be starting it; the state decided on is the committed one.
+            try transaction.query("SELECT state, cancelled FROM outlive_tasks WHERE id = ?\(TaskSchema.lockingRead(transaction.engine))",
+                                  [.text(task)]) { row in
                 found = (row.integer(0), row.integer(1) != 0)
             }
             guard let found else {

@@ -356,7 +356,9 @@ public final class TaskQueue {
         try store.checkUsable()
         let now = Clock.wall()
         try store.database.write { transaction in
-            guard let raw = try transaction.integer("SELECT state FROM outlive_tasks WHERE id = ?", [.text(id)]) else {
+            // Locked as read: see TaskSchema.lockingRead.
+            guard let raw = try transaction.integer("SELECT state FROM outlive_tasks WHERE id = ?\(TaskSchema.lockingRead(transaction.engine))",
+                                                    [.text(id)]) else {
                 throw OutliveError.notFound("no task with id \(id)")
             }
             let state = TaskSchema.State(rawValue: raw) ?? .ready
@@ -378,7 +380,9 @@ public final class TaskQueue {
         try TaskQueue.validate(taskID: id)
         try store.checkUsable()
         try store.database.write { transaction in
-            guard let raw = try transaction.integer("SELECT state FROM outlive_tasks WHERE id = ?", [.text(id)]) else {
+            // Locked as read: see TaskSchema.lockingRead.
+            guard let raw = try transaction.integer("SELECT state FROM outlive_tasks WHERE id = ?\(TaskSchema.lockingRead(transaction.engine))",
+                                                    [.text(id)]) else {
                 throw OutliveError.notFound("no task with id \(id)")
             }
             let state = TaskSchema.State(rawValue: raw) ?? .ready

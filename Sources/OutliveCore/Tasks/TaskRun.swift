@@ -684,10 +684,19 @@ extension TaskQueue {
         guard run.reportedNames.insert(name).inserted else { return }
         let why = "no handler named \(name) is declared in process \(store.processName) (run \(store.runID)), which skipped the task; it waits for a process that declares it"
         Log.emit(.warning, "tasks of handler \(name) are pending, but no handler of that name is declared in this process: they wait for a process that declares it (a misspelled name waits for ever)")
-        // On PostgreSQL a row another claimer holds is skipped, not waited for.
+        // On PostgreSQL a row another claimer holds is skipped, not waited
+        // for, and only this queue's rows are locked: an ordered queue's
+        // runner passes no row of its queue over for a claimer of another.
+        if transaction.engine == .postgresql {
+            try transaction.execute("""
+                UPDATE outlive_tasks SET last_error = ? WHERE seq = (SELECT seq FROM outlive_tasks WHERE state = 0 AND queue = ? AND handler_name = ?
+                    ORDER BY priority DESC, seq LIMIT 1 FOR UPDATE SKIP LOCKED)
+                AND last_error IS NULL AND attempts = 0
+                """, [.text(why), .text(run.queue), .text(name)])
+            return
+        }
         try transaction.execute("""
-            UPDATE outlive_tasks SET last_error = ? WHERE seq = (SELECT seq FROM outlive_tasks WHERE state = 0 AND handler_name = ? ORDER BY seq LIMIT 1\(
-                transaction.engine == .postgresql ? " FOR UPDATE SKIP LOCKED" : ""))
+            UPDATE outlive_tasks SET last_error = ? WHERE seq = (SELECT seq FROM outlive_tasks WHERE state = 0 AND handler_name = ? ORDER BY seq LIMIT 1)
             AND last_error IS NULL AND attempts = 0
             """, [.text(why), .text(name)])
     }

@@ -266,6 +266,16 @@ enum TaskSchema {
             """),
     ])
 
+    /// What ends a read of a task's state that a write of the same
+    /// transaction then relies on (cancel, retry, delete). On PostgreSQL a
+    /// parallel queue's claims take no store lock (TaskRun): a task read as
+    /// ready may be claimed by the time it is written. Locked as it is read,
+    /// the row is read as committed after any claim under way (which waits
+    /// for nothing this transaction holds), and no claim takes it after.
+    static func lockingRead(_ engine: StoreEngine) -> String {
+        engine == .postgresql ? " FOR UPDATE" : ""
+    }
+
     /// Counts tasks added (pending: ready or due later) to each queue, as
     /// `TaskQueue.insert` stored them in this transaction.
     static func addPending(_ added: [String: Int64], in transaction: StoreTransaction) throws {
