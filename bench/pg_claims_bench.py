@@ -73,6 +73,8 @@ def one_round(server, runners, tasks, limit, scratch):
     open(go + ".stop", "w").close()
     for process in workers:
         process.wait(timeout=60)
+    os.unlink(go)
+    os.unlink(go + ".stop")
     assert store.tasks.dead_count == 0
     store.close()
     return took

@@ -549,9 +549,14 @@ static void test_a_run_declared_dead_completes_late_and_overwrites_nothing_on_po
              "AND l.classid = (SELECT oid FROM pg_namespace WHERE nspname = current_schema()) WHERE r.run_id = '%s'",
              outlive_store_run_id(victim));
     CHECK(psql_in_store(dir, sql));
-    /* Another handle ends the dead run (its attempt returns to ready) and takes the task over. */
-    outlive_store *rescuer = open_queue(dir);
-    CHECK(rescuer);
+    /* Another handle ends the dead run (its attempt returns to ready) and takes
+     * the task over; it checks the runs every second (the bound's least, 2 s). */
+    call_count = 0;
+    outlive_store *rescuer = NULL;
+    outlive_store_options quick = OUTLIVE_STORE_OPTIONS_INIT;
+    quick.liveness_seconds = 2;
+    CHECK_OK(outlive_store_open(dir, "rescuer", NULL, &quick, &rescuer));
+    CHECK_OK(outlive_tasks_set_triggers(rescuer, 0, 1e6));
     CHECK_OK(outlive_queue_serve(rescuer, "wide", 4));
     for (int round = 0; round < 1500 && call_count == 0; round++) {
         CHECK_OK(outlive_loop_dispatch(outlive_store_loop(rescuer), 20));
