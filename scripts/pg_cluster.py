@@ -4,6 +4,10 @@
     scripts/pg_cluster.py start   # prints OUTLIVE_TEST_PG=postgresql://...
     scripts/pg_cluster.py env     # the same line, if the server runs
     scripts/pg_cluster.py stop
+    scripts/pg_cluster.py start|env|stop durable   # a second cluster, fsync on
+
+The `durable` cluster (build/pg-durable) commits as a production server does
+(fsync, synchronous_commit and full_page_writes on): for measuring, not tests.
 
 Debian's server (the `postgresql` package, installed with apt-get when missing)
 runs a cluster of its own: data directory build/pg/data, Unix socket in
@@ -44,6 +48,7 @@ def use_base(base):
 
 
 use_base(os.path.join(ROOT, "build", "pg"))
+DURABLE = False
 DATABASE = "outlive_test"
 VARIABLE = "OUTLIVE_TEST_PG"
 # The role that authenticates with a password (tests create it).
@@ -197,6 +202,8 @@ def start_owned():
     # connections process tests open (two per store handle).
     settings = ["listen_addresses='*'", f"unix_socket_directories='{SOCKET}'", "fsync=off",
                 "synchronous_commit=off", "full_page_writes=off", "max_connections=300", "shared_buffers=64MB"]
+    if DURABLE:
+        settings = [s for s in settings if s.split("=")[0] not in ("fsync", "synchronous_commit", "full_page_writes")]
     for attempt in range(5):
         port = _free_port()
         with open(os.path.join(DATA, "postgresql.auto.conf"), "a") as conf:
@@ -230,6 +237,13 @@ def _tail(path, lines=20):
 
 def main():
     command = sys.argv[1] if len(sys.argv) > 1 else ""
+    if sys.argv[2:] == ["durable"]:
+        global DURABLE
+        DURABLE = True
+        use_base(os.path.join(ROOT, "build", "pg-durable"))
+    elif sys.argv[2:]:
+        print("usage: pg_cluster.py start|env|stop [durable]", file=sys.stderr)
+        return 2
     if command == "start":
         print(f"{VARIABLE}={start()}")
     elif command == "env":
@@ -241,7 +255,7 @@ def main():
     elif command == "stop":
         stop()
     else:
-        print("usage: pg_cluster.py start|env|stop", file=sys.stderr)
+        print("usage: pg_cluster.py start|env|stop [durable]", file=sys.stderr)
         return 2
     return 0
 

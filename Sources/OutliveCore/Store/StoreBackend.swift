@@ -8,6 +8,11 @@ public protocol StoreTransaction: AnyObject {
     var engine: StoreEngine { get }
     /// Runs a statement; `row` is called for each result row.
     func execute(_ sql: String, _ arguments: [SQLValue], row: ((SQLRow) throws -> Void)?) throws
+    /// Runs a statement whose outcome the caller does not look at (no rows, no
+    /// `changedRows`): a backend may send it with the next statement or with
+    /// the commit (PostgreSQL: no round trip of its own). Its failure fails
+    /// the transaction, thrown here, by a later statement or by the commit.
+    func executeLater(_ sql: String, _ arguments: [SQLValue]) throws
     /// Runs several statements (a migration), none of them returning rows.
     func executeScript(_ sql: String) throws
     /// Rows changed by the last statement.
@@ -20,6 +25,11 @@ public protocol StoreTransaction: AnyObject {
 }
 
 extension StoreTransaction {
+    /// SQLite runs it at once: it has no round trips to save.
+    public func executeLater(_ sql: String, _ arguments: [SQLValue]) throws {
+        try execute(sql, arguments, row: nil)
+    }
+
     public func execute(_ sql: String, _ arguments: [SQLValue] = []) throws {
         try execute(sql, arguments, row: nil)
     }

@@ -65,6 +65,8 @@ final class PostgreSQLBackend: StoreBackend {
         let connection: PostgreSQLConnection
         var newestSequence: Int64?
         var commitActions: [() -> Void] = []
+        /// Feed entries recorded, written with the commit (see `sendChanges`).
+        var changes: [(topic: String, key: String)] = []
 
         init(connection: PostgreSQLConnection) { self.connection = connection }
 
@@ -74,6 +76,10 @@ final class PostgreSQLBackend: StoreBackend {
             try connection.run(sql, arguments, row: row)
         }
 
+        func executeLater(_ sql: String, _ arguments: [SQLValue]) throws {
+            try connection.send(sql, arguments)
+        }
+
         func executeScript(_ sql: String) throws {
             try connection.exec(sql)
         }
@@ -81,20 +87,7 @@ final class PostgreSQLBackend: StoreBackend {
         var changedRows: Int { connection.changes }
 
         func recordChange(topic: String, key: String) throws {
-            // One round trip: written only when a live run watches the topic,
-            // numbered after the newest entry (the store's write lock is held).
-            var sequence: Int64?
-            try connection.run("""
-                INSERT INTO outlive_feed(seq, topic, key)
-                SELECT coalesce((SELECT max(seq) FROM outlive_feed), 0) + 1, ?, ?
-                WHERE EXISTS (SELECT 1 FROM outlive_watchers WHERE topic = ?)
-                RETURNING seq
-                """, [.text(topic), .text(key), .text(topic)]) { sequence = $0.integer(0) }
-            guard let sequence else { return }
-            newestSequence = sequence
-            if sequence % PostgreSQLBackend.pruneEvery == 0 {
-                try connection.run("DELETE FROM outlive_feed WHERE seq <= ?", [.integer(sequence - PostgreSQLBackend.feedRetention)])
-            }
+            changes.append((topic, key))
         }
 
         func afterCommit(_ body: @escaping () -> Void) { commitActions.append(body) }
@@ -115,6 +108,11 @@ final class PostgreSQLBackend: StoreBackend {
         try connection.exec("SET bytea_output = 'hex'; SET search_path = \(quotedSchema)")
     }
 
+    /// Round trips: BEGIN and the store's lock go with the transaction's first
+    /// statement, statements sent with `executeLater` with the next one, and
+    /// the feed entries, the NOTIFY and COMMIT together: a write of statements
+    /// whose results it does not read (a kv set) is one round trip, as an
+    /// autocommit INSERT is. A transaction that ran no statement sends nothing.
     private func transaction<T>(write: Bool, _ body: (StoreTransaction) throws -> T) throws -> (T, Transaction) {
         try enter()
         return try lock.withLock {
@@ -123,28 +121,88 @@ final class PostgreSQLBackend: StoreBackend {
             defer { COutlive_set_current_transaction(nil) }
             try ensureConnected()
             let transaction = Transaction(connection: connection)
-            // storeKey is our own integer: inlined, BEGIN and the lock cost one round trip.
-            try connection.exec(write ? "BEGIN; SELECT pg_advisory_xact_lock(\(storeKey), 0)"
-                                      : "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            // storeKey is our own integer: inlined, the lock statement is the same text every time.
+            connection.open(write ? ["BEGIN", "SELECT pg_advisory_xact_lock(\(storeKey), 0)"]
+                                  : ["BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"])
             do {
                 let result = try body(transaction)
-                guard connection.transactionStatus == Int32(COUTLIVE_PQTRANS_INTRANS) else {
+                guard connection.lastStatus != Int32(COUTLIVE_PQTRANS_INERROR) else {
                     throw OutliveError.state("a statement failed inside the transaction, which PostgreSQL then rolls back as a whole")
                 }
-                if let sequence = transaction.newestSequence {
-                    // At most one NOTIFY per transaction; channel and payload are ours (no quoting needed).
-                    try connection.exec("SELECT pg_notify('\(channel)', '\(sequence)'); COMMIT")
+                if connection.opened || !transaction.changes.isEmpty {
+                    if !transaction.changes.isEmpty { try sendChanges(transaction) }
+                    try connection.send("COMMIT", [], expecting: "COMMIT")
+                    try connection.sync()
                 } else {
-                    try connection.exec("COMMIT")
+                    connection.discardOpening()
                 }
                 return (result, transaction)
             } catch {
+                connection.discardOpening()
+                try? connection.sync()
                 if !connection.isBroken && connection.transactionStatus != Int32(COUTLIVE_PQTRANS_IDLE) {
                     try? connection.exec("ROLLBACK")
                 }
                 throw error
             }
         }
+    }
+
+    /// Feed entries a statement writes at most (its parameters: two each).
+    static let feedBatch = 100
+    private var feedStatements: [Int: String] = [:]
+
+    /// Sends the transaction's feed entries in front of its COMMIT, with the
+    /// one NOTIFY, in one statement: each entry numbered after the newest
+    /// (the store's lock is held), written only when a live run watches its
+    /// topic; NOTIFY only when one was. A transaction of more than
+    /// `feedBatch` entries writes the others first, a round trip per batch.
+    private func sendChanges(_ transaction: Transaction) throws {
+        var rest = transaction.changes[...]
+        while rest.count > Self.feedBatch {
+            let batch = rest.prefix(Self.feedBatch)
+            rest = rest.dropFirst(Self.feedBatch)
+            try connection.run(feedStatement(batch.count, notifying: false), batch.flatMap { [.text($0.topic), .text($0.key)] }) {
+                if !$0.isNull(0) { transaction.newestSequence = $0.integer(0) }
+            }
+        }
+        if transaction.newestSequence != nil {
+            try connection.send(feedStatement(rest.count, notifying: false), rest.flatMap { [.text($0.topic), .text($0.key)] }) {
+                if !$0.isNull(0) { transaction.newestSequence = $0.integer(0) }
+            }
+            // The lock is held: the newest entry is this transaction's.
+            try connection.send("SELECT pg_notify('\(channel)', (SELECT max(seq) FROM outlive_feed)::text)", [])
+        } else {
+            try connection.send(feedStatement(rest.count, notifying: true), rest.flatMap { [.text($0.topic), .text($0.key)] }) {
+                transaction.newestSequence = $0.integer(0)
+            }
+        }
+    }
+
+    /// The feed's statement for `count` entries. Every `pruneEvery`-th
+    /// sequence, entries older than `feedRetention` go. Channel and payload
+    /// are ours: no quoting needed.
+    private func feedStatement(_ count: Int, notifying: Bool) -> String {
+        let key = notifying ? count : -count
+        if let cached = feedStatements[key] { return cached }
+        let rows = (1...count).map { "(\($0), ?, ?)" }.joined(separator: ", ")
+        let result = notifying
+            ? "SELECT max(seq), pg_notify('\(channel)', max(seq)::text) FROM entries HAVING count(*) > 0"
+            : "SELECT max(seq) FROM entries"
+        let sql = """
+            WITH changes(n, topic, key) AS (VALUES \(rows)),
+            entries AS (
+                INSERT INTO outlive_feed(seq, topic, key)
+                SELECT coalesce((SELECT max(seq) FROM outlive_feed), 0) + row_number() OVER (ORDER BY n), topic, key
+                FROM changes WHERE EXISTS (SELECT 1 FROM outlive_watchers w WHERE w.topic = changes.topic)
+                RETURNING seq),
+            pruned AS (
+                DELETE FROM outlive_feed WHERE seq <= (SELECT max(seq) FROM entries) - \(Self.feedRetention)
+                    AND EXISTS (SELECT 1 FROM entries WHERE seq % \(Self.pruneEvery) = 0))
+            \(result)
+            """
+        feedStatements[key] = sql
+        return sql
     }
 
     func write<T>(_ body: (StoreTransaction) throws -> T) throws -> T {
