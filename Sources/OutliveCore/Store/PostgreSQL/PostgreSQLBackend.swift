@@ -119,6 +119,7 @@ final class PostgreSQLBackend: StoreBackend {
             let marker = Unmanaged.passUnretained(self).toOpaque()
             COutlive_set_current_transaction(marker)
             defer { COutlive_set_current_transaction(nil) }
+            connection.settle()
             try ensureConnected()
             let transaction = Transaction(connection: connection)
             // storeKey is our own integer: inlined, the lock statement is the same text every time.
@@ -129,7 +130,12 @@ final class PostgreSQLBackend: StoreBackend {
                 guard connection.lastStatus != Int32(COUTLIVE_PQTRANS_INERROR) else {
                     throw OutliveError.state("a statement failed inside the transaction, which PostgreSQL then rolls back as a whole")
                 }
-                if connection.opened || !transaction.changes.isEmpty {
+                if !write && connection.opened {
+                    // What was read stands whatever the COMMIT of a read-only
+                    // transaction says: its reply is read at the next use.
+                    try connection.send("COMMIT", [])
+                    connection.syncLater()
+                } else if connection.opened || !transaction.changes.isEmpty {
                     if !transaction.changes.isEmpty { try sendChanges(transaction) }
                     try connection.send("COMMIT", [], expecting: "COMMIT")
                     try connection.sync()

@@ -103,6 +103,7 @@ final class PostgreSQLConnection {
         }
         // A new session: nothing is prepared or pending there.
         pending = []
+        unread = false
         opening = []
         prepared = [:]
         ready = []
@@ -117,6 +118,7 @@ final class PostgreSQLConnection {
     /// Statements sent before it are read first, and the transaction's opening
     /// statements, if not sent yet, go in front of `sql`.
     func exec(_ sql: String) throws {
+        settle()
         if !pending.isEmpty { try sync() }
         let script = opening.isEmpty ? sql : (opening + [sql]).joined(separator: "; ")
         opening = []
@@ -197,6 +199,7 @@ final class PostgreSQLConnection {
                 types.append(Self.byteaType); values.append(buffer); lengths.append(Int32(value.count)); formats.append(1)
             }
         }
+        settle()
         try enterPipeline()
         if !opening.isEmpty {
             let statements = opening
@@ -214,11 +217,42 @@ final class PostgreSQLConnection {
     /// reply to the sync point; throws the first failure (a statement's, or a
     /// row callback's) once all were read.
     func sync() throws {
+        settle()
         guard !pending.isEmpty else { return }
         guard COutlive_PQpipelineSync(handle) == 1 else {
             abandonPipeline()
             throw PostgreSQLErrors.error(result: nil, connection: handle, context: "database")
         }
+        let failure = readResults()
+        finishPipeline()
+        if let failure { throw failure }
+    }
+
+    /// Sends the statements sent so far without waiting for their results:
+    /// they are read, and their failures dropped, before the connection's next
+    /// use (`settle`). For a read-only transaction's COMMIT, whose failure
+    /// changes nothing: the server ends the transaction as soon as it arrives.
+    func syncLater() {
+        settle()
+        guard !pending.isEmpty else { return }
+        guard COutlive_PQpipelineSync(handle) == 1 else {
+            abandonPipeline()
+            return
+        }
+        unread = true
+    }
+
+    /// Reads what `syncLater` left unread (normally there already: no wait).
+    func settle() {
+        guard unread else { return }
+        unread = false
+        _ = readResults()
+        finishPipeline()
+    }
+
+    /// Reads the results of the pending statements up to the sync point: the
+    /// first failure, a statement's or a row callback's.
+    private func readResults() -> Error? {
         var failure: Error?
         var index = 0
         var idle = 0
@@ -259,8 +293,7 @@ final class PostgreSQLConnection {
         if index < pending.count && failure == nil {
             failure = PostgreSQLErrors.error(result: nil, connection: handle, context: "database")
         }
-        finishPipeline()
-        if let failure { throw failure }
+        return failure
     }
 
     /// A statement sent and not yet read.
@@ -278,6 +311,8 @@ final class PostgreSQLConnection {
     }
 
     private var pending: [Pending] = []
+    /// A sync point was sent and its results not read yet (`syncLater`).
+    private var unread = false
     private var opening: [String] = []
     /// Prepared statements of this session, by SQL and parameter types
     /// (a NULL's type is inferred when it is prepared, so it is part of the key).
