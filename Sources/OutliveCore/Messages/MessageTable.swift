@@ -126,7 +126,8 @@ enum MessageTable {
     static func countAndNewest(category: String, in transaction: StoreTransaction) throws -> (count: Int64, newest: Int64) {
         var found: (Int64, Int64) = (0, 0)
         try transaction.query("""
-            SELECT (SELECT count FROM outlive_message_categories WHERE category = ?), (SELECT max(seq) FROM outlive_messages)
+            SELECT coalesce((SELECT count FROM outlive_message_categories WHERE category = ?), 0),
+                coalesce((SELECT max(seq) FROM outlive_messages), 0)
             """, [.text(category)]) { found = ($0.integer(0), $0.integer(1)) }
         return found
     }
