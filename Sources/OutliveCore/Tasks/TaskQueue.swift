@@ -206,6 +206,11 @@ public final class TaskQueue {
             added.removeAll(keepingCapacity: true)
             dueNow = false
             dueLaterAny = false
+            // Read before the inserts, which are then sent later: on
+            // PostgreSQL a task add is two round trips (this read, with BEGIN
+            // and the store's lock; then the inserts, the count, the feed and
+            // COMMIT). The lock is held: no watcher comes or goes meanwhile.
+            let watched = try TaskQueue.anotherRunWatches(store.runID, in: transaction)
             var declared: Set<String> = [TaskQueueName.default]
             var addedTo: [String: Int64] = [:]
             for (index, (task, handler)) in zip(tasks, handlers).enumerated() {
@@ -217,7 +222,7 @@ public final class TaskQueue {
                 }
                 var entry: TaskAdded
                 var consumedSignal = task.resultSignal?.lowercased()
-                if let id = try TaskQueue.insert(task, handler: handler, now: now, in: transaction) {
+                if let id = try TaskQueue.insert(task, handler: handler, now: now, later: true, in: transaction) {
                     entry = TaskAdded(id: id, existing: false)
                     addedTo[task.queue, default: 0] += 1
                     if task.due.map({ $0 > now }) ?? false { dueLaterAny = true } else { dueNow = true }
@@ -241,7 +246,7 @@ public final class TaskQueue {
             // timers only. This handle learns of its adds below, not from the
             // feed: an entry (a page written, a doorbell rung) only when
             // another run watches.
-            if try TaskQueue.anotherRunWatches(store.runID, in: transaction) {
+            if watched {
                 if dueNow { try transaction.recordChange(topic: TaskSchema.topic, key: "added") }
                 if dueLaterAny { try transaction.recordChange(topic: TaskSchema.topic, key: "scheduled") }
             }
@@ -266,22 +271,33 @@ public final class TaskQueue {
     /// another task, a conflict on the unique index adds nothing (see
     /// TaskUniqueKey) and the result is nil.
     @discardableResult
-    static func insert(_ task: NewTask, handler: [UInt8], now: Double, in transaction: StoreTransaction) throws -> String? {
+    /// `later`: a task without a unique key is sent with `executeLater` (its
+    /// failure then fails the transaction at a later statement or the commit:
+    /// not for a caller that catches it, as schedules' firings do).
+    static func insert(_ task: NewTask, handler: [UInt8], now: Double, later: Bool = false,
+                       in transaction: StoreTransaction) throws -> String? {
         let id = Identifier.make()
         // A task due later waits like one in backoff: the due timer starts it.
         let dueLater = task.due.flatMap { $0 > now ? $0 : nil }
-        try transaction.execute("""
+        let sql = """
             INSERT INTO outlive_tasks(id, handler_name, handler, group_start, group_members, created, age_from,
                                       queue, priority, state, waiting_until, unique_key, result_signal)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)\(task.uniqueKey == nil ? "" : " ON CONFLICT DO NOTHING")
-            """, [.text(id), .text(task.work.name), .blob(handler),
+            """
+        let arguments: [SQLValue] = [.text(id), .text(task.work.name), .blob(handler),
                   task.groupStart.map { .text($0) } ?? .null,
                   TaskSchema.encode(members: task.groupMembers).map { .blob($0) } ?? .null,
                   .double(now), .double(now), .text(task.queue), .integer(Int64(task.priority)),
                   .integer((dueLater == nil ? TaskSchema.State.ready : TaskSchema.State.waiting).rawValue),
                   dueLater.map { .double($0) } ?? .null,
-                  task.uniqueKey.map { .text($0) } ?? .null, task.resultSignal.map { .text($0.lowercased()) } ?? .null])
-        return task.uniqueKey != nil && transaction.changedRows == 0 ? nil : id
+                  task.uniqueKey.map { .text($0) } ?? .null, task.resultSignal.map { .text($0.lowercased()) } ?? .null]
+        if later && task.uniqueKey == nil {
+            // Nothing is read back: sent with the commit on PostgreSQL.
+            try transaction.executeLater(sql, arguments)
+            return id
+        }
+        try transaction.execute(sql, arguments)
+        return transaction.changedRows == 0 ? nil : id
     }
 
     // MARK: - Inspection and repair
