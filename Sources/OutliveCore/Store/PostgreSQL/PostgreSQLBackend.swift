@@ -68,6 +68,8 @@ final class PostgreSQLBackend: StoreBackend {
         var commitActions: [() -> Void] = []
         /// Feed entries recorded, written with the commit (see `sendChanges`).
         var changes: [(topic: String, key: String)] = []
+        /// How many of them were written (their topic watched).
+        var writtenChanges: Int64 = 0
 
         init(connection: PostgreSQLConnection) { self.connection = connection }
 
@@ -140,6 +142,7 @@ final class PostgreSQLBackend: StoreBackend {
                     if !transaction.changes.isEmpty { try sendChanges(transaction) }
                     try connection.send("COMMIT", [], expecting: "COMMIT")
                     try connection.sync()
+                    pruneIfDue(transaction)
                 } else {
                     connection.discardOpening()
                 }
@@ -165,51 +168,71 @@ final class PostgreSQLBackend: StoreBackend {
     /// topic; NOTIFY only when one was. A transaction of more than
     /// `feedBatch` entries writes the others first, a round trip per batch.
     private func sendChanges(_ transaction: Transaction) throws {
+        func arguments(_ changes: ArraySlice<(topic: String, key: String)>) -> [SQLValue] {
+            guard changes.count > 1 else { return changes.flatMap { [.text($0.topic), .text($0.key), .text($0.topic)] } }
+            return changes.flatMap { [.text($0.topic), .text($0.key)] }
+        }
         var rest = transaction.changes[...]
+        let noted: (SQLRow) throws -> Void = {
+            guard !$0.isNull(0) else { return }
+            transaction.newestSequence = $0.integer(0)
+            transaction.writtenChanges += $0.integer(1)
+        }
         while rest.count > Self.feedBatch {
             let batch = rest.prefix(Self.feedBatch)
             rest = rest.dropFirst(Self.feedBatch)
-            try connection.run(feedStatement(batch.count, notifying: false), batch.flatMap { [.text($0.topic), .text($0.key)] }) {
-                if !$0.isNull(0) { transaction.newestSequence = $0.integer(0) }
-            }
+            try connection.run(feedStatement(batch.count, notifying: false), arguments(batch), row: noted)
         }
         if transaction.newestSequence != nil {
-            try connection.send(feedStatement(rest.count, notifying: false), rest.flatMap { [.text($0.topic), .text($0.key)] }) {
-                if !$0.isNull(0) { transaction.newestSequence = $0.integer(0) }
-            }
+            try connection.send(feedStatement(rest.count, notifying: false), arguments(rest), row: noted)
             // The lock is held: the newest entry is this transaction's.
             try connection.send("SELECT pg_notify('\(channel)', (SELECT max(seq) FROM outlive_feed)::text)", [])
         } else {
-            try connection.send(feedStatement(rest.count, notifying: true), rest.flatMap { [.text($0.topic), .text($0.key)] }) {
-                transaction.newestSequence = $0.integer(0)
-            }
+            try connection.send(feedStatement(rest.count, notifying: true), arguments(rest), row: noted)
         }
     }
 
-    /// The feed's statement for `count` entries. Every `pruneEvery`-th
-    /// sequence, entries older than `feedRetention` go. Channel and payload
-    /// are ours: no quoting needed.
+    /// The feed's statement for `count` entries: its rows' newest sequence and
+    /// how many were written (none: no row). Channel and payload are ours: no
+    /// quoting needed. One entry, the usual case, has a plainer statement (a
+    /// fifth of the server's work for a kv set less, measured).
     private func feedStatement(_ count: Int, notifying: Bool) -> String {
         let key = notifying ? count : -count
         if let cached = feedStatements[key] { return cached }
-        let rows = (1...count).map { "(\($0), ?, ?)" }.joined(separator: ", ")
-        let result = notifying
-            ? "SELECT max(seq), pg_notify('\(channel)', max(seq)::text) FROM entries HAVING count(*) > 0"
-            : "SELECT max(seq) FROM entries"
-        let sql = """
-            WITH changes(n, topic, key) AS (VALUES \(rows)),
-            entries AS (
-                INSERT INTO outlive_feed(seq, topic, key)
-                SELECT coalesce((SELECT max(seq) FROM outlive_feed), 0) + row_number() OVER (ORDER BY n), topic, key
-                FROM changes WHERE EXISTS (SELECT 1 FROM outlive_watchers w WHERE w.topic = changes.topic)
-                RETURNING seq),
-            pruned AS (
-                DELETE FROM outlive_feed WHERE seq <= (SELECT max(seq) FROM entries) - \(Self.feedRetention)
-                    AND EXISTS (SELECT 1 FROM entries WHERE seq % \(Self.pruneEvery) = 0))
-            \(result)
-            """
+        let sql: String
+        if count == 1 {
+            sql = """
+                WITH entries AS (
+                    INSERT INTO outlive_feed(seq, topic, key)
+                    SELECT coalesce((SELECT max(seq) FROM outlive_feed), 0) + 1, ?, ?
+                    WHERE EXISTS (SELECT 1 FROM outlive_watchers WHERE topic = ?)
+                    RETURNING seq)
+                SELECT seq, 1\(notifying ? ", pg_notify('\(channel)', seq::text)" : "") FROM entries
+                """
+        } else {
+            let rows = (1...count).map { "(\($0), ?, ?)" }.joined(separator: ", ")
+            sql = """
+                WITH changes(n, topic, key) AS (VALUES \(rows)),
+                entries AS (
+                    INSERT INTO outlive_feed(seq, topic, key)
+                    SELECT coalesce((SELECT max(seq) FROM outlive_feed), 0) + row_number() OVER (ORDER BY n), topic, key
+                    FROM changes WHERE EXISTS (SELECT 1 FROM outlive_watchers w WHERE w.topic = changes.topic)
+                    RETURNING seq)
+                SELECT max(seq), count(*)\(notifying ? ", pg_notify('\(channel)', max(seq)::text)" : "") FROM entries HAVING count(*) > 0
+                """
+        }
         feedStatements[key] = sql
         return sql
+    }
+
+    /// After a commit whose entries passed a multiple of `pruneEvery`: entries
+    /// older than `feedRetention` go, in a statement of their own (old entries
+    /// are never read as current, so it needs neither the lock nor the
+    /// writer's transaction). A failure is left to the next multiple.
+    private func pruneIfDue(_ transaction: Transaction) {
+        guard let newest = transaction.newestSequence,
+              newest / Self.pruneEvery != (newest - transaction.writtenChanges) / Self.pruneEvery else { return }
+        try? connection.run("DELETE FROM outlive_feed WHERE seq <= ?", [.integer(newest - Self.feedRetention)])
     }
 
     func write<T>(_ body: (StoreTransaction) throws -> T) throws -> T {
