@@ -150,6 +150,26 @@ struct BackendConformance {
         XCTAssertEqual(rung, [1, Int64(written.count + 1)])
     }
 
+    /// An entry recorded for the others is written only when a run other
+    /// than the one named watches its topic, alone or among other entries.
+    func changeForOtherRunsIsWrittenOnlyWhenAnotherRunWatches() throws {
+        let backend = try prepared()
+        guard let watcher = try backend.read({ transaction -> String? in
+            var run: String?
+            try transaction.query("SELECT run_id FROM outlive_watchers WHERE topic = 't'") { run = $0.text(0) }
+            return run
+        }) else { return XCTFail("the watch registered no run") }
+        try backend.write { try $0.recordChange(topic: "t", key: "self", watchedByOtherThan: watcher) }
+        XCTAssertEqual(try backend.latestSequence(), 0)
+        try backend.write { transaction in
+            try transaction.recordChange(topic: "t", key: "a", watchedByOtherThan: watcher)
+            try transaction.recordChange(topic: "t", key: "b", watchedByOtherThan: "another run")
+            try transaction.recordChange(topic: "t", key: "c")
+        }
+        try backend.write { try $0.recordChange(topic: "t", key: "d", watchedByOtherThan: "another run") }
+        XCTAssertEqual(try backend.changes(after: 0, limit: 10).changes.map(\.key), ["b", "c", "d"])
+    }
+
     func changedRowsCountsTheLastStatement() throws {
         let backend = try prepared()
         let changed = try backend.write { transaction -> Int in

@@ -206,11 +206,6 @@ public final class TaskQueue {
             added.removeAll(keepingCapacity: true)
             dueNow = false
             dueLaterAny = false
-            // Read before the inserts, which are then sent later: on
-            // PostgreSQL a task add is two round trips (this read, with BEGIN
-            // and the store's lock; then the inserts, the count, the feed and
-            // COMMIT). The lock is held: no watcher comes or goes meanwhile.
-            let watched = try TaskQueue.anotherRunWatches(store.runID, in: transaction)
             var declared: Set<String> = [TaskQueueName.default]
             var addedTo: [String: Int64] = [:]
             for (index, (task, handler)) in zip(tasks, handlers).enumerated() {
@@ -244,24 +239,18 @@ public final class TaskQueue {
             try TaskSchema.addPending(addedTo, in: transaction)
             // Runners wake for tasks due now; a task due later moves their due
             // timers only. This handle learns of its adds below, not from the
-            // feed: an entry (a page written, a doorbell rung) only when
-            // another run watches.
-            if watched {
-                if dueNow { try transaction.recordChange(topic: TaskSchema.topic, key: "added") }
-                if dueLaterAny { try transaction.recordChange(topic: TaskSchema.topic, key: "scheduled") }
-            }
+            // feed: an entry (a page written, a doorbell rung) only when a run
+            // other than this one (another process, or another handle of this
+            // one) watches; one that subscribes after this transaction reads
+            // the queue when it opens. On PostgreSQL the look is part of the
+            // commit's feed statement: with the inserts sent later, a task add
+            // is one round trip.
+            if dueNow { try transaction.recordChange(topic: TaskSchema.topic, key: "added", watchedByOtherThan: store.runID) }
+            if dueLaterAny { try transaction.recordChange(topic: TaskSchema.topic, key: "scheduled", watchedByOtherThan: store.runID) }
         }
         if dueNow { postTriggerEvaluation() }
         if dueLaterAny { store.loop.post { [weak self] in self?.scheduleDue() } }
         return added
-    }
-
-    /// Whether a run other than `runID` (another process, or another handle
-    /// of this one) reads the tasks topic of the feed. One that subscribes
-    /// after this transaction reads the queue when it opens.
-    static func anotherRunWatches(_ runID: String, in transaction: StoreTransaction) throws -> Bool {
-        try transaction.integer("SELECT 1 FROM outlive_watchers WHERE topic = ? AND run_id <> ? LIMIT 1",
-                                [.text(TaskSchema.topic), .text(runID)]) != nil
     }
 
     /// Stores one validated task whose queue is declared, inside

@@ -66,8 +66,9 @@ final class PostgreSQLBackend: StoreBackend {
         let connection: PostgreSQLConnection
         var newestSequence: Int64?
         var commitActions: [() -> Void] = []
-        /// Feed entries recorded, written with the commit (see `sendChanges`).
-        var changes: [(topic: String, key: String)] = []
+        /// Feed entries recorded, written with the commit (see `sendChanges`):
+        /// each only when a run other than `excluded` ("": any run) watches its topic.
+        var changes: [(topic: String, key: String, excluded: String)] = []
         /// How many of them were written (their topic watched).
         var writtenChanges: Int64 = 0
 
@@ -90,7 +91,11 @@ final class PostgreSQLBackend: StoreBackend {
         var changedRows: Int { connection.changes }
 
         func recordChange(topic: String, key: String) throws {
-            changes.append((topic, key))
+            changes.append((topic, key, ""))
+        }
+
+        func recordChange(topic: String, key: String, watchedByOtherThan run: String) throws {
+            changes.append((topic, key, run))
         }
 
         func afterCommit(_ body: @escaping () -> Void) { commitActions.append(body) }
@@ -158,7 +163,7 @@ final class PostgreSQLBackend: StoreBackend {
         }
     }
 
-    /// Feed entries a statement writes at most (its parameters: two each).
+    /// Feed entries a statement writes at most (its parameters: three each).
     static let feedBatch = 100
     private var feedStatements: [Int: String] = [:]
 
@@ -168,9 +173,11 @@ final class PostgreSQLBackend: StoreBackend {
     /// topic; NOTIFY only when one was. A transaction of more than
     /// `feedBatch` entries writes the others first, a round trip per batch.
     private func sendChanges(_ transaction: Transaction) throws {
-        func arguments(_ changes: ArraySlice<(topic: String, key: String)>) -> [SQLValue] {
-            guard changes.count > 1 else { return changes.flatMap { [.text($0.topic), .text($0.key), .text($0.topic)] } }
-            return changes.flatMap { [.text($0.topic), .text($0.key)] }
+        func arguments(_ changes: ArraySlice<(topic: String, key: String, excluded: String)>) -> [SQLValue] {
+            guard changes.count > 1 else {
+                return changes.flatMap { [.text($0.topic), .text($0.key), .text($0.topic), .text($0.excluded)] }
+            }
+            return changes.flatMap { [.text($0.topic), .text($0.key), .text($0.excluded)] }
         }
         var rest = transaction.changes[...]
         let noted: (SQLRow) throws -> Void = {
@@ -205,18 +212,18 @@ final class PostgreSQLBackend: StoreBackend {
                 WITH entries AS (
                     INSERT INTO outlive_feed(seq, topic, key)
                     SELECT coalesce((SELECT max(seq) FROM outlive_feed), 0) + 1, ?, ?
-                    WHERE EXISTS (SELECT 1 FROM outlive_watchers WHERE topic = ?)
+                    WHERE EXISTS (SELECT 1 FROM outlive_watchers WHERE topic = ? AND run_id <> ?)
                     RETURNING seq)
                 SELECT seq, 1\(notifying ? ", pg_notify('\(channel)', seq::text)" : "") FROM entries
                 """
         } else {
-            let rows = (1...count).map { "(\($0), ?, ?)" }.joined(separator: ", ")
+            let rows = (1...count).map { "(\($0), ?, ?, ?)" }.joined(separator: ", ")
             sql = """
-                WITH changes(n, topic, key) AS (VALUES \(rows)),
+                WITH changes(n, topic, key, excluded) AS (VALUES \(rows)),
                 entries AS (
                     INSERT INTO outlive_feed(seq, topic, key)
                     SELECT coalesce((SELECT max(seq) FROM outlive_feed), 0) + row_number() OVER (ORDER BY n), topic, key
-                    FROM changes WHERE EXISTS (SELECT 1 FROM outlive_watchers w WHERE w.topic = changes.topic)
+                    FROM changes WHERE EXISTS (SELECT 1 FROM outlive_watchers w WHERE w.topic = changes.topic AND w.run_id <> changes.excluded)
                     RETURNING seq)
                 SELECT max(seq), count(*)\(notifying ? ", pg_notify('\(channel)', max(seq)::text)" : "") FROM entries HAVING count(*) > 0
                 """
@@ -230,7 +237,8 @@ final class PostgreSQLBackend: StoreBackend {
     /// are never read as current, so it needs neither the lock nor the
     /// writer's transaction). A failure is left to the next multiple.
     private func pruneIfDue(_ transaction: Transaction) {
-        guard let newest = transaction.newestSequence,
+        // A crafted feed may hold any sequence, negative ones too: never subtract past Int64.min.
+        guard let newest = transaction.newestSequence, newest > Self.feedRetention,
               newest / Self.pruneEvery != (newest - transaction.writtenChanges) / Self.pruneEvery else { return }
         try? connection.run("DELETE FROM outlive_feed WHERE seq <= ?", [.integer(newest - Self.feedRetention)])
     }
