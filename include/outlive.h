@@ -484,6 +484,20 @@ OUTLIVE_API void outlive_store_close(outlive_store *store);
  * closed. NULL when store is NULL. */
 OUTLIVE_API const char *outlive_store_run_id(const outlive_store *store);
 
+/* Whether the handle can still act as its run: OUTLIVE_OK, or OUTLIVE_E_STATE
+ * (with a message saying why) when it is used in a forked child or its run
+ * ended while it was open — on a PostgreSQL store, its liveness connection
+ * dropped (the server restarted or failed over, the network was cut past the
+ * bound, the session was terminated). Makes no database call. The loop wakes
+ * when the connection drops, so a process that only waits on its loop (a
+ * consumer, an observer) learns it by calling this after each dispatch; every
+ * other call on such a handle fails with OUTLIVE_E_STATE too. Either way the
+ * answer is to close the store and open it again: a new run, whose consumers,
+ * observers and handlers the process registers again (docs/postgresql.md,
+ * "Server restarts"). Nothing the ended run acknowledged is lost.
+ * OUTLIVE_E_INVALID_ARGUMENT: store is NULL. Any thread. */
+OUTLIVE_API outlive_status outlive_store_check(const outlive_store *store);
+
 /* The process name the store was opened with; owned by the store. */
 OUTLIVE_API const char *outlive_store_process_name(const outlive_store *store);
 

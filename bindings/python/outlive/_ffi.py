@@ -140,6 +140,7 @@ _DECLARATIONS: typing.Dict[str, typing.Any] = {
     # store
     "outlive_store_open": (status, [c_char_p, c_char_p, LoopP, POINTER(StoreOptions), POINTER(StoreP)]),
     "outlive_store_close": (None, [StoreP]),
+    "outlive_store_check": (status, [StoreP]),
     "outlive_store_run_id": (c_char_p, [StoreP]),
     "outlive_store_process_name": (c_char_p, [StoreP]),
     "outlive_store_loop": (LoopP, [StoreP]),

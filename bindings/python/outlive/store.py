@@ -99,6 +99,12 @@ class Store(NativeHandle):
         """This run's id (a new one each time the store is opened)."""
         return str(_ffi.outlive_store_run_id(self.handle).decode())
 
+    def check(self) -> None:
+        """Raises StateError when this handle can no longer act as its run: on
+        a PostgreSQL store, its liveness connection dropped (a server restart,
+        a network cut past the bound). Close the store and open it again."""
+        check(_ffi.outlive_store_check(self.handle))
+
     @property
     def process(self) -> str:
         """The process name this run was opened as."""
