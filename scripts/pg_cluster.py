@@ -3,6 +3,7 @@
 
     scripts/pg_cluster.py start   # prints OUTLIVE_TEST_PG=postgresql://...
     scripts/pg_cluster.py env     # the same line, if the server runs
+    scripts/pg_cluster.py restart [fast|immediate]
     scripts/pg_cluster.py stop
 
 Debian's server (the `postgresql` package, installed with apt-get when missing)
@@ -166,9 +167,25 @@ def start():
     return start_owned()[0]
 
 
-def start_owned():
+def restart(mode="fast"):
+    """Restarts the running server on the same port and data: "fast" ends every
+    session and shuts down cleanly, "immediate" stops at once, as a crash does
+    (the server recovers from its WAL when it starts)."""
+    if mode not in ("fast", "immediate"):
+        raise ValueError(f"restart mode {mode!r}: fast or immediate")
+    result = _run([os.path.join(_bin_dir(), "pg_ctl"), "-D", DATA, "-l", LOG, "-m", mode, "-w", "-t", "60", "restart"],
+                  capture_output=True, text=True)
+    if result.returncode != 0:
+        raise RuntimeError(f"pg_ctl restart failed:\n{result.stdout}{result.stderr}\n{_tail(LOG)}")
+
+
+def start_owned(durable=False):
     """Starts (or reuses) the cluster: its URI, and whether this call started it
-    (a server someone started by hand is theirs to stop)."""
+    (a server someone started by hand is theirs to stop). `durable`: commits
+    wait for their WAL to be written (synchronous_commit on), so that an
+    acknowledged commit survives a crash of the server (fsync stays off: the
+    kernel, which survives, holds what was written); the shared test server
+    does without, for speed."""
     existing = uri()
     if existing:
         return existing, False
@@ -196,7 +213,7 @@ def start_owned():
     # Test-only settings: no fsync (a throwaway cluster), room for the many
     # connections process tests open (two per store handle).
     settings = ["listen_addresses='*'", f"unix_socket_directories='{SOCKET}'", "fsync=off",
-                "synchronous_commit=off", "full_page_writes=off", "max_connections=300", "shared_buffers=64MB"]
+                f"synchronous_commit={'on' if durable else 'off'}", "full_page_writes=off", "max_connections=300", "shared_buffers=64MB"]
     for attempt in range(5):
         port = _free_port()
         with open(os.path.join(DATA, "postgresql.auto.conf"), "a") as conf:
@@ -238,10 +255,12 @@ def main():
             print("pg_cluster: the test server is not running (scripts/pg_cluster.py start)", file=sys.stderr)
             return 1
         print(f"{VARIABLE}={value}")
+    elif command == "restart":
+        restart(sys.argv[2] if len(sys.argv) > 2 else "fast")
     elif command == "stop":
         stop()
     else:
-        print("usage: pg_cluster.py start|env|stop", file=sys.stderr)
+        print("usage: pg_cluster.py start|env|restart [fast|immediate]|stop", file=sys.stderr)
         return 2
     return 0
 

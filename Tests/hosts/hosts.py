@@ -154,13 +154,15 @@ class Peer:
     def __init__(self, process):
         self.process = process
         self.pid = process.pid
-        self.lines = []
+        self.lines = []  # the lines expect() read
+        self.output = []  # every line, as the program prints it
         self._queue = queue.Queue()
-        thread = threading.Thread(target=self._read, daemon=True)
-        thread.start()
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
 
     def _read(self):
         for line in self.process.stdout:
+            self.output.append(line.rstrip("\n"))
             self._queue.put(line.rstrip("\n"))
         self._queue.put(None)
 
@@ -198,6 +200,7 @@ class Peer:
             self.lines.append(line)
 
     def kill(self):
-        """kill -9."""
+        """kill -9; `output` then holds every line the program printed."""
         self.process.kill()
         self.process.wait()
+        self._thread.join(10)
