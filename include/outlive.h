@@ -430,8 +430,11 @@ typedef struct outlive_store_options {
  *   seen dead within the bound, by TCP keepalives and tcp_user_timeout — so a
  *   death is seen within about 1.5 x the bound. A handle whose liveness
  *   connection drops (server restart, network cut) has ended its run: its
- *   later calls fail with OUTLIVE_E_STATE, saying so; close it and open the
- *   store again. Key-value pairs (with observers in every process) and
+ *   later calls fail with OUTLIVE_E_STATE, saying so (outlive_store_check
+ *   tells a process that only dispatches its loop); close it and open the
+ *   store again. A call that fails with OUTLIVE_E_IO (a lost connection, the
+ *   server away) may be retried on the same handle. Nothing acknowledged is
+ *   lost across a restart. Key-value pairs (with observers in every process) and
  *   signals (consumers delivered in any process) work on PostgreSQL stores
  *   now; messages, tasks and durable interactions are not yet available
  *   there: their functions fail with OUTLIVE_E_STATE and
