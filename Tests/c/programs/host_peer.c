@@ -17,7 +17,25 @@
  *                                           for i in FROM..COUNT-1: sets PREFIX/i
  *                                           (printing TRY set i, then ACK set i)
  *                                           and posts SIGNAL (TRY post i, ACK post i)
- * The last two are the contract a PostgreSQL store's user follows across
+ *   host_peer URI NAME add QUEUE PREFIX N   declares QUEUE (parallel), adds N tasks
+ *                                           host_task(label PREFIX<i>) to it, runs
+ *                                           none itself; prints ADDED N
+ *   host_peer URI NAME run QUEUE LIMIT      serves QUEUE (LIMIT at once) and no other,
+ *                                           prints READY, dispatches until stdin
+ *                                           reaches end of file; host_task prints
+ *                                           RAN <label> <attempt> <pid>, or, for a
+ *                                           label starting "stall" on its first
+ *                                           attempt, STARTED <label> 1 <pid> and never
+ *                                           returns (its host is then cut off);
+ *                                           reopens (and serves again) when its run ends
+ *   host_peer URI NAME message-post TITLE CHOICE
+ *                                           posts a message with one choice;
+ *                                           prints MESSAGE <id>
+ *   host_peer URI NAME message-respond ID CHOICE
+ *                                           answers it; prints RESPONDED
+ * A system not yet available on PostgreSQL stores makes these fail with
+ * OUTLIVE_E_STATE and its message on stderr (status 2).
+ * deliver, run and workload follow the contract a PostgreSQL store's user follows across
  * server restarts and network cuts (include/outlive.h, outlive_store_check):
  * a call that fails with OUTLIVE_E_IO or OUTLIVE_E_BUSY is retried; when the
  * handle says its run ended (OUTLIVE_E_STATE) the store is closed and opened
@@ -82,6 +100,80 @@ static int retryable(outlive_status status, double deadline) {
 
 OUTLIVE_HANDLER(host_report, OUTLIVE_ID(signal_id), OUTLIVE_UINTEGER(version)) {
     printf("DELIVERED %s %llu %d\n", outlive_object_string(signal_id), (unsigned long long)version, (int)getpid());
+}
+
+OUTLIVE_HANDLER(host_task, OUTLIVE_ID(label), OUTLIVE_INTEGER(attempt)) {
+    const char *text = outlive_object_string(label);
+    if (!strncmp(text, "stall", 5) && attempt == 1) {
+        printf("STARTED %s %lld %d\n", text, (long long)attempt, (int)getpid());
+        for (;;) pause();
+    }
+    printf("RAN %s %lld %d\n", text, (long long)attempt, (int)getpid());
+}
+
+/* A producer or a runner of QUEUE: declared (parallel), and the default queue
+ * not served, so that the handle runs only what `limit` says. */
+static outlive_status serve(const char *queue, size_t limit) {
+    outlive_status status = outlive_queue_declare(store, queue, OUTLIVE_QUEUE_PARALLEL);
+    if (status == OUTLIVE_OK) status = outlive_queue_serve(store, "default", 0);
+    if (status == OUTLIVE_OK && limit) status = outlive_queue_serve(store, queue, limit);
+    return status;
+}
+
+static int add(const char *queue, const char *prefix, long count) {
+    outlive_status status = serve(queue, 0);
+    if (status != OUTLIVE_OK) return fail("declare", status);
+    for (long i = 0; i < count; i++) {
+        char label[128];
+        snprintf(label, sizeof label, "%s%ld", prefix, i);
+        outlive_args *args = NULL;
+        outlive_args_new(&args);
+        outlive_args_set_string(args, "label", label);
+        outlive_handler *work = NULL;
+        status = outlive_handler_new("host_task", NULL, args, &work);
+        outlive_args_free(args);
+        if (status != OUTLIVE_OK) return fail("handler", status);
+        outlive_task_options options = OUTLIVE_TASK_OPTIONS_INIT;
+        options.queue = queue;
+        status = outlive_task_enqueue(store, work, &options, NULL, NULL);
+        outlive_handler_free(work);
+        if (status != OUTLIVE_OK) return fail("enqueue", status);
+    }
+    printf("ADDED %ld\n", count);
+    return 0;
+}
+
+static int run(const char *queue, size_t limit) {
+    outlive_status status = serve(queue, limit);
+    if (status != OUTLIVE_OK) return fail("serve", status);
+    printf("READY\n");
+    for (;;) {
+        outlive_loop *loop = outlive_store_loop(store);
+        struct pollfd fds[2] = {{.fd = outlive_loop_fd(loop), .events = POLLIN}, {.fd = 0, .events = POLLIN}};
+        if (poll(fds, 2, -1) < 0) return 2;
+        if (fds[0].revents & POLLIN) outlive_loop_dispatch(loop, 0);
+        if (outlive_store_check(store) == OUTLIVE_E_STATE) {
+            reopen();
+            /* What the process served was its ended run's: say it again. */
+            if ((status = serve(queue, limit)) != OUTLIVE_OK) return fail("serve", status);
+        }
+        if (fds[1].revents) {
+            char byte;
+            if (read(0, &byte, 1) <= 0) return 0;
+        }
+    }
+}
+
+static int message_post(const char *title, const char *choice) {
+    outlive_message_draft *draft = NULL;
+    outlive_status status = outlive_message_draft_new("hosts", title, &draft);
+    if (status == OUTLIVE_OK) status = outlive_message_draft_add_choice(draft, choice, choice, OUTLIVE_CHOICE_DEFAULT);
+    char id[OUTLIVE_ID_SIZE];
+    if (status == OUTLIVE_OK) status = outlive_message_post(store, draft, id);
+    outlive_message_draft_free(draft);
+    if (status != OUTLIVE_OK) return fail("message post", status);
+    printf("MESSAGE %s\n", id);
+    return 0;
 }
 
 static int deliver(void) {
@@ -181,6 +273,15 @@ int main(int argc, char **argv) {
         status = result == OUTLIVE_OK ? (printf("POSTED\n"), 0) : fail("post", result);
     } else if (!strcmp(command, "deliver") && argc == 4) {
         status = deliver();
+    } else if (!strcmp(command, "add") && argc == 7) {
+        status = add(argv[4], argv[5], atol(argv[6]));
+    } else if (!strcmp(command, "run") && argc == 6) {
+        status = run(argv[4], (size_t)atol(argv[5]));
+    } else if (!strcmp(command, "message-post") && argc == 6) {
+        status = message_post(argv[4], argv[5]);
+    } else if (!strcmp(command, "message-respond") && argc == 6) {
+        outlive_status result = outlive_message_respond(store, argv[4], argv[5]);
+        status = result == OUTLIVE_OK ? (printf("RESPONDED\n"), 0) : fail("message respond", result);
     } else if (!strcmp(command, "workload") && argc == 8) {
         status = workload(argv[4], argv[5], atol(argv[6]), atol(argv[7]));
     }
