@@ -103,6 +103,18 @@ func (s *Store) Close() error {
 // (freed with the store).
 func (s *Store) Loop() *Loop { return s.loop }
 
+// Check returns an error with StatusState once this handle can no longer act
+// as its run: on a PostgreSQL store, its liveness connection dropped (a server
+// restart, a network cut past the bound); close it and open the store again.
+// It makes no call to the server: call it after a dispatch.
+func (s *Store) Check() error {
+	store, err := s.handle("outlive_store_check")
+	if err != nil {
+		return err
+	}
+	return check("outlive_store_check", func() C.outlive_status { return C.outlive_store_check(store) })
+}
+
 // RunID is this handle's run id; "" once closed.
 func (s *Store) RunID() string {
 	if s.ptr == nil {

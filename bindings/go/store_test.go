@@ -17,6 +17,9 @@ func TestOpenGivesARunIDAndTheProcessName(t *testing.T) {
 	if store.ProcessName() != "go-test" {
 		t.Fatalf("process name %q", store.ProcessName())
 	}
+	if err := store.Check(); err != nil {
+		t.Fatalf("check of a live handle: %v", err)
+	}
 	if Version() == "" || !strings.HasPrefix(Version(), "0.") {
 		t.Fatalf("version %q", Version())
 	}

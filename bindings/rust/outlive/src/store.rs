@@ -83,6 +83,14 @@ impl Store {
         self.raw.as_ptr()
     }
 
+    /// `Err` with status `State` once this handle can no longer act as its
+    /// run: on a PostgreSQL store, its liveness connection dropped (a server
+    /// restart, a network cut past the bound). Close it and open the store
+    /// again. Makes no call to the server; call it after a dispatch.
+    pub fn check(&self) -> Result<()> {
+        check(unsafe { sys::outlive_store_check(self.raw()) })
+    }
+
     /// This handle's run id (36 characters).
     pub fn run_id(&self) -> &str {
         unsafe { borrowed(sys::outlive_store_run_id(self.raw())) }.unwrap_or("")
