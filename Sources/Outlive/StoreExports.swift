@@ -52,15 +52,15 @@ public func outlive_store_run_id(_ store: OpaquePointer?) -> UnsafePointer<CChar
 }
 
 @c @implementation
+public func outlive_store_process_name(_ store: OpaquePointer?) -> UnsafePointer<CChar>? {
+    borrowIfPresent(store, StoreHandle.self).map { UnsafePointer($0.processName) }
+}
+
+@c @implementation
 public func outlive_store_check(_ store: OpaquePointer?) -> outlive_status {
     guarded {
         try borrow(store, StoreHandle.self, "store").core.store.checkUsable()
     }
-}
-
-@c @implementation
-public func outlive_store_process_name(_ store: OpaquePointer?) -> UnsafePointer<CChar>? {
-    borrowIfPresent(store, StoreHandle.self).map { UnsafePointer($0.processName) }
 }
 
 @c @implementation

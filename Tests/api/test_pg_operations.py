@@ -6,6 +6,7 @@ import os
 import re
 import signal
 import subprocess
+import sys
 import time
 import uuid
 from urllib.parse import urlsplit, urlunsplit
@@ -154,11 +155,21 @@ def test_the_systemd_units_command_runs_a_worker_with_the_password_file(tmp_path
     assert refused.returncode != 0 and password not in refused.stderr
 
 
-def test_a_worker_whose_run_ends_under_it_exits_with_the_reason():
+def worker_command(kind, store):
+    if kind == "c":
+        return [OUTLIVE, "worker", store, "--verbose"], None
+    # Python's worker, serving a module that defines no task (json will do).
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "bindings", "python"),
+               OUTLIVE_LIBRARY=os.environ.get("OUTLIVE_LIBRARY", os.path.join(BUILD, "liboutlive.so")))
+    return [sys.executable, "-m", "outlive", "worker", "--store", store, "json"], env
+
+
+@pytest.mark.parametrize("kind", ["c", "python"])
+def test_a_worker_whose_run_ends_under_it_exits_with_the_reason(kind):
     name = f"ended_{uuid.uuid4().hex[:8]}"
     store = uri(query_database(), query=f"outlive_store={name}")
-    worker = subprocess.Popen([OUTLIVE, "worker", store, "--verbose"], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True)
+    command, env = worker_command(kind, store)
+    worker = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
         held = ""
         deadline = time.monotonic() + 30

@@ -103,24 +103,23 @@ func (s *Store) Close() error {
 // (freed with the store).
 func (s *Store) Loop() *Loop { return s.loop }
 
-// Check returns an error with StatusState once this handle can no longer act
-// as its run: on a PostgreSQL store, its liveness connection dropped (a server
-// restart, a network cut past the bound); close it and open the store again.
-// It makes no call to the server: call it after a dispatch.
-func (s *Store) Check() error {
-	store, err := s.handle("outlive_store_check")
-	if err != nil {
-		return err
-	}
-	return check("outlive_store_check", func() C.outlive_status { return C.outlive_store_check(store) })
-}
-
 // RunID is this handle's run id; "" once closed.
 func (s *Store) RunID() string {
 	if s.ptr == nil {
 		return ""
 	}
 	return C.GoString(C.outlive_store_run_id(s.ptr))
+}
+
+// Check returns an error of status StatusState once this handle no longer
+// acts as a live run: its run ended while it was open (PostgreSQL: its
+// connection to the server was lost). No I/O; learnt while the loop
+// dispatches. Close the store and open it again.
+func (s *Store) Check() error {
+	if s.ptr == nil {
+		return closedStore("Check")
+	}
+	return check("Check", func() C.outlive_status { return C.outlive_store_check(s.ptr) })
 }
 
 // ProcessName is the process name the store was opened with; "" once closed.

@@ -100,9 +100,10 @@ class Store(NativeHandle):
         return str(_ffi.outlive_store_run_id(self.handle).decode())
 
     def check(self) -> None:
-        """Raises StateError when this handle can no longer act as its run: on
-        a PostgreSQL store, its liveness connection dropped (a server restart,
-        a network cut past the bound). Close the store and open it again."""
+        """Raises StateError when this handle no longer acts as a live run:
+        its run ended while it was open (PostgreSQL: its connection to the
+        server was lost) or it was inherited across fork(). No I/O; the handle
+        learns it while its loop dispatches. Close it and open the store again."""
         check(_ffi.outlive_store_check(self.handle))
 
     @property

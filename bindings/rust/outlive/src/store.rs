@@ -83,17 +83,17 @@ impl Store {
         self.raw.as_ptr()
     }
 
-    /// `Err` with status `State` once this handle can no longer act as its
-    /// run: on a PostgreSQL store, its liveness connection dropped (a server
-    /// restart, a network cut past the bound). Close it and open the store
-    /// again. Makes no call to the server; call it after a dispatch.
-    pub fn check(&self) -> Result<()> {
-        check(unsafe { sys::outlive_store_check(self.raw()) })
-    }
-
     /// This handle's run id (36 characters).
     pub fn run_id(&self) -> &str {
         unsafe { borrowed(sys::outlive_store_run_id(self.raw())) }.unwrap_or("")
+    }
+
+    /// `Err` with `Status::State` once this handle no longer acts as a live run:
+    /// its run ended while it was open (PostgreSQL: its connection to the server
+    /// was lost). No I/O; learnt while the loop dispatches. Drop the store and
+    /// open it again.
+    pub fn check(&self) -> Result<()> {
+        check(unsafe { sys::outlive_store_check(self.raw()) })
     }
 
     pub fn process_name(&self) -> &str {
