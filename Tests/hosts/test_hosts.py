@@ -8,7 +8,7 @@ import uuid
 
 import pytest
 
-from conftest import ROOT
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def test_a_signal_posted_on_one_host_reaches_a_consumer_whose_process_started_later_on_another(

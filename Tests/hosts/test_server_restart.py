@@ -145,15 +145,21 @@ def test_kill_9_on_every_host_and_server_restarts_mid_workload_lose_nothing_ackn
             _wait(lambda: check.signals.consumers(signal)[0].last_version == version, 30,
                   f"version {version} of {host.namespace}'s signal delivered")
 
-        delivered = collections.Counter()
-        for peers in deliverers.values():
-            for peer in peers:
-                for line in list(peer.output):
-                    fields = line.split()
-                    if fields[0] == "DELIVERED":
-                        delivered[(fields[1], int(fields[2]))] += 1
+        def delivered():
+            found = collections.Counter()
+            for peers in deliverers.values():
+                for peer in peers:
+                    for line in list(peer.output):
+                        fields = line.split()
+                        if fields[0] == "DELIVERED":
+                            found[(fields[1], int(fields[2]))] += 1
+            return found
+        # The handler printed its line before the delivery was recorded; the
+        # line may still be on its way through the pipe.
         for host in hosts:
-            assert (signals[host.namespace], check.signals.lookup(signals[host.namespace])[0]) in delivered
+            latest = (signals[host.namespace], check.signals.lookup(signals[host.namespace])[0])
+            _wait(lambda: latest in delivered(), 10, f"the line of {latest}'s delivery")
+        delivered = delivered()
         # At-least-once: a version is delivered again only when its deliverer
         # died or lost its run inside the delivery — at most one delivery per
         # deliverer in flight at each of the kill and the two restarts.
