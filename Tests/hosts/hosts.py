@@ -43,8 +43,11 @@ def missing():
         return "network namespaces need root"
     if shutil.which("ip") is None:
         return "network namespaces need the ip command (iproute2)"
-    if _ip("netns", "list", check=False).returncode != 0:
-        return "ip netns is not available"
+    probe = f"{PREFIX}-{os.getpid()}-probe"
+    made = _ip("netns", "add", probe, check=False)
+    if made.returncode != 0:
+        return f"cannot make a network namespace (ip netns add: {made.stderr.strip()})"
+    _ip("netns", "del", probe, check=False)
     return None
 
 
