@@ -122,3 +122,25 @@ def test_a_message_presented_on_one_host_is_answered_on_another(server, store_na
     # The presenting host hears that its message went.
     presenter.expect(rf"^end p {message}$", timeout=30)
     assert presenter.finish() == 0 and responder.finish() == 0
+
+
+def test_a_host_cut_off_while_presenting_a_message_has_it_presented_on_another_within_the_bound(
+        server, store_name, peer, two_hosts):
+    a, b = two_hosts
+    bounded = f"{server}{'&' if '?' in server else '?'}outlive_liveness={CUT_BOUND}"
+    posted = _run_or_skip_unported(b, [peer, b.uri(bounded, store_name), "poster", "message-post", "question", "ok"])
+    message = re.search(r"MESSAGE (\S+)", posted).group(1)
+    # Host a presents it and holds the presentation (the user is looking at it).
+    presenter_a = a.start([MESSAGES_WORKER, a.uri(bounded, store_name), "presenter", "--presenter", "p:1:hold"])
+    presenter_a.expect(rf"^present p {message}$", timeout=30)
+    presenter_b = b.start([MESSAGES_WORKER, b.uri(bounded, store_name), "presenter", "--presenter", "p:1:show"])
+    presenter_b.expect("^ready$", timeout=30)
+    a.cut()
+    cut = time.time()
+    presenter_b.expect(rf"^present p {message}$", timeout=1.5 * CUT_BOUND + 3)
+    print(f"the cut-off host's message was presented on the other host {time.time() - cut:.1f} s after the cut "
+          f"(bound {CUT_BOUND} s)")
+    assert presenter_b.finish() == 0
+    presenter_a.kill()
+    assert [line for line in presenter_a.output if line.startswith("present")] == [f"present p {message}"]
+    assert [line for line in presenter_b.lines if line.startswith("present")] == [f"present p {message}"]
