@@ -13,10 +13,13 @@
  *                                           DELIVERED <signal> <version> <pid>)
  *                                           until stdin reaches end of file;
  *                                           reopens the store when its run ends
- *   host_peer URI NAME workload PREFIX SIGNAL FROM COUNT
+ *   host_peer URI NAME workload PREFIX SIGNAL FROM COUNT [QUEUE]
  *                                           for i in FROM..COUNT-1: sets PREFIX/i
- *                                           (printing TRY set i, then ACK set i)
- *                                           and posts SIGNAL (TRY post i, ACK post i)
+ *                                           (printing TRY set i, then ACK set i),
+ *                                           posts SIGNAL (TRY post i, ACK post i)
+ *                                           and, given a declared QUEUE, adds the
+ *                                           task host_task(label PREFIX-i) to it,
+ *                                           unique by its label (TRY task i, ACK task i)
  *   host_peer URI NAME add QUEUE PREFIX N   declares QUEUE (parallel), adds N tasks
  *                                           host_task(label PREFIX<i>) to it, runs
  *                                           none itself; prints ADDED N
@@ -27,7 +30,9 @@
  *                                           label starting "stall" on its first
  *                                           attempt, STARTED <label> 1 <pid> and never
  *                                           returns (its host is then cut off);
- *                                           reopens (and serves again) when its run ends
+ *                                           reopens (and serves again) when its run ends;
+ *                                           a commit per task, so that a run that
+ *                                           ends reruns at most the one in flight
  *   host_peer URI NAME message-post TITLE CHOICE
  *                                           posts a message with one choice;
  *                                           prints MESSAGE <id>
@@ -117,6 +122,24 @@ static outlive_status serve(const char *queue, size_t limit) {
     outlive_status status = outlive_queue_declare(store, queue, OUTLIVE_QUEUE_PARALLEL);
     if (status == OUTLIVE_OK) status = outlive_queue_serve(store, "default", 0);
     if (status == OUTLIVE_OK && limit) status = outlive_queue_serve(store, queue, limit);
+    if (status == OUTLIVE_OK && limit) status = outlive_tasks_set_completion_batch(store, 1);
+    return status;
+}
+
+/* Adds host_task(label) to queue; unique by its label when `unique`. */
+static outlive_status enqueue(const char *queue, const char *label, int unique) {
+    outlive_args *args = NULL;
+    outlive_args_new(&args);
+    outlive_args_set_string(args, "label", label);
+    outlive_handler *work = NULL;
+    outlive_status status = outlive_handler_new("host_task", NULL, args, &work);
+    outlive_args_free(args);
+    if (status != OUTLIVE_OK) return status;
+    outlive_task_options options = OUTLIVE_TASK_OPTIONS_INIT;
+    options.queue = queue;
+    options.unique_key = unique ? label : NULL;
+    status = outlive_task_enqueue(store, work, &options, NULL, NULL);
+    outlive_handler_free(work);
     return status;
 }
 
@@ -126,18 +149,7 @@ static int add(const char *queue, const char *prefix, long count) {
     for (long i = 0; i < count; i++) {
         char label[128];
         snprintf(label, sizeof label, "%s%ld", prefix, i);
-        outlive_args *args = NULL;
-        outlive_args_new(&args);
-        outlive_args_set_string(args, "label", label);
-        outlive_handler *work = NULL;
-        status = outlive_handler_new("host_task", NULL, args, &work);
-        outlive_args_free(args);
-        if (status != OUTLIVE_OK) return fail("handler", status);
-        outlive_task_options options = OUTLIVE_TASK_OPTIONS_INIT;
-        options.queue = queue;
-        status = outlive_task_enqueue(store, work, &options, NULL, NULL);
-        outlive_handler_free(work);
-        if (status != OUTLIVE_OK) return fail("enqueue", status);
+        if ((status = enqueue(queue, label, 0)) != OUTLIVE_OK) return fail("enqueue", status);
     }
     printf("ADDED %ld\n", count);
     return 0;
@@ -190,7 +202,7 @@ static int deliver(void) {
     }
 }
 
-static int workload(const char *prefix, const char *signal, long from, long count) {
+static int workload(const char *prefix, const char *signal, long from, long count, const char *queue) {
     for (long i = from; i < count; i++) {
         char key[128], value[32];
         snprintf(key, sizeof key, "%s/%05ld", prefix, i);
@@ -213,6 +225,18 @@ static int workload(const char *prefix, const char *signal, long from, long coun
             if (!retryable(status, deadline)) return fail("post", status);
         }
         printf("ACK post %ld\n", i);
+        if (!queue) continue;
+        char label[160];
+        snprintf(label, sizeof label, "%s-%ld", prefix, i);
+        for (;;) {
+            printf("TRY task %ld\n", i);
+            outlive_status status = outlive_store_check(store);
+            /* A retry of an add whose outcome was lost finds it by its key, unless it ran meanwhile. */
+            if (status == OUTLIVE_OK) status = enqueue(queue, label, 1);
+            if (status == OUTLIVE_OK) break;
+            if (!retryable(status, deadline)) return fail("enqueue", status);
+        }
+        printf("ACK task %ld\n", i);
     }
     return 0;
 }
@@ -282,8 +306,8 @@ int main(int argc, char **argv) {
     } else if (!strcmp(command, "message-respond") && argc == 6) {
         outlive_status result = outlive_message_respond(store, argv[4], argv[5]);
         status = result == OUTLIVE_OK ? (printf("RESPONDED\n"), 0) : fail("message respond", result);
-    } else if (!strcmp(command, "workload") && argc == 8) {
-        status = workload(argv[4], argv[5], atol(argv[6]), atol(argv[7]));
+    } else if (!strcmp(command, "workload") && (argc == 8 || argc == 9)) {
+        status = workload(argv[4], argv[5], atol(argv[6]), atol(argv[7]), argc == 9 ? argv[8] : NULL);
     }
     outlive_store_close(store);
     return status;
