@@ -435,9 +435,10 @@ typedef struct outlive_store_options {
  *   store again. A call that fails with OUTLIVE_E_IO (a lost connection, the
  *   server away) may be retried on the same handle. Nothing acknowledged is
  *   lost across a restart. Key-value pairs (with observers in every process),
- *   signals (consumers delivered in any process) and messages (presented and
- *   answered in any process) work on PostgreSQL stores now; tasks and
- *   durable interactions are not yet available there: their functions fail with OUTLIVE_E_STATE and
+ *   signals (consumers delivered in any process), messages (presented and
+ *   answered in any process), tasks, queues and schedules work on
+ *   PostgreSQL stores now; durable interactions are not yet available
+ *   there: their functions fail with OUTLIVE_E_STATE and
  *   a message that says so, changing nothing (docs/postgresql.md, "Status").
  * process_name: 1 to 255 bytes, without ':', '/' or control characters.
  * Returns:

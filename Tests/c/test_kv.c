@@ -449,16 +449,17 @@ static void test_systems_not_yet_on_postgresql_fail_cleanly_and_create_nothing(v
     const char *location = harness_store_location();
     outlive_store *store = NULL;
     CHECK_OK(outlive_store_open(location, "app", NULL, NULL, &store));
-    size_t count = 12345;
-    CHECK_STATUS(outlive_tasks_count(store, &count), OUTLIVE_E_STATE);
-    CHECK_MSG(strstr(outlive_last_error(), "tasks are not yet available on PostgreSQL"), "%s", outlive_last_error());
-    CHECK(count == 12345);
+    outlive_durable_interactions *queue = NULL;
+    CHECK_STATUS(outlive_durable_interactions_open(store, "q", 0, &queue), OUTLIVE_E_STATE);
+    CHECK_MSG(strstr(outlive_last_error(), "durable interactions are not yet available on PostgreSQL"), "%s", outlive_last_error());
+    CHECK(queue == NULL);
     /* Only the tables of the store and of the systems on PostgreSQL exist. */
     char sql[1024];
     snprintf(sql, sizeof sql, "DO \\$\\$ BEGIN IF (SELECT count(*) FROM pg_tables WHERE schemaname = 'outlive_%s' "
              "AND tablename NOT IN ('outlive_schema', 'outlive_feed', 'outlive_runs', 'outlive_watchers', 'outlive_kv', "
              "'outlive_signals', 'outlive_signal_consumers', "
-             "'outlive_messages', 'outlive_message_categories', 'outlive_message_presenters')) > 0 "
+             "'outlive_messages', 'outlive_message_categories', 'outlive_message_presenters', "
+             "'outlive_tasks', 'outlive_task_runner', 'outlive_task_queues', 'outlive_schedules')) > 0 "
              "THEN RAISE 'foreign tables'; END IF; END \\$\\$", store_name(location));
     CHECK_MSG(psql(sql), "tables of a system not on PostgreSQL were created");
     CHECK_OK(outlive_kv_set(store, "still", "works", 5));
