@@ -49,7 +49,7 @@ def test_a_key_value_observer_on_one_host_sees_a_set_made_on_another(server, sto
 
 MESSAGES_WORKER = os.path.join(ROOT, "build", "tests", "messages_worker")
 # The liveness bound of the cut test's store: a death is seen within 1.5 x it.
-CUT_BOUND = 4
+CUT_BOUND = 2
 
 
 def _run_or_skip_unported(host, command):
