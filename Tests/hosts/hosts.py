@@ -14,6 +14,10 @@ Everything made is removed on the way out, also when the test fails: the
 processes in each namespace are killed first (a namespace with a process in it
 outlives `ip netns del`), then the namespace, then the veth pair's server end.
 Needs root and the ip command; `missing()` says why not, for pytest.skip.
+
+The tests' fixtures are here too (the test modules import them): a conftest.py
+would be imported as the module `conftest`, which the Python binding's tests
+import by that name when the suites run in one session.
 """
 import contextlib
 import os
@@ -25,8 +29,12 @@ import signal
 import subprocess
 import threading
 import time
+import uuid
+
+import pytest
 
 PREFIX = "olhost"
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _ip(*arguments, namespace=None, check=True):
@@ -207,3 +215,37 @@ class Peer:
         self.process.kill()
         self.process.wait()
         self._thread.join(10)
+
+
+# Fixtures.
+
+PEER = os.path.join(ROOT, "build", "tests", "host_peer")
+
+
+@pytest.fixture
+def server():
+    value = os.environ.get("OUTLIVE_TEST_PG")
+    if not value:
+        pytest.skip("OUTLIVE_TEST_PG is not set: no PostgreSQL test server (scripts/pg_cluster.py start)")
+    return value
+
+
+@pytest.fixture
+def store_name():
+    return f"hosts_{uuid.uuid4().hex[:16]}"
+
+
+@pytest.fixture
+def peer():
+    if not os.access(PEER, os.X_OK):
+        pytest.fail(f"{PEER} is missing: make c-tests builds it")
+    return PEER
+
+
+@pytest.fixture
+def two_hosts():
+    reason = missing()
+    if reason:
+        pytest.skip(reason)
+    with made(2) as pair:
+        yield pair

@@ -8,6 +8,8 @@ import uuid
 
 import pytest
 
+from hosts import peer, server, store_name, two_hosts  # noqa: F401 (fixtures)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 

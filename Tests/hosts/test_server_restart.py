@@ -22,6 +22,8 @@ import uuid
 
 import pytest
 
+from hosts import peer, server, store_name, two_hosts  # noqa: F401 (fixtures)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import pg_cluster  # noqa: E402
