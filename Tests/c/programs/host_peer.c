@@ -45,8 +45,8 @@
  * a call that fails with OUTLIVE_E_IO or OUTLIVE_E_BUSY is retried; when the
  * handle says its run ended (OUTLIVE_E_STATE) the store is closed and opened
  * again (printing REOPENED), and what the process registered for its run is
- * registered again. Opening retries while the server is away. Exits 0, 3 when
- * the server stayed away for 60 s, 2 on any other error. */
+ * registered again. Opening retries while the server is away. Exits 0, or 2
+ * on an error (the server away for 60 s included). */
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,7 +92,8 @@ static void reopen(void) {
 /* Whether a failed call is one to retry (after reopening when the run ended). */
 static int retryable(outlive_status status, double deadline) {
     if (now() > deadline) return 0;
-    if (status == OUTLIVE_E_STATE) {
+    /* OUTLIVE_E_STATE for another reason (a misuse) is no reason to reopen. */
+    if (status == OUTLIVE_E_STATE && outlive_store_check(store) == OUTLIVE_E_STATE) {
         reopen();
         return 1;
     }
