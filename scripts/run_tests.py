@@ -29,7 +29,8 @@ BUILD = os.path.join(ROOT, "build")
 # C suites parametrized by a store location (Tests/c/harness.h): run a second
 # time on PostgreSQL stores (OUTLIVE_TEST_STORE_KIND=postgresql) when the test
 # server is up. A suite is added here once its systems work on PostgreSQL.
-POSTGRESQL_C_SUITES = ["test_kv", "test_kv_processes", "test_signals", "test_signals_processes"]
+POSTGRESQL_C_SUITES = ["test_kv", "test_kv_processes", "test_signals", "test_signals_processes",
+                       "test_durable_interactions"]
 
 
 def run_c(timeout):
