@@ -500,6 +500,8 @@ static void test_a_handle_whose_liveness_connection_drops_says_its_run_ended(voi
     outlive_store *store = NULL;
     CHECK_OK(outlive_store_open(location, "victim", loop, NULL, &store));
     CHECK_OK(outlive_kv_set(store, "before", "x", 1));
+    CHECK_OK(outlive_store_check(store));
+    CHECK_STATUS(outlive_store_check(NULL), OUTLIVE_E_INVALID_ARGUMENT);
     /* The server ends the session that holds this run's lock (as a restart or a cut would). */
     char sql[1024];
     snprintf(sql, sizeof sql, "SELECT pg_terminate_backend(l.pid) FROM pg_locks l JOIN outlive_%s.outlive_runs r "
@@ -508,12 +510,16 @@ static void test_a_handle_whose_liveness_connection_drops_says_its_run_ended(voi
              store_name(location), store_name(location));
     CHECK(psql(sql));
     outlive_status status = OUTLIVE_OK;
+    /* The handle learns it while its loop dispatches; outlive_store_check
+     * reports it without I/O, and every other call fails the same way. */
     for (int round = 0; round < 100 && status == OUTLIVE_OK; round++) {
         outlive_loop_dispatch(loop, 50);
-        status = outlive_kv_set(store, "after", "x", 1);
+        status = outlive_store_check(store);
     }
     CHECK_MSG(status == OUTLIVE_E_STATE, "still %s after the lock connection was ended", outlive_status_name(status));
     CHECK_MSG(strstr(outlive_last_error(), "this run ended") && strstr(outlive_last_error(), "open it again"), "%s", outlive_last_error());
+    CHECK_STATUS(outlive_kv_set(store, "after", "x", 1), OUTLIVE_E_STATE);
+    CHECK_MSG(strstr(outlive_last_error(), "this run ended"), "%s", outlive_last_error());
     outlive_store_close(store);
     outlive_loop_free(loop);
     /* The store itself carries on for a new handle. */

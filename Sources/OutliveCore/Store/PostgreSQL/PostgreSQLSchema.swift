@@ -45,7 +45,17 @@ enum PostgreSQLSchema {
                     throw OutliveError.corrupt("the PostgreSQL schema \(schema) holds tables but is not an Outlive store")
                 }
             }
-            try connection.exec("CREATE SCHEMA IF NOT EXISTS \(quoted); SET LOCAL search_path = \(quoted)")
+            // Only a missing schema is created: a role without CREATE on the
+            // database can use a schema its administrator made for it
+            // (docs/postgresql.md, "A database and a role").
+            if exists == 0 {
+                do {
+                    try connection.exec("CREATE SCHEMA \(quoted)")
+                } catch let error as OutliveError where error.code == .permission {
+                    throw OutliveError(.permission, "creating the schema \(schema) of this store needs CREATE on the database; or have it created for this role: CREATE SCHEMA \(schema) AUTHORIZATION <role> (\(error.message))")
+                }
+            }
+            try connection.exec("SET LOCAL search_path = \(quoted)")
             try connection.exec("CREATE TABLE IF NOT EXISTS outlive_schema(component text PRIMARY KEY, version bigint NOT NULL)")
             let format = try connection.integer("SELECT version FROM outlive_schema WHERE component = 'format'") ?? 0
             if format > formatVersion {
