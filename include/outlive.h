@@ -2111,7 +2111,8 @@ OUTLIVE_API outlive_status outlive_interactions_set_stall_report(outlive_interac
  * At least once. The claim belongs to the presenting run: it is released when
  * the queue is empty, when the handle is suspended with nothing presented, when
  * it is freed, and when the run ends or dies (kill -9 included: the death is
- * seen at once, never after a timeout). An interaction whose presenter died, or
+ * seen at once, never after a timeout; on a PostgreSQL store, within its
+ * liveness bound, see outlive_store_open). An interaction whose presenter died, or
  * whose handle was freed, before it was finished is presented again by the next
  * presenter: make interactions idempotent, keyed by interaction_id.
  *
