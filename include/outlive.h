@@ -431,10 +431,10 @@ typedef struct outlive_store_options {
  *   death is seen within about 1.5 x the bound. A handle whose liveness
  *   connection drops (server restart, network cut) has ended its run: its
  *   later calls fail with OUTLIVE_E_STATE, saying so; close it and open the
- *   store again. Key-value pairs (with observers in every process), signals
- *   (consumers delivered in any process) and durable interaction queues work
- *   on PostgreSQL stores now; messages and tasks are not yet available
- *   there: their functions fail with OUTLIVE_E_STATE and
+ *   store again. Key-value pairs (with observers in every process),
+ *   signals (consumers delivered in any process), messages (presented and
+ *   answered in any process) and durable interaction queues work on
+ *   PostgreSQL stores now; tasks are not yet available there: their functions fail with OUTLIVE_E_STATE and
  *   a message that says so, changing nothing (docs/postgresql.md, "Status").
  * process_name: 1 to 255 bytes, without ':', '/' or control characters.
  * Returns:

@@ -30,6 +30,7 @@ BUILD = os.path.join(ROOT, "build")
 # time on PostgreSQL stores (OUTLIVE_TEST_STORE_KIND=postgresql) when the test
 # server is up. A suite is added here once its systems work on PostgreSQL.
 POSTGRESQL_C_SUITES = ["test_kv", "test_kv_processes", "test_signals", "test_signals_processes",
+                       "test_messages", "test_messages_processes", "test_group_commit",
                        "test_durable_interactions", "test_faults"]
 
 

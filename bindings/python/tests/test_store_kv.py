@@ -177,6 +177,6 @@ def test_postgresql_liveness_option_and_systems_not_yet_ported(tmp_path):
         outlive.Store(location, liveness=2.5)
     with outlive.Store(location, liveness=3) as store:
         store.kv["k"] = b"v"
-        with pytest.raises(outlive.StateError, match="messages are not yet available on PostgreSQL"):
-            store.messages.ids()
+        with pytest.raises(outlive.StateError, match="tasks are not yet available on PostgreSQL"):
+            len(store.tasks)
         assert store.kv["k"] == b"v"
