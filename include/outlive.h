@@ -433,9 +433,9 @@ typedef struct outlive_store_options {
  *   later calls fail with OUTLIVE_E_STATE, saying so; close it and open the
  *   store again. Key-value pairs (with observers in every process),
  *   signals (consumers delivered in any process), messages (presented and
- *   answered in any process) and durable interaction queues work on
- *   PostgreSQL stores now; tasks are not yet available there: their functions fail with OUTLIVE_E_STATE and
- *   a message that says so, changing nothing (docs/postgresql.md, "Status").
+ *   answered in any process), tasks, queues and schedules and durable
+ *   interaction queues work on PostgreSQL stores as on directories
+ *   (docs/postgresql.md, "Status").
  * process_name: 1 to 255 bytes, without ':', '/' or control characters.
  * Returns:
  *   OUTLIVE_E_INVALID_ARGUMENT  a NULL pointer, an empty path, a bad process

@@ -810,21 +810,10 @@ static void damaged_task_child(void *arg) {
     else child_say("ok");
 }
 
-/* Whether the store refuses tasks as not yet on its engine (PostgreSQL, until
- * tasks are ported there). */
-static int tasks_not_yet_available(const char *location) {
-    outlive_store *store = open_store(location, "probe");
-    size_t count = 0;
-    int refused = store && outlive_tasks_count(store, &count) == OUTLIVE_E_STATE && strstr(outlive_last_error(), "not yet available");
-    outlive_store_close(store);
-    return refused;
-}
-
 static void run_damaged_task(int kind, const char *what) {
     const char *dir = harness_store_location();
     char path[4096], said[1024];
     snprintf(path, sizeof path, "%s", dir);
-    if (tasks_not_yet_available(path)) SKIP("tasks are not yet available on PostgreSQL stores");
     struct damaged_task damage = {path, kind};
     int result = in_child(damaged_task_child, &damage, said, sizeof said);
     harness_remove_store(path);
