@@ -433,8 +433,8 @@ typedef struct outlive_store_options {
  *   later calls fail with OUTLIVE_E_STATE, saying so; close it and open the
  *   store again. Key-value pairs (with observers in every process),
  *   signals (consumers delivered in any process), messages (presented and
- *   answered in any process), tasks, queues and schedules and durable
- *   interaction queues work on PostgreSQL stores as on directories
+ *   answered in any process), tasks with their queues and schedules, and
+ *   durable interaction queues work on PostgreSQL stores as on directories
  *   (docs/postgresql.md, "Status").
  * process_name: 1 to 255 bytes, without ':', '/' or control characters.
  * Returns:
