@@ -945,6 +945,13 @@ OUTLIVE_API outlive_status outlive_handler_deserialize(const void *bytes, size_t
  *   outlive_handler_call(completion, args). The first completion of an
  *   attempt, from whichever process, is its outcome; any later one returns
  *   OUTLIVE_E_STATE and changes nothing, as does one whose store is gone.
+ *   A completion called during the handler's own call, on its thread, and
+ *   carrying no result ends the attempt as a return does: with its batch,
+ *   in the transaction that ends the batch, not in one of its own (a crash
+ *   before that reruns it, as it reruns a handler that returned; a second
+ *   completion from this process returns OUTLIVE_E_STATE, one from another
+ *   process before the batch ends is not refused but ignored); any other
+ *   is written on the task's row when it is called.
  *   A handler that does not declare it succeeds when it returns. A task
  *   added with a result signal (outlive_task_enqueue) also passes
  *   `result_signal` (ID) to a handler that declares it.

@@ -301,7 +301,54 @@ static void test_the_library_s_own_handlers_cannot_be_stored_as_work(void) {
     harness_remove_tree(dir);
 }
 
+/* A handler that ends its attempt from inside its call, twice: a failure,
+ * then a success. The statuses of the two calls, for the test. */
+static _Atomic int in_call_calls;
+static outlive_status in_call_first = -1, in_call_second = -1;
+
+static outlive_status complete_with(const outlive_handler *completion, bool success, const char *error) {
+    outlive_args *args = NULL;
+    if (outlive_args_new(&args) != OUTLIVE_OK) return OUTLIVE_E_NO_MEMORY;
+    outlive_args_set_bool(args, "success", success);
+    if (error) outlive_args_set_string(args, "error", error);
+    outlive_status status = outlive_handler_call(completion, args);
+    outlive_args_free(args);
+    return status;
+}
+
+OUTLIVE_HANDLER(completing_twice_in_call, OUTLIVE_HANDLER_ARG(completion)) {
+    in_call_first = complete_with(completion, false, "the completion sent during the call said no");
+    in_call_second = complete_with(completion, true, NULL);
+    in_call_calls++;
+}
+
+/* Ended with its batch rather than on the row at once, a completion sent
+ * during the handler's call is still the attempt's one outcome. */
+static void test_the_first_completion_sent_during_the_call_is_the_outcome_and_a_second_is_refused(void) {
+    const char *dir = harness_temp_dir();
+    outlive_store *store = NULL;
+    CHECK_OK(outlive_store_open(dir, "runner", NULL, NULL, &store));
+    CHECK_OK(outlive_tasks_set_triggers(store, 0, 1e6));
+    outlive_handler *work = NULL;
+    CHECK_OK(outlive_handler_new("completing_twice_in_call", NULL, NULL, &work));
+    CHECK_OK(outlive_task_add(store, work, NULL, NULL, 0, NULL));
+    outlive_handler_free(work);
+    in_call_calls = 0;
+    CHECK_OK(outlive_tasks_run_now(store));
+    CHECK(harness_dispatch_until(outlive_store_loop(store), &in_call_calls, 1, 30));
+    CHECK_OK(in_call_first);
+    CHECK_STATUS(in_call_second, OUTLIVE_E_STATE);
+    outlive_task_state state = OUTLIVE_TASK_RUNNING;
+    char error[512] = "";
+    CHECK_MSG(only_task(store, &state, error, sizeof error), "the task is gone: the refused success ended it");
+    CHECK(state == OUTLIVE_TASK_PENDING);
+    CHECK_MSG(strstr(error, "the completion sent during the call said no") != NULL, "last_error is \"%s\"", error);
+    outlive_store_close(store);
+    harness_remove_tree(dir);
+}
+
 HARNESS_MAIN(
+    T(test_the_first_completion_sent_during_the_call_is_the_outcome_and_a_second_is_refused),
     T(test_second_completion_from_another_process_is_refused_and_the_first_stands),
     T(test_a_process_that_never_opened_the_store_completes_the_attempt),
     T(test_completion_in_the_runner_after_one_from_another_process_is_refused),

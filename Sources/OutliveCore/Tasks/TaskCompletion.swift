@@ -96,6 +96,7 @@ public enum TaskCompletion {
             return
         }
         let local = running.value(for: claim)?.object
+        if result == nil, let local, try local.completeInCall(claim: claim, taskID: taskID, success: success, error: error) { return }
         try record(in: store, taskID: taskID, claim: claim, runID: runID, success: success, error: error, result: result, announce: local == nil)
         local?.completed(claim: claim, .completion(success: success, error: error))
     }

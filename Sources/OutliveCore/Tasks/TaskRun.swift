@@ -216,7 +216,12 @@ extension TaskQueue {
                 retryLater()
                 return
             }
-            lock.withLock { for (attempt, _) in finished { results.removeValue(forKey: attempt.claim) } }
+            lock.withLock {
+                for (attempt, _) in finished {
+                    results.removeValue(forKey: attempt.claim)
+                    completedInCall.remove(attempt.claim)
+                }
+            }
             for (attempt, _) in finished { TaskCompletion.ended(claim: attempt.claim) }
             if !finished.isEmpty { scheduleDue() }
             // A group start that ended may have unblocked members behind the cursor.
@@ -339,6 +344,8 @@ extension TaskQueue {
             arguments.set("completion", .handler(completion))
         }
         if let signal = TaskResult.callArgument(taskID: attempt.id, handlerName: handler.name, store: store) { arguments.set("result_signal", signal) }
+        lock.withLock { calling = (attempt.claim, ThreadIdentity.current) }
+        defer { lock.withLock { calling = nil } }
         do {
             try HandlerRegistry.shared.call(storedWork: handler, with: arguments)
         } catch let error as OutliveError where error.code == .unresolved {
@@ -365,6 +372,34 @@ extension TaskQueue {
             self?.pump(run)
         }
         run.inFlight[claim] = attempt
+    }
+
+    /// A completion of the attempt whose handler is being called on this
+    /// thread, sent from inside that call and carrying no result: the
+    /// attempt ends like the call's return, with its batch — in memory now,
+    /// on the row in the step that ends the batch — instead of in a
+    /// transaction (and, at FULL, an fsync) of its own per task. A crash
+    /// before that step reruns it, as it reruns a handler that returned.
+    /// False when this is not such a completion (the caller records it on
+    /// the row); `.state` when the attempt has an outcome already.
+    func completeInCall(claim: String, taskID: String, success: Bool, error: String?) throws -> Bool {
+        let inCall = lock.withLock { calling.map { $0.claim == claim && $0.thread == ThreadIdentity.current } ?? false }
+        guard inCall else { return false }
+        let refusal = OutliveError.state("attempt \(claim) of task \(taskID) was completed already, or has ended (timed out, or its runner ended); this completion is ignored")
+        if lock.withLock({ results[claim] != nil }) { throw refusal }
+        // Another process may have completed it during the call (its handler
+        // handed the completion out): that one came first.
+        let (fence, fenced) = attemptClaim.fence(token: .text(claim))
+        let open = try store.database.read { transaction in
+            try transaction.integer("SELECT count(*) FROM outlive_tasks WHERE id = ? AND \(fence) AND state = 1 AND outcome IS NULL",
+                                    [.text(taskID)] + fenced)
+        }
+        guard open == 1 else { throw refusal }
+        lock.withLock {
+            results[claim] = .completion(success: success, error: error)
+            completedInCall.insert(claim)
+        }
+        return true
     }
 
     /// Records a result unless one is there already (the first one wins).
@@ -413,7 +448,9 @@ extension TaskQueue {
         guard let row else { return }
         if row.cancelled { return try TaskCancellation.end(taskID: attempt.id, in: transaction) }
         var result = result
-        if let outcome = row.outcome {
+        // A completion sent during the handler's call came first: it was
+        // refused had the row held an outcome then (`completeInCall`).
+        if let outcome = row.outcome, !lock.withLock({ completedInCall.contains(attempt.claim) }) {
             result = .completion(success: outcome == TaskSchema.Outcome.success.rawValue, error: row.error)
         }
         let key: SQLValue = .integer(attempt.seq)
