@@ -1261,7 +1261,9 @@ OUTLIVE_API outlive_status outlive_tasks_set_concurrency(outlive_store *store, s
  * commit for the batch instead of one per task. A batch holds only as many
  * tasks as the handlers got through within one dispatch's budget (about
  * 5 ms), so a run of slow handlers commits every task on its own whatever this
- * says; it ends at a task that starts a group (its members wait for its
+ * says, and only as many as the queue's limit lets run at once (a handler
+ * that declares `completion` holds a slot until it is called, unless its
+ * last call in the run sent it during the call); it ends at a task that starts a group (its members wait for its
  * success, committed), and a retry runs in a batch of its own.
  * At-least-once: a crash (kill -9 included) reruns at most the batch in
  * flight, the handlers already called in it included; 1: at most the one

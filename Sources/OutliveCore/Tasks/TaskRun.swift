@@ -30,6 +30,11 @@ final class TaskRun {
     var unresolvedNames: Set<String> = []
     /// Whether a handler name declares `completion`, as resolved in this run.
     var awaitsCompletion: [String: Bool] = [:]
+    /// Names that declare `completion` and whose last call in this run sent
+    /// it during the call (every Python task handler does): their attempts
+    /// leave no slot taken after the call, so they are claimed in batches
+    /// like handlers without one.
+    var completesInCall: Set<String> = []
     /// Names of ready tasks that resolve nowhere in this process: reported
     /// once per run (`reportUnresolved`).
     var reportedNames: Set<String> = []
@@ -51,8 +56,9 @@ struct TaskAttempt {
     let decodeError: String?
     /// Whether the task starts a group: its success may unblock members.
     let startsGroup: Bool
-    /// Whether its handler declares `completion`: the attempt may stay in
-    /// flight after the call, holding one of the run's slots.
+    /// Whether its handler declares `completion` and is not known to send it
+    /// during the call: the attempt may stay in flight after the call,
+    /// holding one of the run's slots.
     let awaitsCompletion: Bool
     /// Whether no task of the run may be claimed after it in the same step:
     /// its members wait for its success (a group start), or it runs alone (a
@@ -178,6 +184,10 @@ extension TaskQueue {
                     store.loop.post { [weak self] in self?.pump(run) }
                     return
                 }
+                // An attempt expected to complete during its call may not
+                // have: the next waits for a slot (the completion pumps again).
+                let slots = limit(of: run)
+                if slots > 0 && awaitingCompletion(run) >= slots { return }
                 let attempt = run.claimedAhead.removeFirst()
                 let start = Clock.monotonic()
                 call(attempt, run: run, policy: policy)
@@ -362,6 +372,9 @@ extension TaskQueue {
             return
         }
         let answered = lock.withLock { results[attempt.claim] != nil }
+        if awaitsCompletion(handler.name, run: run) {
+            if answered { run.completesInCall.insert(handler.name) } else { run.completesInCall.remove(handler.name) }
+        }
         if answered || !TaskQueue.takesCompletion(handler.name) {
             deliver(attempt.claim, .succeeded)
             return
@@ -400,6 +413,11 @@ extension TaskQueue {
             completedInCall.insert(claim)
         }
         return true
+    }
+
+    /// Attempts called and in flight without a result: waiting for their completion.
+    private func awaitingCompletion(_ run: TaskRun) -> Int {
+        lock.withLock { run.inFlight.keys.reduce(0) { $0 + (results[$1] == nil ? 1 : 0) } }
     }
 
     /// Records a result unless one is there already (the first one wins).
@@ -631,7 +649,7 @@ extension TaskQueue {
                 handler = nil
                 decodeError = "the stored handler is \(decoded.name), but the task's row says \(task.handlerName)"
             }
-            let awaits = handler.map { awaitsCompletion($0.name, run: run) } ?? false
+            let awaits = handler.map { awaitsCompletion($0.name, run: run) && !run.completesInCall.contains($0.name) } ?? false
             return TaskAttempt(seq: task.seq, id: task.id, claim: claim, number: task.attempts + 1,
                                handler: handler, decodeError: decodeError, startsGroup: task.groupStart,
                                awaitsCompletion: awaits, endsBatch: task.groupStart || task.attempts > 0 || handler == nil, timer: nil)
