@@ -13,7 +13,10 @@ import COutliveSystem
 /// completion for an attempt that already has an outcome or has ended (timed
 /// out and recorded, its runner ended) changes nothing and throws `.state`.
 /// The runner learns of it directly in its own process, through the change
-/// feed in another.
+/// feed in another. One sent from inside the handler's own call, on the
+/// runner's thread, without a result, is not written on its own: the run ends
+/// it with its batch, as it ends a handler that returned
+/// (`TaskQueue.completeInCall`).
 ///
 /// Where this process has the store open, the outcome is written through that
 /// handle. Elsewhere (another process, or a forked child whose inherited handle
