@@ -431,11 +431,11 @@ typedef struct outlive_store_options {
  *   death is seen within about 1.5 x the bound. A handle whose liveness
  *   connection drops (server restart, network cut) has ended its run: its
  *   later calls fail with OUTLIVE_E_STATE, saying so; close it and open the
- *   store again. Key-value pairs (with observers in every process) and
- *   signals (consumers delivered in any process) work on PostgreSQL stores
- *   now; messages, tasks and durable interactions are not yet available
- *   there: their functions fail with OUTLIVE_E_STATE and
- *   a message that says so, changing nothing (docs/postgresql.md, "Status").
+ *   store again. Key-value pairs (with observers in every process),
+ *   signals (consumers delivered in any process), messages (presented and
+ *   answered in any process), tasks with their queues and schedules, and
+ *   durable interaction queues work on PostgreSQL stores as on directories
+ *   (docs/postgresql.md, "Status").
  * process_name: 1 to 255 bytes, without ':', '/' or control characters.
  * Returns:
  *   OUTLIVE_E_INVALID_ARGUMENT  a NULL pointer, an empty path, a bad process
@@ -486,6 +486,20 @@ OUTLIVE_API const char *outlive_store_run_id(const outlive_store *store);
 
 /* The process name the store was opened with; owned by the store. */
 OUTLIVE_API const char *outlive_store_process_name(const outlive_store *store);
+
+/* Whether the handle still acts as a live run, without any I/O: OUTLIVE_OK,
+ * or OUTLIVE_E_STATE with the reason in outlive_last_error_message when its
+ * run ended while it was open (PostgreSQL: its liveness connection to the
+ * server was lost — a server restart, a failover, a network cut longer than
+ * the liveness bound — so other processes may already have released what it
+ * held) or when it was inherited by a forked child. Every other call on such a
+ * handle fails the same way; the one thing left to do is outlive_store_close
+ * and opening the store again (a new run). The handle learns it during a
+ * dispatch of its loop, so a host loop that only waits on outlive_loop_fd
+ * calls this after each dispatch to notice, as `outlive worker` does.
+ *   OUTLIVE_E_INVALID_ARGUMENT  store is NULL or not a store handle
+ * Any thread. */
+OUTLIVE_API outlive_status outlive_store_check(const outlive_store *store);
 
 /* The loop the store delivers on: the one passed to outlive_store_open, or the
  * store's own. Owned by the store: do not free it. NULL when store is NULL. */
@@ -2106,7 +2120,8 @@ OUTLIVE_API outlive_status outlive_interactions_set_stall_report(outlive_interac
  * At least once. The claim belongs to the presenting run: it is released when
  * the queue is empty, when the handle is suspended with nothing presented, when
  * it is freed, and when the run ends or dies (kill -9 included: the death is
- * seen at once, never after a timeout). An interaction whose presenter died, or
+ * seen at once, never after a timeout; on a PostgreSQL store, within its
+ * liveness bound, see outlive_store_open). An interaction whose presenter died, or
  * whose handle was freed, before it was finished is presented again by the next
  * presenter: make interactions idempotent, keyed by interaction_id.
  *
