@@ -3,10 +3,11 @@
 
     scripts/pg_cluster.py start   # prints OUTLIVE_TEST_PG=postgresql://...
     scripts/pg_cluster.py env     # the same line, if the server runs
+    scripts/pg_cluster.py restart [fast|immediate]
     scripts/pg_cluster.py stop
-    scripts/pg_cluster.py start|env|stop durable   # a second cluster, fsync on
+    scripts/pg_cluster.py start|env|stop fsync   # a second cluster, for measuring
 
-The `durable` cluster (build/pg-durable) commits as a production server does
+The `fsync` cluster (build/pg-fsync) commits as a production server does
 (fsync, synchronous_commit and full_page_writes on): for measuring, not tests.
 
 Debian's server (the `postgresql` package, installed with apt-get when missing)
@@ -48,7 +49,8 @@ def use_base(base):
 
 
 use_base(os.path.join(ROOT, "build", "pg"))
-DURABLE = False
+# The measuring cluster's mode (`fsync` on the command line): every durability setting on.
+FSYNC = False
 DATABASE = "outlive_test"
 VARIABLE = "OUTLIVE_TEST_PG"
 # The role that authenticates with a password (tests create it).
@@ -171,9 +173,25 @@ def start():
     return start_owned()[0]
 
 
-def start_owned():
+def restart(mode="fast"):
+    """Restarts the running server on the same port and data: "fast" ends every
+    session and shuts down cleanly, "immediate" stops at once, as a crash does
+    (the server recovers from its WAL when it starts)."""
+    if mode not in ("fast", "immediate"):
+        raise ValueError(f"restart mode {mode!r}: fast or immediate")
+    result = _run([os.path.join(_bin_dir(), "pg_ctl"), "-D", DATA, "-l", LOG, "-m", mode, "-w", "-t", "60", "restart"],
+                  capture_output=True, text=True)
+    if result.returncode != 0:
+        raise RuntimeError(f"pg_ctl restart failed:\n{result.stdout}{result.stderr}\n{_tail(LOG)}")
+
+
+def start_owned(durable=False):
     """Starts (or reuses) the cluster: its URI, and whether this call started it
-    (a server someone started by hand is theirs to stop)."""
+    (a server someone started by hand is theirs to stop). `durable`: commits
+    wait for their WAL to be written (synchronous_commit on), so that an
+    acknowledged commit survives a crash of the server (fsync stays off: the
+    kernel, which survives, holds what was written); the shared test server
+    does without, for speed."""
     existing = uri()
     if existing:
         return existing, False
@@ -201,8 +219,8 @@ def start_owned():
     # Test-only settings: no fsync (a throwaway cluster), room for the many
     # connections process tests open (two per store handle).
     settings = ["listen_addresses='*'", f"unix_socket_directories='{SOCKET}'", "fsync=off",
-                "synchronous_commit=off", "full_page_writes=off", "max_connections=300", "shared_buffers=64MB"]
-    if DURABLE:
+                f"synchronous_commit={'on' if durable else 'off'}", "full_page_writes=off", "max_connections=300", "shared_buffers=64MB"]
+    if FSYNC:
         settings = [s for s in settings if s.split("=")[0] not in ("fsync", "synchronous_commit", "full_page_writes")]
     for attempt in range(5):
         port = _free_port()
@@ -237,13 +255,10 @@ def _tail(path, lines=20):
 
 def main():
     command = sys.argv[1] if len(sys.argv) > 1 else ""
-    if sys.argv[2:] == ["durable"]:
-        global DURABLE
-        DURABLE = True
-        use_base(os.path.join(ROOT, "build", "pg-durable"))
-    elif sys.argv[2:]:
-        print("usage: pg_cluster.py start|env|stop [durable]", file=sys.stderr)
-        return 2
+    if command in ("start", "env", "stop") and sys.argv[2:] == ["fsync"]:
+        global FSYNC
+        FSYNC = True
+        use_base(os.path.join(ROOT, "build", "pg-fsync"))
     if command == "start":
         print(f"{VARIABLE}={start()}")
     elif command == "env":
@@ -252,10 +267,12 @@ def main():
             print("pg_cluster: the test server is not running (scripts/pg_cluster.py start)", file=sys.stderr)
             return 1
         print(f"{VARIABLE}={value}")
+    elif command == "restart":
+        restart(sys.argv[2] if len(sys.argv) > 2 else "fast")
     elif command == "stop":
         stop()
     else:
-        print("usage: pg_cluster.py start|env|stop [durable]", file=sys.stderr)
+        print("usage: pg_cluster.py start|env|restart [fast|immediate]|stop; start|env|stop fsync", file=sys.stderr)
         return 2
     return 0
 
