@@ -4,6 +4,7 @@
     scripts/pg_cluster.py start   # prints OUTLIVE_TEST_PG=postgresql://...
     scripts/pg_cluster.py env     # the same line, if the server runs
     scripts/pg_cluster.py stop
+    scripts/pg_cluster.py --bench start|env|stop   # the benchmarks' durable server
 
 Debian's server (the `postgresql` package, installed with apt-get when missing)
 runs a cluster of its own: data directory build/pg/data, Unix socket in
@@ -46,6 +47,18 @@ def use_base(base):
 use_base(os.path.join(ROOT, "build", "pg"))
 DATABASE = "outlive_test"
 VARIABLE = "OUTLIVE_TEST_PG"
+# Test-only settings: no fsync (a throwaway cluster).
+DURABILITY = ["fsync=off", "synchronous_commit=off", "full_page_writes=off"]
+
+
+def use_bench():
+    """Manages the benchmarks' durable cluster instead of the tests' one."""
+    global DATABASE, VARIABLE, DURABILITY
+    use_base(os.path.join(ROOT, "build", "pg-bench"))
+    DATABASE = "outlive_bench"
+    VARIABLE = "OUTLIVE_BENCH_PG"
+    DURABILITY = ["fsync=on", "synchronous_commit=on", "full_page_writes=on"]
+
 # The role that authenticates with a password (tests create it).
 PASSWORD_ROLE = "outlive_password"
 # Addresses of the network namespaces that tests use as other hosts.
@@ -193,10 +206,9 @@ def start_owned():
                   f"host all {PASSWORD_ROLE} 127.0.0.1/32 scram-sha-256\n"
                   "host all all 127.0.0.1/32 trust\n"
                   f"host all all {TEST_HOSTS} trust\n")
-    # Test-only settings: no fsync (a throwaway cluster), room for the many
-    # connections process tests open (two per store handle).
-    settings = ["listen_addresses='*'", f"unix_socket_directories='{SOCKET}'", "fsync=off",
-                "synchronous_commit=off", "full_page_writes=off", "max_connections=300", "shared_buffers=64MB"]
+    # Room for the many connections process tests open (two per store handle).
+    settings = ["listen_addresses='*'", f"unix_socket_directories='{SOCKET}'"] + DURABILITY + \
+        ["max_connections=300", "shared_buffers=64MB"]
     for attempt in range(5):
         port = _free_port()
         with open(os.path.join(DATA, "postgresql.auto.conf"), "a") as conf:
@@ -229,19 +241,23 @@ def _tail(path, lines=20):
 
 
 def main():
-    command = sys.argv[1] if len(sys.argv) > 1 else ""
+    arguments = sys.argv[1:]
+    if arguments[:1] == ["--bench"]:
+        use_bench()
+        arguments = arguments[1:]
+    command = arguments[0] if arguments else ""
     if command == "start":
         print(f"{VARIABLE}={start()}")
     elif command == "env":
         value = uri()
         if not value:
-            print("pg_cluster: the test server is not running (scripts/pg_cluster.py start)", file=sys.stderr)
+            print("pg_cluster: the server is not running (scripts/pg_cluster.py start)", file=sys.stderr)
             return 1
         print(f"{VARIABLE}={value}")
     elif command == "stop":
         stop()
     else:
-        print("usage: pg_cluster.py start|env|stop", file=sys.stderr)
+        print("usage: pg_cluster.py [--bench] start|env|stop", file=sys.stderr)
         return 2
     return 0
 
