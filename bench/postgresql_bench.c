@@ -148,8 +148,8 @@ static outlive_store *open_store(const char *host, const char *name, const char 
 
 /* ---- 1. durable single operations per second ---- */
 
-#define ROUNDS 3
-#define OPS 1000
+#define ROUNDS 5
+#define OPS 400
 #define PAYLOAD 64
 
 enum { OP_RAW, OP_KV, OP_SIGNAL, OP_TASK, OP_KINDS };
