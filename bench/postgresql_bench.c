@@ -194,6 +194,7 @@ static double raw_inserts_per_second(int round) {
 
 static double outlive_ops_per_second(int kind) {
     outlive_store *store = open_store(NULL, new_store_name("ops"), "bench-ops", 0);
+    if (kind == OP_TASK) outlive_tasks_set_triggers(store, 0, 1e6);  /* adds only: no run here */
     unsigned char payload[PAYLOAD];
     memset(payload, 7, sizeof payload);
     outlive_args *args = NULL;
@@ -487,9 +488,10 @@ static void latency_poster(const net_host *poster_host, const net_host *consumer
     printf("| outlive_signal_post (the call; commit p50 / post p50 = %.2f) | %.0f | %.0f |\n", c50 / s50, s50, s99);
     printf("| raw commit + NOTIFY → the LISTENing connection on the other host (peer) | %.0f | %.0f |\n", n50, n99);
     printf("| outlive_signal_post → handler on the other host (%d calls) | %.0f | %.0f |\n", counts[0] - WARMUP, h50, h99);
-    printf("\nGoal: post → handler p50 ≤ raw commit + NOTIFY p50 + 500 µs = %.0f µs: %.0f, %s. "
-           "(Post ≥ 0.8× a commit, commit p50 / post p50: %.2f, %s.)\n\n",
-           n50 + 500, h50, h50 <= n50 + 500 ? "met" : "not met", c50 / s50, c50 / s50 >= 0.8 ? "met" : "not met");
+    printf("\nGoal: post → handler p50 ≤ raw commit + NOTIFY p50 + 500 µs = %.0f µs: %.0f, %s (against the raw commit "
+           "alone + 500 µs = %.0f µs: %s). Post ≥ 0.8× a commit (commit p50 / post p50): %.2f, %s.\n\n",
+           n50 + 500, h50, h50 <= n50 + 500 ? "met" : "not met", c50 + 500, h50 <= c50 + 500 ? "met" : "not met",
+           c50 / s50, c50 / s50 >= 0.8 ? "met" : "not met");
     fflush(stdout);
     _exit(0);
 }

@@ -12,9 +12,9 @@ on).
     job it ran; the clock is the same in every process).
 
 The systems, each used as its documentation shows, its defaults kept:
-  - Outlive: `outlive.Store(URI)`, `store.tasks.add(Handler(...))` per job; a
-    worker is a Python process with the store open, the handler declared
-    (@outlive.handler) and its loop dispatched, triggers (1, 0).
+  - Outlive: a module with an `@outlive.task` function, `item.delay(...)` per
+    job from a process with `outlive.Store(URI)` open; workers are
+    `python -m outlive worker MODULE --store URI`.
   - procrastinate: an App on a PsycopgConnector, `task.defer(...)` per job (in
     `app.open()`), workers `app.run_worker(concurrency=1)` (LISTEN/NOTIFY on).
   - pgqueuer: `SyncQueries(SyncPsycopgDriver(...)).enqueue(...)` per job
@@ -42,6 +42,7 @@ os.environ.setdefault("OUTLIVE_LIBRARY", os.path.join(ROOT, "build", "liboutlive
 N = int(os.environ.get("OUTLIVE_PG_ITEMS", "2000"))
 TIMEOUT = float(os.environ.get("OUTLIVE_PG_TIMEOUT", "300"))
 WORKER_COUNTS = (1, 4)
+SCRATCH = "/tmp/outlive-pg-python"
 
 
 def report(line):
@@ -68,29 +69,56 @@ def outlive_setup(server, tag):
     return uri
 
 
+# The module of the task function, as an application has one: imported by the
+# producer (which adds tasks with item.delay) and by `python -m outlive worker`.
+JOBS_MODULE = "outlive_pg_bench_jobs"
+JOBS_SOURCE = """import sys
+import time
+
+import outlive
+
+sys.stdout.write("ready\\n")  # imported: the worker opens the store next
+sys.stdout.flush()
+
+
+@outlive.task
+def item(item: str) -> None:
+    sys.stdout.write(f"d {time.monotonic()!r}\\n")
+    sys.stdout.flush()
+"""
+
+
+def jobs_directory():
+    directory = os.path.join(SCRATCH, "jobs")
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(directory, JOBS_MODULE + ".py"), "w") as f:
+        f.write(JOBS_SOURCE)
+    return directory
+
+
 def outlive_producer(uri):
+    import importlib
+    import io
     import outlive
-    store = outlive.Store(uri, "producer")
-    store.tasks.set_triggers(0, 1e6)  # this process only adds: never a run here
+    sys.path.insert(0, jobs_directory())
+    quiet, sys.stdout = sys.stdout, io.StringIO()  # the module says "ready" for workers
+    try:
+        jobs = importlib.import_module(JOBS_MODULE)
+    finally:
+        sys.stdout = quiet
+    store = outlive.Store(uri, "producer")  # not a worker: it adds, never runs
 
     def enqueue(count):
         for i in range(count):
-            store.tasks.add(outlive.Handler("bench.pg.item", item=f"item-{i}"))
+            jobs.item.delay(item=f"item-{i}")
     return enqueue, store.close
 
 
-def outlive_worker(uri):
-    import outlive
-
-    @outlive.handler("bench.pg.item")
-    def item(item: str):
-        report(f"d {time.monotonic()!r}")
-
-    with outlive.Store(uri, "worker") as store:
-        store.tasks.set_triggers(1, 0)
-        report("ready")
-        while True:
-            store.loop.dispatch(1.0)
+def outlive_worker_command(uri):
+    """`python -m outlive worker MODULE --store URI`, as users run it."""
+    path = os.pathsep.join([jobs_directory(), os.path.join(ROOT, "bindings", "python")])
+    env = dict(os.environ, PYTHONPATH=path + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return [sys.executable, "-m", "outlive", "worker", JOBS_MODULE, "--store", uri], env
 
 
 def fresh_database(server, name):
@@ -186,7 +214,7 @@ def pgqueuer_worker(uri):
 
 SYSTEMS = {
     # kind: (label, setup, producer, worker, PyPI package, the guarantee it gives)
-    "outlive": ("**Outlive store.tasks**", outlive_setup, outlive_producer, outlive_worker, None,
+    "outlive": ("**Outlive @outlive.task**", outlive_setup, outlive_producer, outlive_worker_command, None,
                 "at-least-once: a task is deleted only when its handler succeeded; a dead worker's task runs "
                 "again within the death bound (about 1.5 × `outlive_liveness`, 15 s by default)"),
     "procrastinate": ("procrastinate (PsycopgConnector)", procrastinate_setup, procrastinate_producer,
@@ -200,6 +228,12 @@ SYSTEMS = {
 
 
 # ── the parent ─────────────────────────────────────────────────────────────
+
+def worker_command(kind, uri):
+    if kind == "outlive":
+        return outlive_worker_command(uri)
+    return [sys.executable, os.path.abspath(__file__), "--worker", kind, uri], None
+
 
 def read_line(fd):
     """One line, read a byte at a time: nothing after it is taken from the pipe."""
@@ -219,8 +253,8 @@ def run_once(scratch, kind, server, workers, tag):
         for w in range(workers):
             log = open(os.path.join(scratch, f"pg-{kind}-{tag}-{w}.log"), "w")
             logs.append(log)
-            processes.append(subprocess.Popen([sys.executable, os.path.abspath(__file__), "--worker", kind, uri],
-                                              stdout=subprocess.PIPE, stderr=log))
+            command, env = worker_command(kind, uri)
+            processes.append(subprocess.Popen(command, stdout=subprocess.PIPE, stderr=log, env=env))
         for process, log in zip(processes, logs):
             if read_line(process.stdout.fileno()) != b"ready":
                 raise RuntimeError(f"a {kind} worker did not start (see {log.name})")
@@ -271,7 +305,8 @@ def main(argv):
     if len(argv) > 1 and argv[1] == "--worker":
         SYSTEMS[argv[2]][3](argv[3])
         return 0
-    scratch = argv[1] if len(argv) > 1 else "/tmp/outlive-pg-python"
+    global SCRATCH
+    scratch = SCRATCH = argv[1] if len(argv) > 1 else "/tmp/outlive-pg-python"
     os.makedirs(scratch, mode=0o700, exist_ok=True)
     print("### Python on PostgreSQL: task queue beside procrastinate and pgqueuer\n")
     server = os.environ.get("OUTLIVE_BENCH_PG")
@@ -311,7 +346,7 @@ def main(argv):
           f"(127.0.0.1), in the same run (Python {sys.version.split()[0]}). Enqueue: no worker running. Enqueue to "
           "done: W worker processes started (and past their start) before the first enqueue; jobs over the time from "
           "the first enqueue to the last job run. Each system with its defaults, as its documentation shows it: "
-          "Outlive `store.tasks.add(Handler(...))`, workers dispatching their store's loop; procrastinate "
+          "Outlive `@outlive.task` + `item.delay()`, workers `python -m outlive worker MODULE --store URI`; procrastinate "
           "`task.defer()`, workers `app.run_worker(concurrency=1)`; pgqueuer `SyncQueries.enqueue()` on an "
           "autocommit psycopg connection, workers `PgQueuer(AsyncpgDriver)`. One round. Ratio: Outlive's rate "
           "over the peer's.\n")
