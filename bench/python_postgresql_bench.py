@@ -23,13 +23,15 @@ The systems, each used as its documentation shows, its defaults kept:
 Each peer gets a fresh database of its own on the server (its schema
 installed by its own installer), Outlive a fresh store (a schema).
 Usage: python_postgresql_bench.py SCRATCH_DIR [--worker KIND URI].
-OUTLIVE_PG_ITEMS (default 2000), OUTLIVE_PG_TIMEOUT (default 300 s) and
+OUTLIVE_PG_ITEMS (default 1000), OUTLIVE_PG_ROUNDS (default 3; the median is
+reported), OUTLIVE_PG_TIMEOUT (default 300 s) and
 OUTLIVE_PG_SYSTEMS (default all: outlive,procrastinate,pgqueuer). Prints a
 markdown section; says what it did not measure and why (no server, a peer
 that did not install, Outlive tasks not on PostgreSQL in this build)."""
 import asyncio
 import os
 import select
+import statistics
 import subprocess
 import sys
 import time
@@ -39,7 +41,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bindings", "python"))
 os.environ.setdefault("OUTLIVE_LIBRARY", os.path.join(ROOT, "build", "liboutlive.so"))
 
-N = int(os.environ.get("OUTLIVE_PG_ITEMS", "2000"))
+N = int(os.environ.get("OUTLIVE_PG_ITEMS", "1000"))
+ROUNDS = int(os.environ.get("OUTLIVE_PG_ROUNDS", "3"))
+TAGS = []  # of the stores and databases made, dropped at the end
 TIMEOUT = float(os.environ.get("OUTLIVE_PG_TIMEOUT", "300"))
 WORKER_COUNTS = (1, 4)
 SCRATCH = "/tmp/outlive-pg-python"
@@ -329,18 +333,23 @@ def main(argv):
             unavailable[kind] = f"{type(error).__name__}: {error}"
     only = [kind for kind in os.environ.get("OUTLIVE_PG_SYSTEMS", "").split(",") if kind]
     kinds = [kind for kind in SYSTEMS if kind not in unavailable and (not only or kind in only)]
-    results, failures = {}, []
-    for kind in kinds:
-        try:
-            results[(kind, 0)] = enqueue_only(kind, server, "enqueue")
-        except Exception as error:
-            failures.append(f"{kind}, enqueue: {type(error).__name__}: {error}")
-    for workers in WORKER_COUNTS:
-        for kind in kinds:
-            try:
-                results[(kind, workers)] = run_once(scratch, kind, server, workers, f"w{workers}")[1]
-            except Exception as error:
-                failures.append(f"{kind}, {workers} workers: {type(error).__name__}: {error}")
+    samples, failures = {}, []
+    for round_index in range(ROUNDS):
+        for workers in (0,) + WORKER_COUNTS:
+            # The order of the systems rotated between rounds (the disk is shared and its load moves).
+            for kind in kinds[round_index % len(kinds):] + kinds[:round_index % len(kinds)] if kinds else []:
+                what = "enqueue" if workers == 0 else f"{workers} workers"
+                if any(failure.startswith(f"{kind}, {what}:") for failure in failures):
+                    continue
+                tag = f"r{round_index}w{workers}"
+                TAGS.append(tag)
+                try:
+                    rate = enqueue_only(kind, server, tag) if workers == 0 else \
+                        run_once(scratch, kind, server, workers, tag)[1]
+                    samples.setdefault((kind, workers), []).append(rate)
+                except Exception as error:
+                    failures.append(f"{kind}, {what}: {type(error).__name__}: {error}")
+    results = {key: statistics.median(rates) for key, rates in samples.items()}
 
     print(f"{N} jobs enqueued one call each by one process, on the same durable PostgreSQL server over TCP "
           f"(127.0.0.1), in the same run (Python {sys.version.split()[0]}). Enqueue: no worker running. Enqueue to "
@@ -348,8 +357,8 @@ def main(argv):
           "the first enqueue to the last job run. Each system with its defaults, as its documentation shows it: "
           "Outlive `@outlive.task` + `item.delay()`, workers `python -m outlive worker MODULE --store URI`; procrastinate "
           "`task.defer()`, workers `app.run_worker(concurrency=1)`; pgqueuer `SyncQueries.enqueue()` on an "
-          "autocommit psycopg connection, workers `PgQueuer(AsyncpgDriver)`. One round. Ratio: Outlive's rate "
-          "over the peer's.\n")
+          f"autocommit psycopg connection, workers `PgQueuer(AsyncpgDriver)`. Median of {ROUNDS} rounds, the order "
+          "of the systems rotated between rounds. Ratio: Outlive's rate over the peer's.\n")
     columns = [("enqueue /s", 0)] + [(f"enqueue to done /s, {w} worker{'s' if w > 1 else ''}", w)
                                      for w in WORKER_COUNTS]
     print("| system | " + " | ".join(name for name, _ in columns) + " | guarantee |")
@@ -385,7 +394,7 @@ def drop_leftovers(server):
     """The peers' databases and Outlive's stores of this run (the server may be reused)."""
     import psycopg
     with psycopg.connect(server, autocommit=True) as connection:
-        for tag in ("enqueue", "probe") + tuple(f"w{w}" for w in WORKER_COUNTS):
+        for tag in ["probe"] + TAGS:
             connection.execute(f"DROP SCHEMA IF EXISTS outlive_bench_py_{os.getpid()}_{tag} CASCADE")
             for kind in SYSTEMS:
                 connection.execute(f"DROP DATABASE IF EXISTS bench_{kind}_{tag} WITH (FORCE)")
