@@ -431,9 +431,10 @@ typedef struct outlive_store_options {
  *   death is seen within about 1.5 x the bound. A handle whose liveness
  *   connection drops (server restart, network cut) has ended its run: its
  *   later calls fail with OUTLIVE_E_STATE, saying so; close it and open the
- *   store again. Key-value pairs (with observers in every process) and
- *   signals (consumers delivered in any process) work on PostgreSQL stores
- *   now; messages, tasks and durable interactions are not yet available
+ *   store again. Key-value pairs (with observers in every process),
+ *   signals (consumers delivered in any process), messages (presented and
+ *   answered in any process), tasks, queues and schedules work on
+ *   PostgreSQL stores now; durable interactions are not yet available
  *   there: their functions fail with OUTLIVE_E_STATE and
  *   a message that says so, changing nothing (docs/postgresql.md, "Status").
  * process_name: 1 to 255 bytes, without ':', '/' or control characters.
@@ -486,6 +487,20 @@ OUTLIVE_API const char *outlive_store_run_id(const outlive_store *store);
 
 /* The process name the store was opened with; owned by the store. */
 OUTLIVE_API const char *outlive_store_process_name(const outlive_store *store);
+
+/* Whether the handle still acts as a live run, without any I/O: OUTLIVE_OK,
+ * or OUTLIVE_E_STATE with the reason in outlive_last_error_message when its
+ * run ended while it was open (PostgreSQL: its liveness connection to the
+ * server was lost — a server restart, a failover, a network cut longer than
+ * the liveness bound — so other processes may already have released what it
+ * held) or when it was inherited by a forked child. Every other call on such a
+ * handle fails the same way; the one thing left to do is outlive_store_close
+ * and opening the store again (a new run). The handle learns it during a
+ * dispatch of its loop, so a host loop that only waits on outlive_loop_fd
+ * calls this after each dispatch to notice, as `outlive worker` does.
+ *   OUTLIVE_E_INVALID_ARGUMENT  store is NULL or not a store handle
+ * Any thread. */
+OUTLIVE_API outlive_status outlive_store_check(const outlive_store *store);
 
 /* The loop the store delivers on: the one passed to outlive_store_open, or the
  * store's own. Owned by the store: do not free it. NULL when store is NULL. */

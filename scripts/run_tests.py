@@ -29,7 +29,11 @@ BUILD = os.path.join(ROOT, "build")
 # C suites parametrized by a store location (Tests/c/harness.h): run a second
 # time on PostgreSQL stores (OUTLIVE_TEST_STORE_KIND=postgresql) when the test
 # server is up. A suite is added here once its systems work on PostgreSQL.
-POSTGRESQL_C_SUITES = ["test_kv", "test_kv_processes", "test_signals", "test_signals_processes"]
+POSTGRESQL_C_SUITES = ["test_kv", "test_kv_processes", "test_signals", "test_signals_processes",
+                       "test_messages", "test_messages_processes", "test_group_commit"]
+# Tasks and schedules (about 30 s on the test server).
+POSTGRESQL_C_SUITES += ["test_tasks", "test_tasks_processes", "test_tasks_completion", "test_tasks_lifecycle", "test_tasks_uncallable",
+                        "test_queues", "test_queues_processes", "test_schedules"]
 
 
 def run_c(timeout):

@@ -57,6 +57,13 @@ public func outlive_store_process_name(_ store: OpaquePointer?) -> UnsafePointer
 }
 
 @c @implementation
+public func outlive_store_check(_ store: OpaquePointer?) -> outlive_status {
+    guarded {
+        try borrow(store, StoreHandle.self, "store").core.store.checkUsable()
+    }
+}
+
+@c @implementation
 public func outlive_store_loop(_ store: OpaquePointer?) -> OpaquePointer? {
     guard let handle = borrowIfPresent(store, StoreHandle.self) else { return nil }
     return OpaquePointer(Unmanaged.passUnretained(handle.core.loop).toOpaque())

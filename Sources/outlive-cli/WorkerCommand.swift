@@ -114,6 +114,10 @@ struct WorkerCommand: ParsableCommand {
             var lastActivity = Clock.monotonic()
             while !stop.received {
                 let ran = try store.loop.dispatch(timeoutMilliseconds: untilIdle ? 100 : -1)
+                // A run that ended under the worker (PostgreSQL: its liveness
+                // connection was lost) can do nothing more: exit with the reason,
+                // so that a supervisor starts a worker that is a live run again.
+                try store.store.checkUsable()
                 if ran > 0 { lastActivity = Clock.monotonic() }
                 if untilIdle, Clock.monotonic() - lastActivity >= idleSeconds,
                    try store.tasks.queues().allSatisfy({ queue in !served.contains { $0.name == queue.name } || queue.pending + queue.running == 0 }) {

@@ -68,6 +68,15 @@ void harness_remove_store(const char *location) {
     harness_remove_tree(location);
 }
 
+void harness_store_side_file(const char *location, const char *suffix, char *path, size_t size) {
+    const char *name = strstr(location, "outlive_store=");
+    const char *tmp = getenv("TMPDIR");
+    if (strncmp(location, "postgres", 8) == 0 && name)
+        snprintf(path, size, "%s/outlive-%s%s", tmp && *tmp ? tmp : "/tmp", name + strlen("outlive_store="), suffix);
+    else
+        snprintf(path, size, "%s%s", location, suffix);
+}
+
 void harness_remove_tree(const char *path) {
     DIR *dir = opendir(path);
     if (dir) {

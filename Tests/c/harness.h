@@ -49,6 +49,10 @@ extern int harness_skipped_current;
 int harness_postgresql(void);
 const char *harness_store_location(void);
 void harness_remove_store(const char *location);
+/* A file path for a test's own use beside the store at `location` (a log,
+ * a marker): "<directory><suffix>" for a directory, a file in $TMPDIR (or
+ * /tmp) named after the store for a URI. Never made by this call. */
+void harness_store_side_file(const char *location, const char *suffix, char *path, size_t size);
 /* A test that proves what only one engine has. */
 #define SQLITE_ONLY() do { if (harness_postgresql()) SKIP("SQLite stores only"); } while (0)
 #define POSTGRESQL_ONLY() do { if (!harness_postgresql()) SKIP("PostgreSQL stores only (OUTLIVE_TEST_STORE_KIND=postgresql)"); } while (0)

@@ -219,6 +219,7 @@ static void test_every_store_call_in_child_is_refused_and_the_parent_run_stays(v
         if (outlive_tasks_run_now(store) != OUTLIVE_E_STATE) bad |= 16;
         if (outlive_presenter_add(store, "p", &presenter, NULL, NULL) != OUTLIVE_E_STATE) bad |= 32;
         if (outlive_message_post(store, draft, id) != OUTLIVE_E_STATE) bad |= 64;
+        if (outlive_store_check(store) != OUTLIVE_E_STATE) bad |= 128;
         outlive_message_draft_free(draft);
         outlive_store_close(store);
         _exit(bad);

@@ -2,7 +2,9 @@
  * kv sets and deletes, signal posts and message posts share a transaction and
  * a commit): each call is committed when it returns, every call keeps its own
  * status, and a call that fails changes nothing while its group's other calls
- * are kept. Durability against kill -9 is the crash harness's (test_crash). */
+ * are kept. Durability against kill -9 is the crash harness's (test_crash).
+ * PostgreSQL stores make no groups (each call is its own transaction) but
+ * promise the same to threads sharing a handle: the suite runs on both. */
 #include "harness.h"
 #include <pthread.h>
 #include <stdatomic.h>
@@ -69,7 +71,7 @@ static void *set_and_read_back(void *argument) {
 }
 
 static void test_sets_of_8_threads_are_each_committed_when_the_call_returns(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     outlive_store *store = open_store(dir, "app"), *reader = open_store(dir, "reader");
     CHECK(store && reader);
     atomic_int start = 0;
@@ -99,7 +101,7 @@ static void test_sets_of_8_threads_are_each_committed_when_the_call_returns(void
         }
     }
     outlive_store_close(store);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 /* Each round: a set (succeeds), a delete of a key that is not there (fails
@@ -125,7 +127,7 @@ static void *set_fail_delete(void *argument) {
 }
 
 static void test_a_failing_call_fails_alone_and_its_group_is_kept(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     outlive_store *store = open_store(dir, "app");
     CHECK(store);
     atomic_int start = 0;
@@ -149,7 +151,7 @@ static void test_a_failing_call_fails_alone_and_its_group_is_kept(void) {
         }
     }
     outlive_store_close(store);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 static void *post_messages(void *argument) {
@@ -174,7 +176,7 @@ static void *post_messages(void *argument) {
 /* A group's calls see each other's changes: of 80 posts from 8 threads to a
  * category that allows 40, exactly 40 succeed and 40 fail with LIMIT. */
 static void test_category_limit_holds_for_posts_of_8_threads(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     outlive_store *store = open_store(dir, "app");
     CHECK(store);
     CHECK_OK(outlive_messages_set_category_limit(store, 40));
@@ -193,7 +195,7 @@ static void test_category_limit_holds_for_posts_of_8_threads(void) {
     CHECK_OK(outlive_messages_count(store, "limited", &count));
     CHECK(count == 40);
     outlive_store_close(store);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 OUTLIVE_HANDLER(group_commit_consumer, OUTLIVE_UINTEGER(version)) { (void)version; }
@@ -212,7 +214,7 @@ static void *post_signal(void *argument) {
 
 /* Every acknowledged post of 8 threads made its own version. */
 static void test_posts_of_8_threads_each_make_a_version(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     outlive_store *store = open_store(dir, "app");
     CHECK(store);
     outlive_handler *handler = NULL;
@@ -229,7 +231,7 @@ static void test_posts_of_8_threads_each_make_a_version(void) {
     CHECK_OK(outlive_signal_lookup(store, SIGNAL_ID, &version, NULL, NULL));
     CHECK_MSG(version == THREADS * 25, "version %llu after %d posts", (unsigned long long)version, THREADS * 25);
     outlive_store_close(store);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 HARNESS_MAIN(T(test_sets_of_8_threads_are_each_committed_when_the_call_returns),

@@ -1,8 +1,10 @@
 /* The message queue in one process: drafts, accessors, listing and removal,
  * presentation tokens, release callbacks, the category cap, and bad input that
- * gets a precise status and stores nothing. */
+ * gets a precise status and stores nothing; a run the store no longer has.
+ * On both engines (harness_store_location; OUTLIVE_TEST_STORE_KIND=postgresql). */
 #include "harness.h"
 #include <pthread.h>
+#include <sqlite3.h>
 
 static outlive_store *open_store(const char *dir) {
     outlive_store *store = NULL;
@@ -32,7 +34,7 @@ static outlive_message_draft *draft_with_choices(const char *category) {
 }
 
 static void test_posted_message_reads_back_every_field(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     outlive_store *store = open_store(dir);
     CHECK(store);
     outlive_message_draft *draft = draft_with_choices("sync-issue");
@@ -76,11 +78,11 @@ static void test_posted_message_reads_back_every_field(void) {
     CHECK(outlive_message_id(NULL) == NULL && outlive_message_choice_count(NULL) == 0 && !outlive_message_is_handled(NULL));
     CHECK(outlive_message_payload(NULL) == NULL);
     outlive_store_close(store);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 static void test_list_mute_remove_and_remove_scope(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     outlive_store *store = open_store(dir);
     CHECK(store);
     char ids[5][OUTLIVE_ID_SIZE];
@@ -127,11 +129,11 @@ static void test_list_mute_remove_and_remove_scope(void) {
     CHECK_OK(outlive_messages_remove_scope(store, "b", NULL));
     CHECK(stored(store) == 2);
     outlive_store_close(store);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 static void test_auto_remove_message_goes_when_muted(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     outlive_store *store = open_store(dir);
     CHECK(store);
     outlive_message_draft *draft = NULL;
@@ -144,7 +146,7 @@ static void test_auto_remove_message_goes_when_muted(void) {
     for (int i = 0; i < 50 && stored(store) != 0; i++) pump(store, 1);
     CHECK(stored(store) == 0);
     outlive_store_close(store);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 struct presenting {
@@ -178,7 +180,7 @@ static void *finish_from_thread(void *token) {
 }
 
 static void test_presentation_finishes_once_from_any_thread_then_state(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     outlive_store *store = open_store(dir);
     CHECK(store);
     struct presenting p = {0};
@@ -218,7 +220,7 @@ static void test_presentation_finishes_once_from_any_thread_then_state(void) {
     for (int i = 0; i < 100 && stored(store) != 0; i++) pump(store, 1);
     CHECK(stored(store) == 0 && p.ended == 1);
     outlive_store_close(store);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 static int released;
@@ -230,7 +232,7 @@ static bool never_resolve(const outlive_message *message, char choice_out[64], v
 }
 
 static void test_release_callbacks_run_once_on_remove_or_close_never_on_failure(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     outlive_store *store = open_store(dir);
     CHECK(store);
     released = 0;
@@ -253,11 +255,11 @@ static void test_release_callbacks_run_once_on_remove_or_close_never_on_failure(
     pump(store, 2);
     outlive_store_close(store);
     CHECK_MSG(released == 4, "released %d", released);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 static void test_category_cap_refuses_posts_with_limit_and_frees_on_removal(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     outlive_store *store = open_store(dir);
     CHECK(store);
     CHECK_STATUS(outlive_messages_set_category_limit(store, 0), OUTLIVE_E_INVALID_ARGUMENT);
@@ -277,11 +279,11 @@ static void test_category_cap_refuses_posts_with_limit_and_frees_on_removal(void
     outlive_message_draft_free(draft);
     CHECK(stored(store) == 4);
     outlive_store_close(store);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 static void test_bad_input_gets_precise_statuses_and_stores_nothing(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     outlive_store *store = open_store(dir);
     CHECK(store);
     const char bad_utf8[] = {'a', (char)0xC3, (char)0x28, 0};
@@ -373,7 +375,7 @@ static void test_bad_input_gets_precise_statuses_and_stores_nothing(void) {
     outlive_message_draft_free(NULL);
     outlive_message_free(NULL);
     outlive_store_close(store);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 static int32_t refuse(const outlive_message *message, void *context) {
@@ -383,7 +385,7 @@ static int32_t refuse(const outlive_message *message, void *context) {
 }
 
 static void test_highest_priority_presents_first_added_on_tie_zero_never(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     outlive_store *store = open_store(dir);
     CHECK(store);
     struct presenting zero = {0}, first = {0}, second = {0};
@@ -412,7 +414,74 @@ static void test_highest_priority_presents_first_added_on_tie_zero_never(void) {
     CHECK(first.presented == 2 && second.presented == 1);
     CHECK_OK(outlive_presentation_finish(first.token, OUTLIVE_PRESENTATION_PRESENTED, false, NULL));
     outlive_store_close(store);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
+}
+
+static int response_calls;
+static bool count_response(const outlive_message *message, void *context) {
+    (void)message; (void)context;
+    response_calls++;
+    return true;
+}
+
+/* Deletes a run's row and its presenters, as another process ending it
+ * would, leaving its handle open (its lock file, or PostgreSQL lock, is
+ * untouched); whether it did. */
+static int forget_run(const char *location, const char *run_id) {
+    char sql[512];
+    snprintf(sql, sizeof sql, "DELETE FROM outlive_message_presenters WHERE run_id = '%s'; "
+             "DELETE FROM outlive_runs WHERE run_id = '%s'", run_id, run_id);
+    if (harness_postgresql()) {
+        const char *name = strstr(location, "outlive_store=");
+        char command[8192];
+        snprintf(command, sizeof command, "psql -X -q -v ON_ERROR_STOP=1 \"%s\" -c \"SET search_path = outlive_%s; %s\" >/dev/null 2>&1",
+                 getenv("OUTLIVE_TEST_PG"), name ? name + strlen("outlive_store=") : "main", sql);
+        return system(command) == 0;
+    }
+    char path[4200];
+    snprintf(path, sizeof path, "%s/outlive.db", location);
+    sqlite3 *db = NULL;
+    int ok = sqlite3_open(path, &db) == SQLITE_OK && sqlite3_busy_timeout(db, 10000) == SQLITE_OK &&
+             sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK && sqlite3_changes(db) == 1;
+    sqlite3_close(db);
+    return ok;
+}
+
+/* A handle whose run the store no longer has (another process ended it)
+ * registers no presenter, locks no message and claims no answer: SQLite's
+ * triggers refuse it, PostgreSQL's foreign keys (checked at commit). What it
+ * would have taken stays free for a live run. */
+static void test_a_run_the_store_no_longer_has_neither_presents_nor_answers(void) {
+    const char *location = harness_store_location();
+    outlive_store *ended = open_store(location), *live = open_store(location);
+    CHECK(ended && live);
+    struct presenting gone = {0}, alive = {0};
+    outlive_presenter callbacks = {OUTLIVE_PRESENTER_VERSION, default_priority, keep_token, NULL};
+    CHECK_OK(outlive_presenter_add(ended, "dialog", &callbacks, &gone, NULL));
+    response_calls = 0;
+    CHECK_OK(outlive_response_handler_add(ended, "log", count_response, NULL, NULL));
+    pump(ended, 2);
+    CHECK(forget_run(location, outlive_store_run_id(ended)));
+    CHECK_STATUS(outlive_presenter_add(ended, "late", &callbacks, &gone, NULL), OUTLIVE_E_STATE);
+    CHECK_MSG(strstr(outlive_last_error(), "this run was ended by another process"), "%s", outlive_last_error());
+    outlive_message_draft *draft = draft_with_choices("sync");
+    char shown[OUTLIVE_ID_SIZE], answered[OUTLIVE_ID_SIZE];
+    CHECK_OK(outlive_message_post(live, draft, shown));
+    CHECK_OK(outlive_message_post(live, draft, answered));
+    outlive_message_draft_free(draft);
+    CHECK_OK(outlive_message_respond(live, answered, "keep"));
+    harness_dispatch_for(outlive_store_loop(ended), 1.0);
+    CHECK_MSG(gone.presented == 0, "presented by a run the store no longer has");
+    CHECK_MSG(response_calls == 0, "answered by a run the store no longer has");
+    CHECK_OK(outlive_presenter_add(live, "dialog", &callbacks, &alive, NULL));
+    CHECK_OK(outlive_response_handler_add(live, "log", count_response, NULL, NULL));
+    for (int i = 0; i < 300 && (!alive.presented || response_calls == 0); i++) pump(live, 1);
+    CHECK(alive.presented == 1 && strcmp(alive.id, shown) == 0);
+    CHECK(response_calls == 1);
+    CHECK_OK(outlive_presentation_finish(alive.token, OUTLIVE_PRESENTATION_PRESENTED, false, "keep"));
+    outlive_store_close(ended);
+    outlive_store_close(live);
+    harness_remove_store(location);
 }
 
 HARNESS_MAIN(
@@ -423,5 +492,6 @@ HARNESS_MAIN(
     T(test_release_callbacks_run_once_on_remove_or_close_never_on_failure),
     T(test_category_cap_refuses_posts_with_limit_and_frees_on_removal),
     T(test_bad_input_gets_precise_statuses_and_stores_nothing),
-    T(test_highest_priority_presents_first_added_on_tie_zero_never)
+    T(test_highest_priority_presents_first_added_on_tie_zero_never),
+    T(test_a_run_the_store_no_longer_has_neither_presents_nor_answers)
 )

@@ -2,7 +2,8 @@
  * message presented exactly once, ended where it was presented, answered once;
  * a presenting process killed with -9; auto-resolvers; declines and reoffers;
  * presenters added late or removed while presenting; answers from a process
- * without presenters. Workers report events on a pipe; nothing waits on sleeps. */
+ * without presenters. Workers report events on a pipe; nothing waits on sleeps.
+ * On both engines (harness_store_location; OUTLIVE_TEST_STORE_KIND=postgresql). */
 #include "harness.h"
 #include <poll.h>
 #include <signal.h>
@@ -175,7 +176,7 @@ static int event_is(int index, const char *verb, const char *presenter, const ch
  * crosses the locks of all processes, and its presenter is known. */
 static void many_messages_across_processes(int processes) {
     event_count = 0;
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     char path[4096];
     snprintf(path, sizeof path, "%s", dir);
     /* The store exists before the workers open it together. */
@@ -226,26 +227,26 @@ static void many_messages_across_processes(int processes) {
     CHECK(count_events("error", -1) == 0);
     for (int i = 0; i < processes; i++) CHECK(worker_stop(&workers[i]));
     outlive_store_close(store);
-    harness_remove_tree(path);
+    harness_remove_store(path);
 }
 
-/* The start most tests share: a fresh store directory (its path in `path`),
+/* The start most tests share: a fresh store (its location in `path`),
  * one worker process of name "app" with `options`, ready, and a store handle
  * of this process named `name`. NULL when any step failed. */
 static outlive_store *start_one_worker(struct worker *w, char *path, size_t size, const char *const *options,
                                        const char *name) {
     event_count = 0;
-    snprintf(path, size, "%s", harness_temp_dir());
+    snprintf(path, size, "%s", harness_store_location());
     if (!worker_start(w, path, "app", options) || !wait_events(w, 1, "ready", 1)) return NULL;
     return open_store(path, name);
 }
 
 /* Stops the worker (whether it exited cleanly is the result), closes the
- * store and removes its directory. */
+ * store and removes it. */
 static int stop_one_worker(struct worker *w, outlive_store *store, const char *path) {
     int stopped = worker_stop(w);
     outlive_store_close(store);
-    harness_remove_tree(path);
+    harness_remove_store(path);
     return stopped;
 }
 
@@ -257,11 +258,17 @@ static void test_three_processes_100_messages_each_presented_once_ended_where_pr
     many_messages_across_processes(3);
 }
 
+/* A store where a process killed with -9 is seen dead soon by handles that
+ * nothing wakes: at once on SQLite (its lock file), at the next liveness check
+ * on PostgreSQL, every half bound — so the shortest bound, 2 s, there. */
+static void store_seeing_deaths_soon(char *path, size_t size) {
+    snprintf(path, size, harness_postgresql() ? "%s&outlive_liveness=2" : "%s", harness_store_location());
+}
+
 static void test_kill_9_of_the_presenting_process_lets_another_process_present(void) {
     event_count = 0;
-    const char *dir = harness_temp_dir();
     char path[4096];
-    snprintf(path, sizeof path, "%s", dir);
+    store_seeing_deaths_soon(path, sizeof path);
     struct worker workers[2];
     const char *holder[] = {"--presenter", "h:300:hold", NULL};
     CHECK(worker_start(&workers[0], path, "app", holder));
@@ -288,7 +295,7 @@ static void test_kill_9_of_the_presenting_process_lets_another_process_present(v
     close(workers[0].out);
     CHECK(worker_stop(&workers[1]));
     outlive_store_close(store);
-    harness_remove_tree(path);
+    harness_remove_store(path);
 }
 
 static void test_auto_resolver_answers_before_any_presenter_sees_the_message(void) {
@@ -312,7 +319,7 @@ static void test_auto_resolver_answers_before_any_presenter_sees_the_message(voi
 
 static void test_auto_resolver_without_answer_removes_the_message_unpresented(void) {
     event_count = 0;
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     char path[4096];
     snprintf(path, sizeof path, "%s", dir);
     outlive_store *store = open_store(path, "poster");
@@ -331,7 +338,7 @@ static void test_auto_resolver_without_answer_removes_the_message_unpresented(vo
 
 static void test_declined_presentation_goes_to_another_process_and_reoffer_offers_it_again(void) {
     event_count = 0;
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     char path[4096];
     snprintf(path, sizeof path, "%s", dir);
     struct worker workers[2];
@@ -370,12 +377,12 @@ static void test_declined_presentation_goes_to_another_process_and_reoffer_offer
     CHECK(worker_stop(&workers[0]));
     CHECK(worker_stop(&workers[1]));
     outlive_store_close(store);
-    harness_remove_tree(path);
+    harness_remove_store(path);
 }
 
 static void test_presenter_added_after_messages_were_posted_presents_them_all(void) {
     event_count = 0;
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     char path[4096];
     snprintf(path, sizeof path, "%s", dir);
     outlive_store *store = open_store(path, "poster");
@@ -501,7 +508,7 @@ static int post_with_handler(outlive_store *store, const char *scope, char out_i
 
 static void test_durable_response_handler_runs_once_in_the_process_that_resolves_it(void) {
     event_count = 0;
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     char path[4096];
     snprintf(path, sizeof path, "%s", dir);
     outlive_store *store = open_store(path, "poster");
@@ -528,12 +535,12 @@ static void test_durable_response_handler_runs_once_in_the_process_that_resolves
     CHECK(worker_stop(&workers[0]));
     CHECK(worker_stop(&workers[1]));
     outlive_store_close(store);
-    harness_remove_tree(path);
+    harness_remove_store(path);
 }
 
 static void test_answered_message_waits_for_a_process_that_resolves_its_response_handler(void) {
     event_count = 0;
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     char path[4096];
     snprintf(path, sizeof path, "%s", dir);
     outlive_store *store = open_store(path, "poster");
@@ -565,9 +572,8 @@ static void test_answered_message_waits_for_a_process_that_resolves_its_response
  * name with a presenter of the same id, or, with none, the record just goes. */
 static void end_after_presenter_died(const char *second_name, int expect_end) {
     event_count = 0;
-    const char *dir = harness_temp_dir();
     char path[4096];
-    snprintf(path, sizeof path, "%s", dir);
+    store_seeing_deaths_soon(path, sizeof path);
     outlive_store *store = open_store(path, "answerer");
     CHECK(store);
     struct worker workers[2];
@@ -606,7 +612,7 @@ static void end_after_presenter_died(const char *second_name, int expect_end) {
     /* Stop only the survivor (index 1). */
     CHECK(worker_stop(&workers[1]));
     outlive_store_close(store);
-    harness_remove_tree(path);
+    harness_remove_store(path);
 }
 
 static void test_end_notification_of_a_killed_presenter_goes_to_a_live_run_of_the_same_process(void) {

@@ -108,7 +108,7 @@ static bool queue_counts(outlive_store *store, const char *queue, size_t *pendin
 
 static void check_priority_order(outlive_queue_kind kind) {
     reset();
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     outlive_store *store = open_store(dir, "app");
     CHECK(store != NULL);
     CHECK_OK(outlive_queue_serve(store, "default", 0));
@@ -121,7 +121,7 @@ static void check_priority_order(outlive_queue_kind kind) {
     const char *expected[] = { "p10", "p5-first", "p5-second", "p0-first", "p0-second", "pminus1" };
     for (int i = 0; i < 6; i++) CHECK_MSG(strcmp(calls[i], expected[i]) == 0, "call %d was %.60s, expected %s", i, calls[i], expected[i]);
     outlive_store_close(store);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 static void test_higher_priority_starts_first_then_order_of_addition_in_an_ordered_queue(void) {
@@ -134,7 +134,7 @@ static void test_higher_priority_starts_first_then_order_of_addition_in_a_parall
 
 static void test_a_task_of_higher_priority_added_during_a_run_starts_before_the_rest(void) {
     reset();
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     outlive_store *store = open_store(dir, "app");
     CHECK(store != NULL);
     CHECK_OK(outlive_queue_serve(store, "default", 0));
@@ -153,12 +153,12 @@ static void test_a_task_of_higher_priority_added_during_a_run_starts_before_the_
     CHECK(harness_dispatch_until(outlive_store_loop(store), &call_count, 4, 10));
     CHECK(strcmp(calls[1], "urgent") == 0 && strcmp(calls[2], "low-1") == 0 && strcmp(calls[3], "low-2") == 0);
     outlive_store_close(store);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 static void test_each_ordered_queue_has_its_own_runner_and_one_at_a_time(void) {
     reset();
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     outlive_store *stores[3] = { open_store(dir, "x-runner"), open_store(dir, "y-runner"), open_store(dir, "x-second") };
     CHECK(stores[0] && stores[1] && stores[2]);
     CHECK_OK(outlive_queue_declare(stores[0], "x", OUTLIVE_QUEUE_ORDERED));
@@ -187,12 +187,12 @@ static void test_each_ordered_queue_has_its_own_runner_and_one_at_a_time(void) {
     for (int i = 0; i < atomic_load(&call_count); i++) if (!strcmp(calls[i], "x2")) ran_x2++;
     CHECK_MSG(ran_x2 == 1, "x2 ran %d times once x's runner let go", ran_x2);
     for (int i = 0; i < 3; i++) outlive_store_close(stores[i]);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 static void test_a_group_start_holds_its_members_back_in_a_parallel_queue(void) {
     reset();
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     outlive_store *store = open_store(dir, "app");
     CHECK(store != NULL);
     CHECK_OK(outlive_queue_serve(store, "default", 0));
@@ -210,12 +210,12 @@ static void test_a_group_start_holds_its_members_back_in_a_parallel_queue(void) 
     CHECK(harness_dispatch_until(outlive_store_loop(store), &call_count, 3, 10));
     CHECK(strcmp(calls[2], "track") == 0);
     outlive_store_close(store);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 static void test_a_served_queue_runs_at_once_while_the_default_queue_keeps_its_triggers(void) {
     reset();
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     outlive_store *store = open_store(dir, "app");
     CHECK(store != NULL);
     CHECK_OK(outlive_tasks_set_triggers(store, 0, 1e6));
@@ -231,12 +231,12 @@ static void test_a_served_queue_runs_at_once_while_the_default_queue_keeps_its_t
     CHECK(harness_dispatch_until(outlive_store_loop(store), &call_count, 2, 10));
     CHECK(strcmp(calls[1], "in-default") == 0);
     outlive_store_close(store);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 static void test_a_handle_that_serves_nothing_adds_but_never_runs(void) {
     reset();
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     outlive_store *store = open_store(dir, "producer");
     CHECK(store != NULL);
     CHECK_OK(outlive_tasks_set_triggers(store, 1, 0));
@@ -258,12 +258,12 @@ static void test_a_handle_that_serves_nothing_adds_but_never_runs(void) {
     for (size_t i = 0; i < 2; i++) CHECK(outlive_task_list_attempts(list, i) == 0);
     outlive_task_list_free(list);
     outlive_store_close(store);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 static void test_the_queue_list_counts_pending_running_and_dead_tasks_per_queue(void) {
     reset();
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     outlive_store *store = open_store(dir, "app");
     CHECK(store != NULL);
     CHECK_OK(outlive_queue_serve(store, "default", 0));
@@ -308,12 +308,12 @@ static void test_the_queue_list_counts_pending_running_and_dead_tasks_per_queue(
     CHECK(queue_counts(store, "a-ordered", &pending, &running, &dead));
     CHECK(pending == 0 && running == 0 && dead == 0);
     outlive_store_close(store);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 static void test_bad_queue_input_gets_precise_statuses_and_stores_nothing(void) {
     reset();
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     outlive_store *store = open_store(dir, "app");
     CHECK(store != NULL);
     char long_name[OUTLIVE_QUEUE_MAX_NAME_SIZE + 2];
@@ -373,7 +373,7 @@ static void test_bad_queue_input_gets_precise_statuses_and_stores_nothing(void) 
     CHECK(outlive_queue_list_pending(list, 0) == 0);
     outlive_queue_list_free(list);
     outlive_store_close(store);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 HARNESS_MAIN(

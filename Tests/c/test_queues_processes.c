@@ -19,7 +19,7 @@ static double wall(void) {
 }
 
 static void prepare(const char *dir) {
-    snprintf(log_path, sizeof log_path, "%s.log", dir);
+    harness_store_side_file(dir, ".log", log_path, sizeof log_path);
     unlink(log_path);
     setenv("QUEUE_LOG", log_path, 1);
 }
@@ -125,7 +125,7 @@ static int label_index(const char *label) {
 }
 
 static void test_parallel_queue_runs_each_task_once_across_runners_with_their_limits_and_a_killed_runner_loses_nothing(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     prepare(dir);
     outlive_store *store = NULL;
     CHECK_OK(outlive_store_open(dir, "observer", NULL, NULL, &store));
@@ -199,7 +199,7 @@ static void test_parallel_queue_runs_each_task_once_across_runners_with_their_li
         CHECK_MSG(count_kind(entries, count, "run", runners[r]) > 0, "the runner with limit %zu ran nothing", limits[r]);
     }
     outlive_store_close(store);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
     unlink(log_path);
 }
 
@@ -210,7 +210,7 @@ static const struct entry *run_of(const struct entry *list, int count, const cha
 }
 
 static void test_due_tasks_start_at_their_time_idle_until_then_and_an_earlier_one_from_elsewhere_moves_the_timer(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     prepare(dir);
     outlive_store *store = NULL;
     CHECK_OK(outlive_store_open(dir, "producer", NULL, NULL, &store));
@@ -261,7 +261,7 @@ static void test_due_tasks_start_at_their_time_idle_until_then_and_an_earlier_on
         CHECK_MSG(entries[i].wakeups <= 20, "a runner woke %ld times in about 4 s with two due tasks", entries[i].wakeups);
     }
     outlive_store_close(store);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
     unlink(log_path);
 }
 

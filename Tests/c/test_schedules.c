@@ -11,7 +11,6 @@
 #include <fcntl.h>
 #include <math.h>
 #include <signal.h>
-#include <sqlite3.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -197,7 +196,7 @@ static int wait_exit(pid_t pid) {
 /* ── tests ── */
 
 static void test_schedules_are_listed_in_name_order_replaced_and_removed(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     outlive_store *store = open_store(dir);
     CHECK(store);
     double before = wall(), next_nightly = 0, next_poll = 0;
@@ -250,11 +249,11 @@ static void test_schedules_are_listed_in_name_order_replaced_and_removed(void) {
     /* Nothing was due: no task was added. */
     CHECK(task_count(store) == 0);
     outlive_store_close(store);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 static void test_malformed_schedules_get_a_precise_status_and_store_nothing(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     outlive_store *store = open_store(dir);
     CHECK(store);
     outlive_handler *work = NULL;
@@ -343,18 +342,14 @@ static void test_malformed_schedules_get_a_precise_status_and_store_nothing(void
     CHECK(schedule_count(store) == 1);
     outlive_handler_free(work);
     outlive_store_close(store);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 static void test_a_firing_adds_a_task_to_the_schedules_queue_with_its_period_bound(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     outlive_store *store = open_store(dir);
     CHECK(store);
     CHECK_OK(outlive_queue_declare(store, "reports", OUTLIVE_QUEUE_PARALLEL));
-    char path[4096];
-    snprintf(path, sizeof path, "%s/outlive.db", dir);
-    sqlite3 *db = NULL;
-    CHECK(sqlite3_open(path, &db) == SQLITE_OK);
     outlive_task_options options = OUTLIVE_TASK_OPTIONS_INIT;
     options.queue = "reports";
     options.priority = 7;
@@ -363,15 +358,13 @@ static void test_a_firing_adds_a_task_to_the_schedules_queue_with_its_period_bou
     double deadline = harness_now() + 20;
     while (task_count(store) < 2 && harness_now() < deadline) outlive_loop_dispatch(outlive_store_loop(store), 20);
     CHECK(task_count(store) >= 2);
-    sqlite3_stmt *statement = NULL;
-    CHECK(sqlite3_prepare_v2(db, "SELECT queue, priority FROM outlive_tasks", -1, &statement, NULL) == SQLITE_OK);
-    int rows = 0;
-    while (sqlite3_step(statement) == SQLITE_ROW) {
-        CHECK(!strcmp((const char *)sqlite3_column_text(statement, 0), "reports") && sqlite3_column_int(statement, 1) == 7);
-        rows++;
+    outlive_task_list *tasks = NULL;
+    CHECK_OK(outlive_task_list_new(store, NULL, 0, &tasks));
+    size_t rows = outlive_task_list_count(tasks);
+    for (size_t i = 0; i < rows; i++) {
+        CHECK(!strcmp(outlive_task_list_queue(tasks, i), "reports") && outlive_task_list_priority(tasks, i) == 7);
     }
-    sqlite3_finalize(statement);
-    sqlite3_close(db);
+    outlive_task_list_free(tasks);
     CHECK(rows >= 2);
     outlive_schedule_list *list = NULL;
     CHECK_OK(outlive_schedule_list_new(store, NULL, 0, &list));
@@ -385,11 +378,11 @@ static void test_a_firing_adds_a_task_to_the_schedules_queue_with_its_period_bou
     const char *why = check_policy(first, 0.05);
     CHECK_MSG(!*why, "%s", why);
     outlive_store_close(store);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 static void test_three_firers_one_killed_and_restarted_fire_each_period_once(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     outlive_store *store = open_store(dir);
     CHECK(store);
     double first = 0;
@@ -410,11 +403,11 @@ static void test_three_firers_one_killed_and_restarted_fire_each_period_once(voi
     const char *why = check_policy(first, 0.2);
     CHECK_MSG(!*why, "%s (of %d firings)", why, firing_count);
     outlive_store_close(store);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 static void test_periods_missed_with_no_process_alive_fire_once_not_a_burst(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     outlive_store *store = open_store(dir);
     CHECK(store);
     double first = 0;
@@ -433,11 +426,11 @@ static void test_periods_missed_with_no_process_alive_fire_once_not_a_burst(void
     const char *why = check_policy(first, 0.1);
     CHECK_MSG(!*why, "%s (of %d firings)", why, firing_count);
     outlive_store_close(store);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 static void test_a_schedule_changed_by_another_process_moves_the_firers_timer(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     outlive_store *store = open_store(dir);
     CHECK(store);
     CHECK_OK(set_schedule(store, "tick", "sched_plain", 1000, NULL, NULL, NULL));
@@ -466,7 +459,7 @@ static void test_a_schedule_changed_by_another_process_moves_the_firers_timer(vo
     kill(firer, SIGKILL);
     wait_exit(firer);
     outlive_store_close(store);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 HARNESS_MAIN(

@@ -114,7 +114,7 @@ static bool run_until(outlive_store *store, size_t target, int calls_wanted) {
 }
 
 static void test_tasks_run_in_order_and_success_deletes_them(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     outlive_store *store = open_queue(dir);
     CHECK(store);
     const char *labels[] = { "a", "b", "c", "d" };
@@ -125,11 +125,11 @@ static void test_tasks_run_in_order_and_success_deletes_them(void) {
     CHECK(call_count == 4);
     for (int i = 0; i < 4; i++) CHECK(!strcmp(calls[i], labels[i]));
     outlive_store_close(store);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 static void test_batch_adds_in_one_transaction_and_lists_in_order(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     outlive_store *store = open_queue(dir);
     CHECK(store);
     outlive_handler *work = NULL;
@@ -169,11 +169,11 @@ static void test_batch_adds_in_one_transaction_and_lists_in_order(void) {
     CHECK(pending(store) == 3);
     outlive_handler_free(work);
     outlive_store_close(store);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 static void test_failure_backs_off_and_the_task_runs_again_by_itself(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     outlive_store *store = open_queue(dir);
     CHECK(store);
     outlive_task_policy policy = OUTLIVE_TASK_POLICY_INIT;
@@ -195,11 +195,11 @@ static void test_failure_backs_off_and_the_task_runs_again_by_itself(void) {
     CHECK(run_until(store, 0, 2));
     CHECK(call_count == 2);
     outlive_store_close(store);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 static void test_no_completion_within_timeout_fails_and_late_completion_is_ignored(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     outlive_store *store = open_queue(dir);
     CHECK(store);
     outlive_task_policy policy = OUTLIVE_TASK_POLICY_INIT;
@@ -234,11 +234,11 @@ static void test_no_completion_within_timeout_fails_and_late_completion_is_ignor
     outlive_handler_free(kept_completion);
     kept_completion = NULL;
     outlive_store_close(store);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 static void test_dead_task_is_kept_listed_and_retryable(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     outlive_store *store = open_queue(dir);
     CHECK(store);
     outlive_task_policy policy = OUTLIVE_TASK_POLICY_INIT;
@@ -279,11 +279,11 @@ static void test_dead_task_is_kept_listed_and_retryable(void) {
     CHECK_OK(outlive_tasks_count_dead(store, &dead));
     CHECK(dead == 0);
     outlive_store_close(store);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 static void test_failed_group_start_skips_members_and_the_rest_runs(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     outlive_store *store = open_queue(dir);
     CHECK(store);
     outlive_task_policy policy = OUTLIVE_TASK_POLICY_INIT;
@@ -303,7 +303,7 @@ static void test_failed_group_start_skips_members_and_the_rest_runs(void) {
     CHECK(run_until(store, 0, 3));
     CHECK(!strcmp(calls[2], "track-A"));
     outlive_store_close(store);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 /* Quick handlers run in batches (claimed together, ended in one transaction):
@@ -311,7 +311,7 @@ static void test_failed_group_start_skips_members_and_the_rest_runs(void) {
  * next in the queue, starts right after it and only once its success is
  * committed (the start is no longer stored when the member runs). */
 static void test_batches_keep_order_and_a_member_waits_for_its_start_s_committed_success(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     outlive_store *store = open_queue(dir);
     CHECK(store);
     probe_store = store;
@@ -339,7 +339,7 @@ static void test_batches_keep_order_and_a_member_waits_for_its_start_s_committed
     CHECK_MSG(start_stored_when_member_ran == 0, "the group start was %s when its member ran",
               start_stored_when_member_ran == 1 ? "still stored" : "not looked up");
     outlive_store_close(store);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 /* Each chained task adds the next, as a busy producer would: the run goes on
@@ -358,7 +358,7 @@ static void local_chain(void) {
 }
 
 static void test_a_long_run_hands_the_loop_back_between_dispatches(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     outlive_handler_register("local_chain", "", local_chain);
     outlive_store_options options = OUTLIVE_STORE_OPTIONS_INIT;
     options.durability = OUTLIVE_DURABILITY_NORMAL;
@@ -386,11 +386,11 @@ static void test_a_long_run_hands_the_loop_back_between_dispatches(void) {
     CHECK_MSG(chain_ran == CHAIN_LENGTH && left == 0, "%d of %d ran in %d dispatches, %zu left",
               chain_ran, CHAIN_LENGTH, dispatches, left);
     outlive_store_close(chain_store);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 static void test_bad_input_gets_precise_statuses_and_stores_nothing(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     outlive_store *store = open_queue(dir);
     CHECK(store);
     outlive_handler *work = NULL;
@@ -467,7 +467,68 @@ static void test_bad_input_gets_precise_statuses_and_stores_nothing(void) {
     outlive_task_list_free(list);
     outlive_handler_free(work);
     outlive_store_close(store);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
+}
+
+/* psql against the test server in the store `location` names; whether it succeeded. */
+static int psql_in_store(const char *location, const char *sql) {
+    const char *name = strstr(location, "outlive_store=");
+    char command[8192];
+    snprintf(command, sizeof command, "psql -X -q -v ON_ERROR_STOP=1 \"%s\" -c \"SET search_path = outlive_%s; %s\" >/dev/null 2>&1",
+             getenv("OUTLIVE_TEST_PG"), name ? name + strlen("outlive_store=") : "main", sql);
+    return system(command) == 0;
+}
+
+/* What SQLite's triggers refuse (a task or an ordered queue's runner claimed
+ * by a run the store no longer registers), PostgreSQL refuses by foreign keys
+ * on the runs: a handle whose run another process ended starts no task of a
+ * parallel queue nor of an ordered one, and a live handle runs them. */
+static void test_a_run_the_store_no_longer_has_starts_no_task_on_postgresql(void) {
+    POSTGRESQL_ONLY();
+    const char *dir = harness_store_location();
+    outlive_store *ended = open_queue(dir);
+    CHECK(ended);
+    CHECK_OK(outlive_queue_declare(ended, "wide", OUTLIVE_QUEUE_PARALLEL));
+    CHECK_OK(outlive_queue_serve(ended, "wide", 4));
+    char sql[512];
+    snprintf(sql, sizeof sql, "DELETE FROM outlive_runs WHERE run_id = '%s'", outlive_store_run_id(ended));
+    CHECK(psql_in_store(dir, sql));
+    outlive_args *args = NULL;
+    outlive_args_new(&args);
+    outlive_args_set_string(args, "label", "never here");
+    outlive_handler *work = NULL;
+    CHECK_OK(outlive_handler_new("local_record", NULL, args, &work));
+    outlive_args_free(args);
+    outlive_task_options options = OUTLIVE_TASK_OPTIONS_INIT;
+    options.queue = "wide";
+    CHECK_OK(outlive_task_enqueue(ended, work, &options, NULL, NULL));
+    CHECK_OK(outlive_task_enqueue(ended, work, NULL, NULL, NULL));
+    outlive_handler_free(work);
+    CHECK_OK(outlive_tasks_run_now(ended));
+    harness_dispatch_for(outlive_store_loop(ended), 1.0);
+    CHECK_MSG(call_count == 0, "a run the store no longer has ran %d task(s)", call_count);
+    outlive_store_close(ended);
+    outlive_store *live = open_queue(dir);
+    CHECK(live);
+    CHECK_OK(outlive_queue_serve(live, "wide", 4));
+    CHECK_OK(outlive_tasks_run_now(live));
+    CHECK(run_until(live, 0, 2));
+    CHECK(call_count == 2);
+    outlive_store_close(live);
+}
+
+/* The store's schema is untrusted input: the task queue's own trigger
+ * function, changed, is refused like any function Outlive did not make. */
+static void test_a_changed_count_trigger_function_is_refused_on_postgresql(void) {
+    POSTGRESQL_ONLY();
+    const char *dir = harness_store_location();
+    outlive_store *store = open_queue(dir);
+    CHECK(store);
+    outlive_store_close(store);
+    CHECK(psql_in_store(dir, "CREATE OR REPLACE FUNCTION outlive_tasks_queue_count() RETURNS trigger LANGUAGE plpgsql "
+                             "AS 'BEGIN RETURN NULL; END'"));
+    CHECK_STATUS(outlive_store_open(dir, "app", NULL, NULL, &store), OUTLIVE_E_CORRUPT);
+    CHECK_MSG(strstr(outlive_last_error(), "did not make"), "%s", outlive_last_error());
 }
 
 HARNESS_MAIN(
@@ -480,4 +541,6 @@ HARNESS_MAIN(
     T(test_a_long_run_hands_the_loop_back_between_dispatches),
     T(test_batches_keep_order_and_a_member_waits_for_its_start_s_committed_success),
     T(test_bad_input_gets_precise_statuses_and_stores_nothing),
+    T(test_a_run_the_store_no_longer_has_starts_no_task_on_postgresql),
+    T(test_a_changed_count_trigger_function_is_refused_on_postgresql),
 )

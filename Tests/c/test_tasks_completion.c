@@ -4,7 +4,7 @@
  *   second, from another process, is OUTLIVE_E_STATE and changes nothing
  *   (it used to return OK and override the first: failure, then success,
  *   deleted the task);
- * - a task row crafted with SQLite that names the built-in
+ * - a task row crafted in the database (SQLite, or psql) that names the built-in
  *   outlive.task_completion with a `store` of its choosing does not make the
  *   runner open, let alone create, a store at that path;
  * - a completion names only a store this process has open. */
@@ -14,6 +14,49 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+/* psql against the test server in the store `location` names (-At: values
+ * alone); its first output line in `out` (if given); whether it succeeded. */
+static bool psql_in_store(const char *location, const char *sql, char *out, size_t size) {
+    const char *name = strstr(location, "outlive_store=");
+    char command[16384];
+    snprintf(command, sizeof command, "psql -X -q -At -v ON_ERROR_STOP=1 \"%s\" -c \"SET search_path = outlive_%s; %s\" 2>/dev/null",
+             getenv("OUTLIVE_TEST_PG"), name ? name + strlen("outlive_store=") : "main", sql);
+    FILE *output = popen(command, "r");
+    if (!output) return false;
+    char line[512] = "";
+    if (!fgets(line, sizeof line, output)) line[0] = 0;
+    while (fgetc(output) != EOF) {}
+    if (out) snprintf(out, size, "%.*s", (int)strcspn(line, "\n"), line);
+    return pclose(output) == 0;
+}
+
+/* Whether the store at `location` exists: its directory, or its schema. */
+static bool store_exists(const char *location) {
+    if (!harness_postgresql()) return access(location, F_OK) == 0;
+    char count[64] = "";
+    const char *name = strstr(location, "outlive_store=");
+    char sql[256];
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM pg_namespace WHERE nspname = 'outlive_%s'", name ? name + strlen("outlive_store=") : "main");
+    return !psql_in_store(location, sql, count, sizeof count) || strcmp(count, "0") != 0;
+}
+
+/* Removes the store at `location`: its directory, or its schema. */
+static bool drop_store(const char *location) {
+    if (!harness_postgresql()) {
+        harness_remove_store(location);
+        return true;
+    }
+    const char *name = strstr(location, "outlive_store=");
+    char sql[256];
+    snprintf(sql, sizeof sql, "DROP SCHEMA outlive_%s CASCADE", name ? name + strlen("outlive_store=") : "main");
+    return psql_in_store(location, sql, NULL, 0);
+}
+
+/* Another store's location beside `location`, never made. */
+static void victim_of(const char *location, char *victim, size_t size) {
+    snprintf(victim, size, harness_postgresql() ? "%s_victim" : "%s-victim", location);
+}
 
 /* The completion of the attempt running now, kept by `keeper` and also
  * written, serialized, to completion_path for another process. */
@@ -68,7 +111,7 @@ static int complete_elsewhere(const char *dir, bool success) {
  * loop is not dispatched afterwards until the test says so, so that the runner
  * records nothing in between. */
 static outlive_store *start_attempt(const char *dir) {
-    snprintf(completion_path, sizeof completion_path, "%s.completion", dir);
+    harness_store_side_file(dir, ".completion", completion_path, sizeof completion_path);
     unlink(completion_path);
     kept = NULL;
     keeper_calls = 0;
@@ -110,7 +153,7 @@ static bool only_task(outlive_store *store, outlive_task_state *state, char *las
 }
 
 static void test_second_completion_from_another_process_is_refused_and_the_first_stands(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     outlive_store *store = start_attempt(dir);
     CHECK(store != NULL);
     CHECK_OK(complete_here(false, "the first completion said no"));
@@ -124,11 +167,11 @@ static void test_second_completion_from_another_process_is_refused_and_the_first
     outlive_handler_free(kept);
     outlive_store_close(store);
     unlink(completion_path);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 static void test_completion_in_the_runner_after_one_from_another_process_is_refused(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     outlive_store *store = start_attempt(dir);
     CHECK(store != NULL);
     CHECK(complete_elsewhere(dir, false) == 0);
@@ -140,11 +183,11 @@ static void test_completion_in_the_runner_after_one_from_another_process_is_refu
     outlive_handler_free(kept);
     outlive_store_close(store);
     unlink(completion_path);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 static void test_two_other_processes_complete_once(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     outlive_store *store = start_attempt(dir);
     CHECK(store != NULL);
     CHECK(complete_elsewhere(dir, true) == 0);
@@ -159,7 +202,7 @@ static void test_two_other_processes_complete_once(void) {
     outlive_handler_free(kept);
     outlive_store_close(store);
     unlink(completion_path);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 /* Runs handler_caller, which opens no store: it deserializes the completion
@@ -180,7 +223,7 @@ static bool complete_from_a_process_without_the_store(const char *expected_statu
 }
 
 static void test_a_process_that_never_opened_the_store_completes_the_attempt(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     outlive_store *store = start_attempt(dir);
     CHECK(store != NULL);
     CHECK_MSG(complete_from_a_process_without_the_store("OUTLIVE_OK"),
@@ -195,9 +238,9 @@ static void test_a_process_that_never_opened_the_store_completes_the_attempt(voi
     outlive_handler_free(kept);
     outlive_store_close(store);
     /* With the store gone, the same completion creates nothing where it was. */
-    harness_remove_tree(dir);
+    CHECK(drop_store(dir));
     CHECK(complete_from_a_process_without_the_store("OUTLIVE_E_STATE"));
-    CHECK_MSG(access(dir, F_OK) != 0, "a completion created a store where one had been");
+    CHECK_MSG(!store_exists(dir), "a completion created a store where one had been");
     unlink(completion_path);
 }
 
@@ -219,10 +262,9 @@ static void *crafted_completion(const char *victim, size_t *size) {
 }
 
 static void test_crafted_task_naming_the_completion_built_in_creates_no_store(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     char victim[4300];
-    snprintf(victim, sizeof victim, "%s-victim", dir);
-    harness_remove_tree(victim);
+    victim_of(dir, victim, sizeof victim);
     outlive_store *store = NULL;
     CHECK_OK(outlive_store_open(dir, "runner", NULL, NULL, &store));
     outlive_task_policy policy = OUTLIVE_TASK_POLICY_INIT;
@@ -230,44 +272,55 @@ static void test_crafted_task_naming_the_completion_built_in_creates_no_store(vo
     CHECK_OK(outlive_tasks_set_policy(store, &policy));
     CHECK_OK(outlive_tasks_set_triggers(store, 0, 1e6));
 
-    /* Written by SQLite into the real store, as an attacker with the file would. */
+    /* Written into the real store, as an attacker with the file (or a role
+     * that can write the schema) would. */
     size_t size = 0;
     void *bytes = crafted_completion(victim, &size);
     CHECK(bytes != NULL);
-    char path[4300];
-    snprintf(path, sizeof path, "%s/outlive.db", dir);
-    sqlite3 *db = NULL;
-    CHECK(sqlite3_open(path, &db) == SQLITE_OK);
-    sqlite3_busy_timeout(db, 10000);
-    sqlite3_stmt *insert = NULL;
-    CHECK(sqlite3_prepare_v2(db, "INSERT INTO outlive_tasks(id, handler_name, handler, created, age_from) "
-                                 "VALUES ('00000000-0000-4000-8000-000000000001', 'outlive.task_completion', ?, 0, CAST(strftime('%s', 'now') AS REAL))",
-                             -1, &insert, NULL) == SQLITE_OK);
-    sqlite3_bind_blob(insert, 1, bytes, (int)size, SQLITE_TRANSIENT);
-    int stepped = sqlite3_step(insert);
-    sqlite3_finalize(insert);
-    outlive_free(bytes);
-    CHECK_MSG(stepped == SQLITE_DONE, "insert: %s", sqlite3_errmsg(db));
-    CHECK(sqlite3_exec(db, "UPDATE outlive_task_queues SET pending = pending + 1 WHERE name = 'default'", NULL, NULL, NULL) == SQLITE_OK);
-    sqlite3_close(db);
+    if (harness_postgresql()) {
+        char sql[12288];
+        int at = snprintf(sql, sizeof sql, "INSERT INTO outlive_tasks(id, handler_name, handler, created, age_from) VALUES "
+                          "('00000000-0000-4000-8000-000000000001', 'outlive.task_completion', '\\\\x");
+        for (size_t i = 0; i < size && at < (int)sizeof sql - 200; i++) at += snprintf(sql + at, sizeof sql - (size_t)at, "%02x", ((unsigned char *)bytes)[i]);
+        snprintf(sql + at, sizeof sql - (size_t)at, "', 0, extract(epoch from now())); "
+                 "UPDATE outlive_task_queues SET pending = pending + 1 WHERE name = 'default'");
+        outlive_free(bytes);
+        CHECK_MSG(psql_in_store(dir, sql, NULL, 0), "the crafted task could not be written");
+    } else {
+        char path[4300];
+        snprintf(path, sizeof path, "%s/outlive.db", dir);
+        sqlite3 *db = NULL;
+        CHECK(sqlite3_open(path, &db) == SQLITE_OK);
+        sqlite3_busy_timeout(db, 10000);
+        sqlite3_stmt *insert = NULL;
+        CHECK(sqlite3_prepare_v2(db, "INSERT INTO outlive_tasks(id, handler_name, handler, created, age_from) "
+                                     "VALUES ('00000000-0000-4000-8000-000000000001', 'outlive.task_completion', ?, 0, CAST(strftime('%s', 'now') AS REAL))",
+                                 -1, &insert, NULL) == SQLITE_OK);
+        sqlite3_bind_blob(insert, 1, bytes, (int)size, SQLITE_TRANSIENT);
+        int stepped = sqlite3_step(insert);
+        sqlite3_finalize(insert);
+        outlive_free(bytes);
+        CHECK_MSG(stepped == SQLITE_DONE, "insert: %s", sqlite3_errmsg(db));
+        CHECK(sqlite3_exec(db, "UPDATE outlive_task_queues SET pending = pending + 1 WHERE name = 'default'", NULL, NULL, NULL) == SQLITE_OK);
+        sqlite3_close(db);
+    }
 
     CHECK_OK(outlive_tasks_run_now(store));
     outlive_task_state state = OUTLIVE_TASK_RUNNING;
     char error[512] = "";
     CHECK(only_task(store, &state, error, sizeof error));
-    CHECK_MSG(access(victim, F_OK) != 0, "the runner created the store the stored task chose");
+    CHECK_MSG(!store_exists(victim), "the runner created the store the stored task chose");
     CHECK_MSG(state == OUTLIVE_TASK_DEAD, "the crafted task is in state %d", (int)state);
     CHECK_MSG(strstr(error, "library's own handlers") != NULL, "last_error is \"%s\"", error);
     outlive_store_close(store);
-    harness_remove_tree(dir);
-    harness_remove_tree(victim);
+    harness_remove_store(dir);
+    harness_remove_store(victim);
 }
 
 static void test_completion_of_a_store_this_process_has_not_open_touches_no_file(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     char victim[4300];
-    snprintf(victim, sizeof victim, "%s-victim", dir);
-    harness_remove_tree(victim);
+    victim_of(dir, victim, sizeof victim);
     size_t size = 0;
     void *bytes = crafted_completion(victim, &size);
     CHECK(bytes != NULL);
@@ -276,12 +329,12 @@ static void test_completion_of_a_store_this_process_has_not_open_touches_no_file
     outlive_free(bytes);
     CHECK_STATUS(outlive_handler_call(completion, NULL), OUTLIVE_E_STATE);
     outlive_handler_free(completion);
-    CHECK_MSG(access(victim, F_OK) != 0, "calling a completion created a store at the path it names");
-    harness_remove_tree(dir);
+    CHECK_MSG(!store_exists(victim), "calling a completion created a store at the path it names");
+    harness_remove_store(dir);
 }
 
 static void test_the_library_s_own_handlers_cannot_be_stored_as_work(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     outlive_store *store = NULL;
     CHECK_OK(outlive_store_open(dir, "app", NULL, NULL, &store));
     outlive_handler *builtin = NULL;
@@ -298,7 +351,7 @@ static void test_the_library_s_own_handlers_cannot_be_stored_as_work(void) {
     outlive_handler_free(builtin);
     outlive_handler_free(finish);
     outlive_store_close(store);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 HARNESS_MAIN(

@@ -91,7 +91,7 @@ static outlive_store *open_store(const char *dir) {
     }
     delivery_count = 0;
     terminated_count = 0;
-    snprintf(log_path, sizeof log_path, "%s.log", dir);
+    harness_store_side_file(dir, ".log", log_path, sizeof log_path);
     unlink(log_path);
     setenv("LIFECYCLE_LOG", log_path, 1);
     unsetenv("LIFECYCLE_AWAIT_REPORTS");
@@ -107,7 +107,7 @@ static void close_store(const char *dir) {
     outlive_store_close(current);
     current = NULL;
     unlink(log_path);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 static outlive_handler *plain(const char *name) {
@@ -208,10 +208,10 @@ static size_t pending_count(void) {
 
 static void test_four_processes_adding_the_same_keys_store_one_task_per_key(void) {
     enum { KEYS = 40, ADDERS = 4 };
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     CHECK(open_store(dir));
     char results[4200];
-    snprintf(results, sizeof results, "%s.adds", dir);
+    harness_store_side_file(dir, ".adds", results, sizeof results);
     unlink(results);
     const char *args[] = { dir, "adder", "add-unique", "40", results, NULL };
     pid_t adders[ADDERS];
@@ -256,7 +256,7 @@ static void test_four_processes_adding_the_same_keys_store_one_task_per_key(void
 }
 
 static void test_a_dead_or_cancelled_task_no_longer_holds_its_key(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     CHECK(open_store(dir));
     outlive_task_policy policy = OUTLIVE_TASK_POLICY_INIT;
     policy.max_attempts = 1;
@@ -296,7 +296,7 @@ static void test_a_dead_or_cancelled_task_no_longer_holds_its_key(void) {
 }
 
 static void test_a_result_consumer_added_with_a_held_key_waits_for_the_holders_result(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     CHECK(open_store(dir));
     char signal[OUTLIVE_ID_SIZE], other[OUTLIVE_ID_SIZE], first[OUTLIVE_ID_SIZE], again[OUTLIVE_ID_SIZE];
     outlive_signal_new_id(signal);
@@ -319,7 +319,7 @@ static void test_a_result_consumer_added_with_a_held_key_waits_for_the_holders_r
 /* ── cancellation ────────────────────────────────────────────────────────── */
 
 static void test_a_pending_task_cancelled_from_another_process_never_runs(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     CHECK(open_store(dir));
     char signal[OUTLIVE_ID_SIZE], due[OUTLIVE_ID_SIZE], later[OUTLIVE_ID_SIZE];
     outlive_signal_new_id(signal);
@@ -360,7 +360,7 @@ static void test_a_pending_task_cancelled_from_another_process_never_runs(void) 
 }
 
 static void test_a_running_task_in_another_process_sees_its_cancellation_and_its_completion_is_ignored(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     CHECK(open_store(dir));
     char signal[OUTLIVE_ID_SIZE], id[OUTLIVE_ID_SIZE];
     outlive_signal_new_id(signal);
@@ -398,7 +398,7 @@ static void test_a_running_task_in_another_process_sees_its_cancellation_and_its
 /* ── results and progress ────────────────────────────────────────────────── */
 
 static void test_a_result_reaches_a_process_started_after_the_task_finished(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     CHECK(open_store(dir));
     char signal[OUTLIVE_ID_SIZE], id[OUTLIVE_ID_SIZE];
     outlive_signal_new_id(signal);
@@ -426,7 +426,7 @@ static void test_a_result_reaches_a_process_started_after_the_task_finished(void
 }
 
 static void test_progress_reaches_a_consumer_in_order_before_the_result(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     CHECK(open_store(dir));
     char signal[OUTLIVE_ID_SIZE], id[OUTLIVE_ID_SIZE];
     outlive_signal_new_id(signal);
@@ -465,7 +465,7 @@ static void test_progress_reaches_a_consumer_in_order_before_the_result(void) {
 /* ── the add and its consumer: one commit ────────────────────────────────── */
 
 static void test_a_task_and_its_result_consumer_exist_together_after_any_kill(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     CHECK(open_store(dir));
     int rounds = getenv("OUTLIVE_LIFECYCLE_KILLS") ? atoi(getenv("OUTLIVE_LIFECYCLE_KILLS")) : 25;
     unsigned seed = (unsigned)getpid();
@@ -506,7 +506,7 @@ static void test_a_task_and_its_result_consumer_exist_together_after_any_kill(vo
 /* ── bad input ───────────────────────────────────────────────────────────── */
 
 static void test_bad_options_get_a_precise_status_and_store_nothing(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     CHECK(open_store(dir));
     char signal[OUTLIVE_ID_SIZE];
     outlive_signal_new_id(signal);
@@ -573,7 +573,7 @@ static void test_bad_options_get_a_precise_status_and_store_nothing(void) {
 }
 
 static void test_bad_task_ids_get_a_precise_status(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     CHECK(open_store(dir));
     bool out = false;
     CHECK_STATUS(outlive_task_cancel(NULL, "00000000-0000-4000-8000-000000000000", NULL), OUTLIVE_E_INVALID_ARGUMENT);
@@ -589,7 +589,7 @@ static void test_bad_task_ids_get_a_precise_status(void) {
 }
 
 static void test_a_completion_with_a_reserved_extra_argument_is_refused_and_changes_nothing(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     CHECK(open_store(dir));
     char signal[OUTLIVE_ID_SIZE];
     outlive_signal_new_id(signal);
@@ -603,7 +603,7 @@ static void test_a_completion_with_a_reserved_extra_argument_is_refused_and_chan
 }
 
 static void test_a_running_task_cancelled_here_ends_cancelled_whatever_its_completion_says(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     CHECK(open_store(dir));
     char signal[OUTLIVE_ID_SIZE], id[OUTLIVE_ID_SIZE];
     outlive_signal_new_id(signal);

@@ -20,7 +20,7 @@ static double monotonic(void) {
 }
 
 static void prepare(const char *dir) {
-    snprintf(log_path, sizeof log_path, "%s.log", dir);
+    harness_store_side_file(dir, ".log", log_path, sizeof log_path);
     unlink(log_path);
     setenv("TASKS_LOG", log_path, 1);
     snprintf(lib_path, sizeof lib_path, "%s/libtasks_handlers.so", harness_bin_dir());
@@ -89,7 +89,7 @@ static outlive_status add(outlive_store *store, const char *handler, const char 
 }
 
 static void test_tasks_this_process_cannot_resolve_run_in_one_that_can(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     prepare(dir);
     outlive_store *store = NULL;
     CHECK_OK(outlive_store_open(dir, "app", NULL, NULL, &store));
@@ -124,12 +124,12 @@ static void test_tasks_this_process_cannot_resolve_run_in_one_that_can(void) {
     CHECK_OK(outlive_tasks_count(store, &pending));
     CHECK(pending == 0);
     outlive_store_close(store);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
     unlink(log_path);
 }
 
 static void test_group_members_wait_for_their_start_in_another_process(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     prepare(dir);
     outlive_store *store = NULL;
     CHECK_OK(outlive_store_open(dir, "app", NULL, NULL, &store));
@@ -158,12 +158,12 @@ static void test_group_members_wait_for_their_start_in_another_process(void) {
     CHECK(outlive_task_list_attempts(list, 1) == 0 && outlive_task_list_group_member_count(list, 1) == 1);
     outlive_task_list_free(list);
     outlive_store_close(store);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
     unlink(log_path);
 }
 
 static void test_killed_runner_loses_no_task_and_the_interrupted_one_runs_again(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     prepare(dir);
     outlive_store *store = NULL;
     CHECK_OK(outlive_store_open(dir, "app", NULL, NULL, &store));
@@ -201,17 +201,17 @@ static void test_killed_runner_loses_no_task_and_the_interrupted_one_runs_again(
     CHECK(strstr(lines[1], "tasks_stall stalls 2 ") == lines[1]);
     CHECK(strstr(lines[2], "tasks_record after 1 ") == lines[2]);
     outlive_store_close(store);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
     unlink(log_path);
 }
 
 static void test_three_adders_and_two_runners_run_every_task_once(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     prepare(dir);
     outlive_store *store = NULL;
     CHECK_OK(outlive_store_open(dir, "app", NULL, NULL, &store));  /* creates the store before the workers race */
     char done[4200];
-    snprintf(done, sizeof done, "%s.adders-done", dir);
+    harness_store_side_file(dir, ".adders-done", done, sizeof done);
     unlink(done);
     const char *run1[] = { dir, "runner", "--load", lib_path, "--triggers", "1", "0", "--run-until-file-and-empty", done, "60", NULL };
     const char *run2[] = { dir, "runner", "--load", lib_path, "--triggers", "5", "0.05", "--run-until-file-and-empty", done, "60", NULL };
@@ -243,15 +243,15 @@ static void test_three_adders_and_two_runners_run_every_task_once(void) {
     CHECK(pending == 0);
     outlive_store_close(store);
     unlink(done);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
     unlink(log_path);
 }
 
 static void test_completion_called_from_another_process_ends_the_task(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     prepare(dir);
     char defer[4200];
-    snprintf(defer, sizeof defer, "%s.completion", dir);
+    harness_store_side_file(dir, ".completion", defer, sizeof defer);
     unlink(defer);
     setenv("TASKS_DEFER_FILE", defer, 1);
     outlive_store *store = NULL;
@@ -277,7 +277,7 @@ static void test_completion_called_from_another_process_ends_the_task(void) {
     CHECK(wait_exit(spawn_with(again, true)) == 2);
     outlive_store_close(store);
     unlink(defer);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
     unlink(log_path);
 }
 

@@ -62,7 +62,7 @@ static size_t count_dead(outlive_store *store) {
 }
 
 static void test_a_call_that_can_never_succeed_is_dead_at_its_first_attempt(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     outlive_store *store = open_queue(dir);
     CHECK(store);
     outlive_task_policy policy = OUTLIVE_TASK_POLICY_INIT;
@@ -100,11 +100,11 @@ static void test_a_call_that_can_never_succeed_is_dead_at_its_first_attempt(void
     }
     outlive_task_list_free(list);
     outlive_store_close(store);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 static void test_a_task_of_a_name_declared_nowhere_here_is_reported_and_waits(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     outlive_store *store = open_queue(dir);
     CHECK(store);
     logged[0] = '\0';
@@ -145,7 +145,7 @@ static void test_a_task_of_a_name_declared_nowhere_here_is_reported_and_waits(vo
     }
     outlive_task_list_free(list);
     outlive_store_close(store);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 HARNESS_MAIN(

@@ -111,6 +111,17 @@ func (s *Store) RunID() string {
 	return C.GoString(C.outlive_store_run_id(s.ptr))
 }
 
+// Check returns an error of status StatusState once this handle no longer
+// acts as a live run: its run ended while it was open (PostgreSQL: its
+// connection to the server was lost). No I/O; learnt while the loop
+// dispatches. Close the store and open it again.
+func (s *Store) Check() error {
+	if s.ptr == nil {
+		return closedStore("Check")
+	}
+	return check("Check", func() C.outlive_status { return C.outlive_store_check(s.ptr) })
+}
+
 // ProcessName is the process name the store was opened with; "" once closed.
 func (s *Store) ProcessName() string {
 	if s.ptr == nil {

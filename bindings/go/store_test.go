@@ -17,9 +17,18 @@ func TestOpenGivesARunIDAndTheProcessName(t *testing.T) {
 	if store.ProcessName() != "go-test" {
 		t.Fatalf("process name %q", store.ProcessName())
 	}
+	if err := store.Check(); err != nil {
+		t.Fatalf("an open handle of a live run: %v", err)
+	}
 	if Version() == "" || !strings.HasPrefix(Version(), "0.") {
 		t.Fatalf("version %q", Version())
 	}
+}
+
+func TestCheckOfAClosedStoreIsAStateError(t *testing.T) {
+	store, _ := openStore(t, "go-test")
+	store.Close()
+	wantStatus(t, store.Check(), StatusState)
 }
 
 func TestOpenWithABadProcessNameIsInvalidArgumentWithTheLibrarysMessage(t *testing.T) {

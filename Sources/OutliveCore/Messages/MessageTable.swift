@@ -27,6 +27,42 @@ enum MessageTable {
             + SchemaComponent.requiringRegisteredRun("outlive_messages", "locking_run", onInsert: false)
             + SchemaComponent.requiringRegisteredRun("outlive_messages", "presenter_run", onInsert: false)
             + SchemaComponent.requiringRegisteredRun("outlive_messages", "responding_run", onInsert: false),
+    ], postgresql: [
+        // Text compares and sorts by its bytes (COLLATE "C"), as in SQLite.
+        // The foreign keys stand for step 2's triggers: a presenter or a claim
+        // (presentation lock, response claim) of a run the store no longer has
+        // is refused — at commit, since removing a run deletes its row before
+        // the end-of-run hooks free its claims and presenters in the same
+        // transaction. presenter_run has none: a presented message keeps
+        // naming the run that presented it after that run ended (the hook
+        // clears it only when an end notification was owed), and it is only
+        // written under the presentation lock (fenced by locking_run) or set
+        // to a live heir.
+        #"""
+        CREATE TABLE outlive_messages(
+            id text COLLATE "C" PRIMARY KEY, seq bigint NOT NULL, created double precision NOT NULL,
+            category text COLLATE "C" NOT NULL, title text NOT NULL, body text, scope text COLLATE "C", thread text COLLATE "C",
+            choices bytea NOT NULL, payload bytea, response_handler bytea, auto_remove bigint NOT NULL,
+            locking_run text COLLATE "C" REFERENCES outlive_runs(run_id) DEFERRABLE INITIALLY DEFERRED,
+            locking_process text COLLATE "C", processed_by text COLLATE "C" NOT NULL,
+            presented bigint NOT NULL, handled bigint NOT NULL, choice text COLLATE "C", removed bigint NOT NULL,
+            presenter text COLLATE "C", presenter_run text COLLATE "C", requires_end bigint NOT NULL,
+            responding_run text COLLATE "C" REFERENCES outlive_runs(run_id) DEFERRABLE INITIALLY DEFERRED);
+        CREATE UNIQUE INDEX outlive_messages_order ON outlive_messages(seq);
+        CREATE INDEX outlive_messages_state ON outlive_messages(removed, handled, presented, seq);
+        CREATE INDEX outlive_messages_scope ON outlive_messages(scope, seq);
+        CREATE INDEX outlive_messages_category ON outlive_messages(category, seq);
+        CREATE INDEX outlive_messages_locking ON outlive_messages(locking_run) WHERE locking_run IS NOT NULL;
+        CREATE INDEX outlive_messages_responding ON outlive_messages(responding_run) WHERE responding_run IS NOT NULL;
+        CREATE INDEX outlive_messages_presenter_run ON outlive_messages(presenter_run) WHERE presenter_run IS NOT NULL;
+        CREATE TABLE outlive_message_categories(category text COLLATE "C" PRIMARY KEY, count bigint NOT NULL);
+        CREATE TABLE outlive_message_presenters(
+            run_id text COLLATE "C" NOT NULL REFERENCES outlive_runs(run_id) DEFERRABLE INITIALLY DEFERRED,
+            presenter_id text COLLATE "C" NOT NULL, process text COLLATE "C" NOT NULL,
+            PRIMARY KEY(run_id, presenter_id));
+        CREATE INDEX outlive_message_presenters_by_name ON outlive_message_presenters(process, presenter_id)
+        """#,
+        "",
     ])
 
     static let columns = """
@@ -100,9 +136,10 @@ enum MessageTable {
                   draft.text.map { .text($0) } ?? .null, draft.scope.map { .text($0) } ?? .null,
                   draft.thread.map { .text($0) } ?? .null, .blob(ChoiceCoding.encode(draft.choices)),
                   payload, handler, .integer(draft.autoRemove ? 1 : 0)])
+        // The table's name: PostgreSQL finds a bare `count` ambiguous beside `excluded`.
         try transaction.execute("""
             INSERT INTO outlive_message_categories(category, count) VALUES (?, 1)
-            ON CONFLICT(category) DO UPDATE SET count = count + 1
+            ON CONFLICT(category) DO UPDATE SET count = outlive_message_categories.count + 1
             """, [.text(draft.category)])
     }
 

@@ -18,13 +18,18 @@ public struct SchemaComponent {
     public let migrations: [String]
     /// The same steps in PostgreSQL SQL; nil while the system is not ported.
     public let postgresql: [String]?
+    /// The trigger functions the PostgreSQL steps create: the only functions
+    /// and triggers the schema check accepts (PostgreSQLSchema).
+    public let postgresqlFunctions: [PostgreSQLTriggerFunction]
 
-    public init(name: String, migrations: [String], postgresql: [String]? = nil) {
+    public init(name: String, migrations: [String], postgresql: [String]? = nil,
+                postgresqlFunctions: [PostgreSQLTriggerFunction] = []) {
         precondition(postgresql == nil || postgresql!.count == migrations.count,
                      "component \(name): the PostgreSQL migrations must be as many as the SQLite ones")
         self.name = name
         self.migrations = migrations
         self.postgresql = postgresql
+        self.postgresqlFunctions = postgresqlFunctions
     }
 
     /// This component's steps for `engine`; nil when it has none there.

@@ -9,6 +9,10 @@ public struct StoreOptions {
     /// `outlive_liveness`, else 10). Ignored by SQLite stores, whose deaths are
     /// seen at once.
     public var livenessBoundSeconds: Int32?
+    /// PostgreSQL stores: false opens only a store that exists (`.notFound`
+    /// otherwise), as a task's completion does. (SQLite: the caller checks
+    /// the directory first, `StoreDirectory.holdsStore`.)
+    var createsStore = true
     public init() {}
 }
 
@@ -79,7 +83,8 @@ public final class Store {
             let location = try PostgreSQLLocation(uri: path)
             let bound = try options.livenessBoundSeconds.map { try PostgreSQLLivenessBound(seconds: $0) } ?? location.bound
             label = location.label
-            let postgres = try PostgreSQLBackend(conninfo: location.conninfo, store: location.store, components: components)
+            let postgres = try PostgreSQLBackend(conninfo: location.conninfo, store: location.store, components: components,
+                                                 creating: options.createsStore)
             backend = postgres
             liveness = try PostgreSQLRunLiveness(backend: postgres, conninfo: location.conninfo, bound: bound, run: run, processName: processName)
         } else {
@@ -124,7 +129,7 @@ public final class Store {
     /// its tables is touched.
     public func requireAvailable(_ component: SchemaComponent, system: String) throws {
         guard component.migrations(for: backend.engine) == nil else { return }
-        throw OutliveError.state("\(system) are not yet available on PostgreSQL stores (this library has the key-value system and signals there; see docs/postgresql.md, \"Status\")")
+        throw OutliveError.state("\(system) are not yet available on PostgreSQL stores (this library has the key-value system, signals, messages, tasks and schedules there; see docs/postgresql.md, \"Status\")")
     }
 
     /// Whether the handle is open and used in the process that opened it: a

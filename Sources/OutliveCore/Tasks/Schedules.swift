@@ -135,7 +135,7 @@ public final class Schedules {
         var found: Double?
         let skipped = broken
         try store.database.read { transaction in
-            try transaction.query("SELECT rowid, next_fire FROM outlive_schedules WHERE \(ScheduleSchema.usable) ORDER BY next_fire LIMIT ?",
+            try transaction.query("SELECT rowid, next_fire FROM outlive_schedules WHERE \(ScheduleSchema.usable(store.engine)) ORDER BY next_fire LIMIT ?",
                                   [.integer(Int64(skipped.count + 1))]) { row in
                 if found == nil && !skipped.contains(row.integer(0)) { found = row.double(1) }
             }
@@ -167,7 +167,7 @@ public final class Schedules {
 
     /// After a database failure (busy, I/O): arm again in a second.
     private func failed(_ error: Error) {
-        Log.emit(.warning, "store \(store.path): schedules could not fire (trying again in 1 s): \(error)")
+        Log.emit(.warning, "store \(store.label): schedules could not fire (trying again in 1 s): \(error)")
         guard retryTimer == nil else { return }
         retryTimer = store.loop.schedule(after: 1) { [weak self] in
             self?.retryTimer = nil
@@ -205,7 +205,7 @@ public final class Schedules {
                 var due: [DueRow] = []
                 try transaction.query("""
                     SELECT rowid, name, handler, queue, priority, interval, cron, anchor, next_fire FROM outlive_schedules
-                    WHERE \(ScheduleSchema.usable) AND next_fire <= ? ORDER BY next_fire LIMIT ?
+                    WHERE \(ScheduleSchema.usable(store.engine)) AND next_fire <= ? ORDER BY next_fire LIMIT ?
                     """, [.double(now), .integer(Int64(skipped.count + Schedules.firingBatch))]) { row in
                     let rowid = row.integer(0)
                     guard !skipped.contains(rowid) else { return }
@@ -221,7 +221,7 @@ public final class Schedules {
                 var addedTo: [String: Int64] = [:]
                 for schedule in due.prefix(Schedules.firingBatch) {
                     do {
-                        try fire(schedule, now: now, in: transaction)
+                        try Schedules.alone(in: transaction) { try fire(schedule, now: now, in: $0) }
                         added += 1
                         addedTo[schedule.queue, default: 0] += 1
                     } catch let error as OutliveError where error.code != .busy && error.code != .io {
@@ -239,11 +239,28 @@ public final class Schedules {
         }
         for (rowid, why) in newlyBroken {
             broken.insert(rowid)
-            Log.emit(.error, "store \(store.path): a schedule cannot fire and is skipped until the schedules change: \(why)")
+            Log.emit(.error, "store \(store.label): a schedule cannot fire and is skipped until the schedules change: \(why)")
         }
         if added > 0 { tasks?.postTriggerEvaluation() }
         if more { store.loop.post { [weak self] in self?.fireDue() } }
         arm()
+    }
+
+    /// Runs `body` so that its failure undoes its own statements only and the
+    /// transaction goes on (a row that cannot fire is skipped, the others
+    /// fire): on PostgreSQL, where a failing statement aborts the whole
+    /// transaction, inside a savepoint; SQLite's transaction goes on anyway.
+    private static func alone(in transaction: StoreTransaction, _ body: (StoreTransaction) throws -> Void) throws {
+        guard transaction.engine == .postgresql else { return try body(transaction) }
+        try transaction.execute("SAVEPOINT outlive_firing")
+        do {
+            try body(transaction)
+        } catch {
+            try transaction.execute("ROLLBACK TO SAVEPOINT outlive_firing")
+            try transaction.execute("RELEASE SAVEPOINT outlive_firing")
+            throw error
+        }
+        try transaction.execute("RELEASE SAVEPOINT outlive_firing")
     }
 
     /// One firing inside the transaction: the task (its work with

@@ -37,9 +37,10 @@ public enum TaskCompletion {
         ]))
     }
 
-    /// The store path as another process (with another working directory) finds it.
+    /// The store path as another process (with another working directory)
+    /// finds it; a PostgreSQL URI as it is.
     static func absolute(_ path: String) -> String {
-        if path.hasPrefix("/") { return path }
+        if path.hasPrefix("/") || PostgreSQLLocation.isURI(path) { return path }
         var buffer = [CChar](repeating: 0, count: 4_096)
         guard getcwd(&buffer, buffer.count) != nil else { return path }
         let directory = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
@@ -87,10 +88,17 @@ public enum TaskCompletion {
         let extras = try TaskResult.extras(of: arguments)
         let result = success && !extras.isEmpty ? try extras.serialized() : nil
         guard let store = TaskQueue.openStore(path: path) else {
-            guard TaskQueue.inheritsStore(path: path) || StoreDirectory.holdsStore(path) else {
-                throw OutliveError.state("the completion of task \(taskID) names the store \(path), where there is no store (a completion never creates one)")
+            let uri = PostgreSQLLocation.isURI(path)
+            let nowhere = "the completion of task \(taskID) names the store \(uri ? (try? PostgreSQLLocation(uri: path).label) ?? "at a PostgreSQL URI" : path), where there is no store (a completion never creates one)"
+            guard uri || TaskQueue.inheritsStore(path: path) || StoreDirectory.holdsStore(path) else { throw OutliveError.state(nowhere) }
+            var options = StoreOptions()
+            options.createsStore = false
+            let own: Store
+            do {
+                own = try Store(path: path, processName: "outlive-completion", loop: try Loop(), options: options, components: OutliveStore.components)
+            } catch let error as OutliveError where error.code == .notFound {
+                throw OutliveError.state(nowhere)
             }
-            let own = try Store(path: path, processName: "outlive-completion", loop: try Loop(), components: OutliveStore.components)
             defer { own.close() }
             try record(in: own, taskID: taskID, claim: claim, runID: runID, success: success, error: error, result: result, announce: true)
             return

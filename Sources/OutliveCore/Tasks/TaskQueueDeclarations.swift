@@ -71,7 +71,7 @@ extension TaskQueue {
             var queues: [TaskQueueInfo] = []
             try transaction.query("""
                 SELECT name, kind, pending, running, dead FROM outlive_task_queues
-                WHERE name > ? AND typeof(name) = 'text' ORDER BY name LIMIT ?
+                WHERE name > ?\(store.engine == .sqlite ? " AND typeof(name) = 'text'" : "") ORDER BY name LIMIT ?
                 """, [.text(after ?? ""), .integer(limit == 0 ? Int64(TaskQueue.maxListLimit) : Int64(limit))]) { row in
                 queues.append(TaskQueueInfo(name: row.text(0) ?? "", kind: TaskQueueInfo.Kind(rawValue: Int32(clamping: row.integer(1))) ?? .ordered,
                                             pending: max(0, row.integer(2)), running: max(0, row.integer(3)), dead: max(0, row.integer(4))))

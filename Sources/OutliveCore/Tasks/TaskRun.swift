@@ -497,12 +497,13 @@ extension TaskQueue {
         // name that is not UTF-8 would decode to something that sorts before
         // it and be found again for ever. Such a name resolves nowhere.
         var last: [UInt8] = []
+        let sql = CandidateSQL.of(transaction.engine)
         while true {
             var next: [UInt8]?
-            try transaction.query("""
-                SELECT handler_name FROM outlive_tasks WHERE state = 0 AND queue = ? AND handler_name > CAST(? AS TEXT) AND \(TaskSchema.runnable)
-                ORDER BY handler_name LIMIT 1
-                """, [queue, .blob(last)]) { next = $0.textBytes(0) }
+            // PostgreSQL's text is always UTF-8 (no cast of bytes needed there).
+            try transaction.query(sql.nextName, [queue, transaction.engine == .sqlite ? .blob(last) : .text(String(decoding: last, as: UTF8.self))]) {
+                next = $0.textBytes(0)
+            }
             guard let bytes = next else { break }
             last = bytes
             guard let name = String(validating: bytes, as: UTF8.self) else { continue }
@@ -523,6 +524,7 @@ extension TaskQueue {
         let now = Clock.wall()
         let queue: SQLValue = .text(run.queue)
         var passes = 0
+        let sql = CandidateSQL.of(transaction.engine)
         while true {
             var best: Candidate?
             for name in names {
@@ -535,19 +537,19 @@ extension TaskQueue {
                                      ageFrom: row.double(6), attempts: row.integer(7))
                 }
                 guard let cursor = run.cursor else {
-                    try transaction.query(CandidateSQL.first,
+                    try transaction.query(sql.first,
                                           [queue, .text(name)], consider)
                     continue
                 }
                 // After the cursor: the same priority with a later seq, else the next lower priority.
                 var found = false
-                try transaction.query(CandidateSQL.samePriorityAfter,
+                try transaction.query(sql.samePriorityAfter,
                                       [queue, .text(name), .integer(cursor.priority), .integer(cursor.seq)]) { row in
                     found = true
                     consider(row)
                 }
                 if found { continue }
-                try transaction.query(CandidateSQL.lowerPriority,
+                try transaction.query(sql.lowerPriority,
                                       [queue, .text(name), .integer(cursor.priority)], consider)
             }
             guard let task = best else {
@@ -634,14 +636,37 @@ extension TaskQueue {
     }
 }
 
-/// The lookups of a run's next task, built once: a step makes them for every
-/// task it claims.
-private enum CandidateSQL {
-    static let columns = "seq, priority, id, handler, group_start IS NOT NULL, group_members, age_from, attempts"
-    static let filter = "state = 0 AND queue = ? AND handler_name = ? AND typeof(priority) = 'integer' AND \(TaskSchema.runnable)"
-    static let first = "SELECT \(columns) FROM outlive_tasks WHERE \(filter) ORDER BY priority DESC, seq LIMIT 1"
+/// The lookups of a run's next task, built once per engine: a step makes
+/// them for every task it claims.
+private struct CandidateSQL {
+    static let sqlite = CandidateSQL(.sqlite)
+    static let postgresql = CandidateSQL(.postgresql)
+
+    static func of(_ engine: StoreEngine) -> CandidateSQL {
+        switch engine {
+        case .sqlite: sqlite
+        case .postgresql: postgresql
+        }
+    }
+
+    let first: String
     /// After the cursor: the same priority with a later seq...
-    static let samePriorityAfter = "SELECT \(columns) FROM outlive_tasks WHERE \(filter) AND priority = ? AND seq > ? ORDER BY seq LIMIT 1"
+    let samePriorityAfter: String
     /// ...else the next lower priority.
-    static let lowerPriority = "SELECT \(columns) FROM outlive_tasks WHERE \(filter) AND priority < ? ORDER BY priority DESC, seq LIMIT 1"
+    let lowerPriority: String
+    /// The next handler name of the queue's ready tasks after one (by bytes).
+    let nextName: String
+
+    private init(_ engine: StoreEngine) {
+        let columns = "seq, priority, id, handler, group_start IS NOT NULL, group_members, age_from, attempts"
+        let filter = "state = 0 AND queue = ? AND handler_name = ? AND \(engine == .sqlite ? "typeof(priority) = 'integer' AND " : "")\(TaskSchema.runnable(engine))"
+        first = "SELECT \(columns) FROM outlive_tasks WHERE \(filter) ORDER BY priority DESC, seq LIMIT 1"
+        samePriorityAfter = "SELECT \(columns) FROM outlive_tasks WHERE \(filter) AND priority = ? AND seq > ? ORDER BY seq LIMIT 1"
+        lowerPriority = "SELECT \(columns) FROM outlive_tasks WHERE \(filter) AND priority < ? ORDER BY priority DESC, seq LIMIT 1"
+        nextName = """
+            SELECT handler_name FROM outlive_tasks WHERE state = 0 AND queue = ? \
+            AND handler_name > \(engine == .sqlite ? "CAST(? AS TEXT)" : "?") AND \(TaskSchema.runnable(engine)) \
+            ORDER BY handler_name LIMIT 1
+            """
+    }
 }

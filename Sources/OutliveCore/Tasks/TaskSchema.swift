@@ -134,13 +134,98 @@ enum TaskSchema {
                 dead = ifnull(dead, 0) + (NEW.state = 2) WHERE name = NEW.queue;
         END
         """,
+    ], postgresql: [
+        // Tasks came to PostgreSQL at version 6: the first step makes the
+        // tables as SQLite's six steps leave them, the others have nothing
+        // left to do. Text keys compare and sort by their bytes (COLLATE "C"),
+        // as in SQLite. `seq` is an identity: it is taken under the store's
+        // write lock, which every write transaction holds, so tasks commit in
+        // `seq` order and a reader paging by it misses none. The foreign keys
+        // on the runs stand for SQLite's step 2 triggers: a claim by a run the
+        // store no longer has is refused (at commit: removing a run deletes
+        // its row before the end-of-run hooks free its claims, in the same
+        // transaction). `outlive_tasks_running` covers every claimed row, so
+        // that those keys' checks on a run's removal are index lookups.
+        // The counts' triggers are SQLite's, as PL/pgSQL (`queueCounts`).
+        #"""
+        CREATE TABLE outlive_tasks(
+            seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            id text COLLATE "C" NOT NULL UNIQUE,
+            handler_name text COLLATE "C" NOT NULL,
+            handler bytea NOT NULL,
+            group_start text COLLATE "C",
+            group_members bytea,
+            created double precision NOT NULL,
+            age_from double precision NOT NULL,
+            attempts bigint NOT NULL DEFAULT 0,
+            last_error text,
+            state bigint NOT NULL DEFAULT 0,
+            waiting_until double precision,
+            runner text COLLATE "C" REFERENCES outlive_runs(run_id) DEFERRABLE INITIALLY DEFERRED,
+            claim text COLLATE "C",
+            outcome bigint,
+            queue text COLLATE "C" NOT NULL DEFAULT 'default',
+            priority bigint NOT NULL DEFAULT 0,
+            unique_key text COLLATE "C",
+            cancelled bigint NOT NULL DEFAULT 0,
+            result_signal text COLLATE "C",
+            result bytea);
+        CREATE INDEX outlive_tasks_ready ON outlive_tasks(queue, handler_name, priority DESC, seq) WHERE state = 0;
+        CREATE INDEX outlive_tasks_waiting ON outlive_tasks(queue, waiting_until) WHERE state = 3;
+        CREATE INDEX outlive_tasks_running ON outlive_tasks(runner) WHERE runner IS NOT NULL;
+        CREATE INDEX outlive_tasks_group_start ON outlive_tasks(group_start) WHERE group_start IS NOT NULL;
+        CREATE UNIQUE INDEX outlive_tasks_unique_key ON outlive_tasks(queue, unique_key)
+            WHERE unique_key IS NOT NULL AND cancelled = 0 AND state IN (0, 1, 3);
+        CREATE TABLE outlive_task_runner(
+            queue text COLLATE "C" PRIMARY KEY,
+            run_id text COLLATE "C" NOT NULL REFERENCES outlive_runs(run_id) DEFERRABLE INITIALLY DEFERRED,
+            started double precision NOT NULL);
+        CREATE INDEX outlive_task_runner_run ON outlive_task_runner(run_id);
+        CREATE TABLE outlive_task_queues(name text COLLATE "C" PRIMARY KEY, kind bigint NOT NULL, created double precision NOT NULL,
+            pending bigint NOT NULL DEFAULT 0, running bigint NOT NULL DEFAULT 0, dead bigint NOT NULL DEFAULT 0);
+        INSERT INTO outlive_task_queues(name, kind, created) VALUES ('default', 1, 0);
+        """# + queueCounts.ddl,
+        "", "", "", "", "",
+    ], postgresqlFunctions: [queueCounts])
+
+    /// SQLite's count triggers of step 6 in PL/pgSQL: a task deleted, or
+    /// moved between pending (ready or waiting), running and dead or between
+    /// queues, updates its queue's counts in the same transaction, whichever
+    /// code changed it.
+    static let queueCounts = PostgreSQLTriggerFunction(name: "outlive_tasks_queue_count", body: """
+
+        BEGIN
+            IF TG_OP = 'UPDATE' AND OLD.queue = NEW.queue THEN
+                UPDATE outlive_task_queues SET pending = coalesce(pending, 0) - (OLD.state IN (0, 3))::int + (NEW.state IN (0, 3))::int,
+                    running = coalesce(running, 0) - (OLD.state = 1)::int + (NEW.state = 1)::int,
+                    dead = coalesce(dead, 0) - (OLD.state = 2)::int + (NEW.state = 2)::int WHERE name = NEW.queue;
+                RETURN NULL;
+            END IF;
+            UPDATE outlive_task_queues SET pending = coalesce(pending, 0) - (OLD.state IN (0, 3))::int,
+                running = coalesce(running, 0) - (OLD.state = 1)::int, dead = coalesce(dead, 0) - (OLD.state = 2)::int
+                WHERE name = OLD.queue;
+            IF TG_OP = 'UPDATE' THEN
+                UPDATE outlive_task_queues SET pending = coalesce(pending, 0) + (NEW.state IN (0, 3))::int,
+                    running = coalesce(running, 0) + (NEW.state = 1)::int, dead = coalesce(dead, 0) + (NEW.state = 2)::int
+                    WHERE name = NEW.queue;
+            END IF;
+            RETURN NULL;
+        END
+
+        """, triggers: [
+        .init(name: "outlive_tasks_queue_count_delete", table: "outlive_tasks", definition: "AFTER DELETE ON outlive_tasks FOR EACH ROW"),
+        .init(name: "outlive_tasks_queue_count_update", table: "outlive_tasks", definition: """
+            AFTER UPDATE OF state, queue ON outlive_tasks FOR EACH ROW
+                WHEN (OLD.queue <> NEW.queue OR (OLD.state = 1) <> (NEW.state = 1) OR (OLD.state = 2) <> (NEW.state = 2)
+                      OR (OLD.state IN (0, 3)) <> (NEW.state IN (0, 3)))
+            """),
     ])
 
     /// Counts tasks added (pending: ready or due later) to each queue, as
     /// `TaskQueue.insert` stored them in this transaction.
     static func addPending(_ added: [String: Int64], in transaction: StoreTransaction) throws {
         for (queue, count) in added where count != 0 {
-            try transaction.execute("UPDATE outlive_task_queues SET pending = ifnull(pending, 0) + ? WHERE name = ?",
+            try transaction.execute("UPDATE outlive_task_queues SET pending = coalesce(pending, 0) + ? WHERE name = ?",
                                     [.integer(count), .text(queue)])
         }
     }
@@ -156,12 +241,18 @@ enum TaskSchema {
     /// handler name stored as a blob sorts after every text, so the walk over
     /// the names would find it again for ever) is skipped by the runner and
     /// stays pending, visible to `outlive tasks` as a damaged store.
-    static let runnable = """
-        typeof(handler_name) = 'text' AND typeof(id) = 'text' AND length(CAST(id AS BLOB)) = 36 \
-        AND id NOT GLOB '*[^0-9a-f-]*' \
-        AND typeof(handler) = 'blob' AND typeof(group_members) IN ('blob', 'null') \
-        AND typeof(age_from) IN ('real', 'integer') AND typeof(attempts) = 'integer' AND attempts >= 0
-        """
+    /// PostgreSQL's columns are typed by the schema: only the values are checked.
+    static func runnable(_ engine: StoreEngine) -> String {
+        switch engine {
+        case .sqlite: """
+            typeof(handler_name) = 'text' AND typeof(id) = 'text' AND length(CAST(id AS BLOB)) = 36 \
+            AND id NOT GLOB '*[^0-9a-f-]*' \
+            AND typeof(handler) = 'blob' AND typeof(group_members) IN ('blob', 'null') \
+            AND typeof(age_from) IN ('real', 'integer') AND typeof(attempts) = 'integer' AND attempts >= 0
+            """
+        case .postgresql: "octet_length(id) = 36 AND id !~ '[^0-9a-f-]' AND attempts >= 0"
+        }
+    }
 
     enum State: Int64 {
         case ready = 0, running = 1, dead = 2, waiting = 3

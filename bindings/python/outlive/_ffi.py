@@ -143,6 +143,7 @@ _DECLARATIONS: typing.Dict[str, typing.Any] = {
     "outlive_store_run_id": (c_char_p, [StoreP]),
     "outlive_store_process_name": (c_char_p, [StoreP]),
     "outlive_store_loop": (LoopP, [StoreP]),
+    "outlive_store_check": (status, [StoreP]),
     # key-value
     "outlive_kv_set": (status, [StoreP, c_char_p, c_void_p, c_size_t]),
     "outlive_kv_get": (status, [StoreP, c_char_p, POINTER(c_void_p), POINTER(c_size_t)]),

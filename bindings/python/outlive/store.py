@@ -99,6 +99,13 @@ class Store(NativeHandle):
         """This run's id (a new one each time the store is opened)."""
         return str(_ffi.outlive_store_run_id(self.handle).decode())
 
+    def check(self) -> None:
+        """Raises StateError when this handle no longer acts as a live run:
+        its run ended while it was open (PostgreSQL: its connection to the
+        server was lost) or it was inherited across fork(). No I/O; the handle
+        learns it while its loop dispatches. Close it and open the store again."""
+        check(_ffi.outlive_store_check(self.handle))
+
     @property
     def process(self) -> str:
         """The process name this run was opened as."""

@@ -23,7 +23,7 @@ import typing
 
 from . import handlers
 from .logs import set_log_level
-from .errors import InvalidArgumentError, NotFoundError
+from .errors import InvalidArgumentError, NotFoundError, OutliveError, StateError
 from .store import Durability, Store
 
 _logger = logging.getLogger("outlive.worker")
@@ -66,6 +66,20 @@ async def serve(store: Store, *, concurrency: int = 1, grace: float = 30.0, unti
     for number in stopping:
         loop.add_signal_handler(number, stop.set)
     store.loop.attach(loop)
+    ended: typing.List[OutliveError] = []
+
+    def dispatch_and_check() -> None:
+        store.loop.dispatch()
+        # A run that ended under the worker (its PostgreSQL connection lost)
+        # can run nothing more: stop, and exit saying why, so that a
+        # supervisor starts a worker that is a live run again.
+        try:
+            store.check()
+        except OutliveError as error:
+            ended.append(error)
+            stop.set()
+
+    loop.add_reader(store.loop.fileno(), dispatch_and_check)
     try:
         names = store.tasks.serve(concurrency, queues)
         served = list(queues) if queues is not None else ["default"]
@@ -95,6 +109,8 @@ async def serve(store: Store, *, concurrency: int = 1, grace: float = 30.0, unti
             await asyncio.gather(*left, return_exceptions=True)
     for number in stopping:
         loop.remove_signal_handler(number)
+    if ended:
+        raise ended[0]
 
 
 async def _wait_or_hurry(running: typing.Set["asyncio.Task[typing.Any]"], hurried: "asyncio.Task[typing.Any]",
@@ -187,4 +203,7 @@ def main(arguments: typing.Optional[typing.Sequence[str]] = None) -> int:
         except NotFoundError as error:
             print(f"python -m outlive worker: {error.message}", file=sys.stderr)
             return 3
+        except StateError as error:
+            print(f"python -m outlive worker: {error.message}", file=sys.stderr)
+            return 1
     return 0

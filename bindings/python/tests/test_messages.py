@@ -3,7 +3,13 @@ import signal
 import pytest
 
 import outlive
-from conftest import dispatch_until, run_python, spawn_python
+from conftest import dispatch_until, run_python, spawn_python, store_location
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def location(request, tmp_path):
+    """Every messages test runs on both engines."""
+    return store_location(request.param, tmp_path)
 
 
 answered = []
@@ -14,9 +20,9 @@ def on_answer(message_id: str, choice: str, scope: str | None) -> None:
     answered.append((message_id, choice, scope))
 
 
-def test_message_is_presented_answered_and_its_durable_handler_runs(store_dir):
+def test_message_is_presented_answered_and_its_durable_handler_runs(location):
     answered.clear()
-    with outlive.Store(store_dir) as store:
+    with outlive.Store(location) as store:
         presented = []
 
         def present(message, presentation):
@@ -36,21 +42,21 @@ def test_message_is_presented_answered_and_its_durable_handler_runs(store_dir):
         assert dispatch_until(store, lambda: len(store.messages) == 0)
 
 
-def test_response_from_another_process_reaches_the_response_handler(store_dir):
-    with outlive.Store(store_dir) as store:
+def test_response_from_another_process_reaches_the_response_handler(location):
+    with outlive.Store(location) as store:
         handled = []
         store.messages.add_response_handler("log", lambda message: handled.append(message.choice) or True)
         mid = store.messages.post("question", "Continue?", choices=[("yes", "Yes"), ("no", "No", "cancel")])
         run_python("import sys, outlive\nwith outlive.Store(sys.argv[1], process='cli') as s: s.messages.respond(sys.argv[2], 'no')",
-                   store_dir, mid)
+                   location, mid)
         assert dispatch_until(store, lambda: handled)
         assert handled == ["no"]
         with pytest.raises(outlive.NotFoundError):
             store.messages.respond(mid, "maybe")
 
 
-def test_auto_resolver_answers_before_any_presenter(store_dir):
-    with outlive.Store(store_dir) as store:
+def test_auto_resolver_answers_before_any_presenter(location):
+    with outlive.Store(location) as store:
         presented, handled = [], []
         store.messages.add_auto_resolver("auth", lambda m: "retry" if m.category == "auth-error" else None)
         store.messages.add_response_handler("h", lambda m: handled.append((m.title, m.choice)) or True)
@@ -61,8 +67,8 @@ def test_auto_resolver_answers_before_any_presenter(store_dir):
         assert presented == ["Other"] and sorted(handled) == [("Login failed", "retry"), ("Other", "ok")]
 
 
-def test_presentation_in_a_killed_process_is_taken_over(store_dir):
-    with outlive.Store(store_dir) as store:
+def test_presentation_in_a_killed_process_is_taken_over(location):
+    with outlive.Store(location) as store:
         victim = spawn_python("""
 import sys, time, select, outlive
 with outlive.Store(sys.argv[1], process="victim") as store:
@@ -72,7 +78,7 @@ with outlive.Store(sys.argv[1], process="victim") as store:
     while True:
         select.select([store.loop.fileno()], [], [], 0.1)
         store.loop.dispatch()
-""", store_dir)
+""", location)
         mid = None
         mid = store.messages.post("q", "Who shows me?", choices=[("ok", "OK")])
         line = victim.stdout.readline().split()
@@ -85,8 +91,8 @@ with outlive.Store(sys.argv[1], process="victim") as store:
         assert shown == [mid]
 
 
-def test_declined_message_is_offered_again_after_reoffer(store_dir):
-    with outlive.Store(store_dir) as store:
+def test_declined_message_is_offered_again_after_reoffer(location):
+    with outlive.Store(location) as store:
         seen = []
         decline = [True]
 
@@ -104,8 +110,8 @@ def test_declined_message_is_offered_again_after_reoffer(store_dir):
         assert dispatch_until(store, lambda: len(seen) == 2)
 
 
-def test_bad_input_is_refused_and_nothing_is_stored(store_dir):
-    with outlive.Store(store_dir) as store:
+def test_bad_input_is_refused_and_nothing_is_stored(location):
+    with outlive.Store(location) as store:
         with pytest.raises(outlive.InvalidArgumentError):
             store.messages.post("", "title")
         with pytest.raises(outlive.InvalidArgumentError):
@@ -115,11 +121,11 @@ def test_bad_input_is_refused_and_nothing_is_stored(store_dir):
         assert len(store.messages) == 0 and store.messages.ids() == []
 
 
-def test_async_presenter_is_awaited_and_its_result_answers_the_message(store_dir):
+def test_async_presenter_is_awaited_and_its_result_answers_the_message(location):
     import asyncio
 
     async def scenario():
-        with outlive.Store(store_dir) as store:
+        with outlive.Store(location) as store:
             store.loop.attach(asyncio.get_running_loop())
             handled = asyncio.get_running_loop().create_future()
             store.messages.add_response_handler(

@@ -5,7 +5,13 @@ import time
 import pytest
 
 import outlive
-from conftest import dispatch_until, run_python
+from conftest import dispatch_until, run_python, store_location
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def location(request, tmp_path):
+    """Each test runs on both engines: a directory, or a store on the test server."""
+    return store_location(request.param, tmp_path)
 
 
 fired = []
@@ -21,9 +27,9 @@ def plain() -> None:
     pass
 
 
-def test_a_schedule_fires_tasks_whose_handler_receives_the_period(store_dir):
+def test_a_schedule_fires_tasks_whose_handler_receives_the_period(location):
     fired.clear()
-    with outlive.Store(store_dir) as store:
+    with outlive.Store(location) as store:
         store.tasks.set_triggers(pending_count=1, delay=0)
         first = store.schedules.set("tick", outlive.Handler("py.schedule.tick"), every=0.05)
         assert first > time.time() - 1
@@ -37,8 +43,8 @@ def test_a_schedule_fires_tasks_whose_handler_receives_the_period(store_dir):
         assert store.schedules.list() == []
 
 
-def test_schedules_are_listed_replaced_and_removed(store_dir):
-    with outlive.Store(store_dir) as store:
+def test_schedules_are_listed_replaced_and_removed(location):
+    with outlive.Store(location) as store:
         store.schedules.set("poll", outlive.Handler("py.schedule.plain"), every=datetime.timedelta(minutes=5))
         nightly = store.schedules.set("nightly", outlive.Handler("py.schedule.plain"), cron="30 2 * * MON-FRI",
                                       priority=4)
@@ -63,15 +69,15 @@ def test_schedules_are_listed_replaced_and_removed(store_dir):
     dict(every=math.inf), dict(cron="* * * *"), dict(cron="61 * * * *"), dict(cron="0 0 30 2 *"),
     dict(cron="*/0 * * * *"), dict(cron="@fortnightly"),
 ])
-def test_malformed_schedules_are_refused_and_store_nothing(store_dir, period):
-    with outlive.Store(store_dir) as store:
+def test_malformed_schedules_are_refused_and_store_nothing(location, period):
+    with outlive.Store(location) as store:
         with pytest.raises(outlive.InvalidArgumentError):
             store.schedules.set("bad", outlive.Handler("py.schedule.plain"), **period)
         assert store.schedules.list() == []
 
 
-def test_bad_names_and_undeclared_queues_are_refused(store_dir):
-    with outlive.Store(store_dir) as store:
+def test_bad_names_and_undeclared_queues_are_refused(location):
+    with outlive.Store(location) as store:
         work = outlive.Handler("py.schedule.plain")
         for name in ["", "x" * 129, "with space"]:
             with pytest.raises(outlive.InvalidArgumentError):
@@ -81,11 +87,11 @@ def test_bad_names_and_undeclared_queues_are_refused(store_dir):
         assert store.schedules.list() == []
 
 
-def test_a_schedule_set_here_is_seen_by_another_process(store_dir):
-    with outlive.Store(store_dir) as store:
+def test_a_schedule_set_here_is_seen_by_another_process(location):
+    with outlive.Store(location) as store:
         store.schedules.set("report", outlive.Handler("py.schedule.plain"), cron="0 * * * *")
     listed = run_python(
         "import sys, outlive\n"
         "with outlive.Store(sys.argv[1]) as store:\n"
-        "    print([(s.name, s.cron) for s in store.schedules])\n", store_dir)
+        "    print([(s.name, s.cron) for s in store.schedules])\n", location)
     assert listed.stdout.strip() == "[('report', '0 * * * *')]"

@@ -169,7 +169,7 @@ time.sleep(60)
     assert any("doomed" in record.getMessage() and "no longer alive" in record.getMessage() for record in caplog.records)
 
 
-def test_postgresql_liveness_option_and_systems_not_yet_ported(tmp_path):
+def test_postgresql_liveness_option(tmp_path):
     location = store_location("postgresql", tmp_path)
     with pytest.raises(outlive.InvalidArgumentError, match="liveness_seconds"):
         outlive.Store(location, liveness=1)
@@ -177,6 +177,5 @@ def test_postgresql_liveness_option_and_systems_not_yet_ported(tmp_path):
         outlive.Store(location, liveness=2.5)
     with outlive.Store(location, liveness=3) as store:
         store.kv["k"] = b"v"
-        with pytest.raises(outlive.StateError, match="messages are not yet available on PostgreSQL"):
-            store.messages.ids()
+        assert len(store.tasks) == 0
         assert store.kv["k"] == b"v"

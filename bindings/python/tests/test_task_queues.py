@@ -3,7 +3,13 @@ import time
 import pytest
 
 import outlive
-from conftest import dispatch_until
+from conftest import dispatch_until, store_location
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def location(request, tmp_path):
+    """Each test runs on both engines: a directory, or a store on the test server."""
+    return store_location(request.param, tmp_path)
 
 ran = []
 
@@ -13,9 +19,9 @@ def job(label: str) -> None:
     ran.append((label, time.time()))
 
 
-def test_a_parallel_queue_runs_by_priority_and_a_due_task_waits_for_its_time(store_dir):
+def test_a_parallel_queue_runs_by_priority_and_a_due_task_waits_for_its_time(location):
     ran.clear()
-    with outlive.Store(store_dir, process="app") as store:
+    with outlive.Store(location, process="app") as store:
         store.queues.serve("default", 0)
         store.queues.declare("jobs", "parallel")
         due = time.time() + 0.3
@@ -32,8 +38,8 @@ def test_a_parallel_queue_runs_by_priority_and_a_due_task_waits_for_its_time(sto
         assert store.queues.list()[1].pending == 0
 
 
-def test_bad_queue_input_raises_precise_errors(store_dir):
-    with outlive.Store(store_dir, process="app") as store:
+def test_bad_queue_input_raises_precise_errors(location):
+    with outlive.Store(location, process="app") as store:
         with pytest.raises(outlive.NotFoundError):
             store.queues.serve("undeclared", 1)
         with pytest.raises(outlive.NotFoundError):

@@ -10,7 +10,13 @@ import textwrap
 import pytest
 
 import outlive
-from conftest import _environment
+from conftest import _environment, store_location
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def location(request, tmp_path):
+    """Each test runs on both engines: a directory, or a store on the test server."""
+    return store_location(request.param, tmp_path)
 
 RESULT_TASKS = '''
 import os, pathlib, time
@@ -60,45 +66,45 @@ def tasks(module_dir):
     return result_tasks
 
 
-def worker_environment(module_dir, store_dir):
+def worker_environment(module_dir, location):
     env = _environment()
     env["PYTHONPATH"] = str(module_dir) + os.pathsep + env.get("PYTHONPATH", "")
-    env["OUTLIVE_STORE"] = store_dir
+    env["OUTLIVE_STORE"] = location
     return env
 
 
-def start_worker(module_dir, store_dir, *options):
+def start_worker(module_dir, location, *options):
     return subprocess.Popen([sys.executable, "-m", "outlive", "worker", *options, "result_tasks"], cwd=module_dir,
-                            env=worker_environment(module_dir, store_dir), stdout=subprocess.PIPE,
+                            env=worker_environment(module_dir, location), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
 
 
-def run_worker_until_idle(module_dir, store_dir, *options):
+def run_worker_until_idle(module_dir, location, *options):
     return subprocess.run([sys.executable, "-m", "outlive", "worker", "--until-idle", *options, "result_tasks"],
-                          cwd=module_dir, env=worker_environment(module_dir, store_dir), capture_output=True,
+                          cwd=module_dir, env=worker_environment(module_dir, location), capture_output=True,
                           text=True, timeout=120)
 
 
 @pytest.fixture
-def worker(module_dir, store_dir):
-    with outlive.Store(store_dir) as store:
+def worker(module_dir, location):
+    with outlive.Store(location) as store:
         store.queues.declare("results.parallel", "parallel")
-    process = start_worker(module_dir, store_dir, "--queue", "default=2", "--queue", "results.parallel=2")
+    process = start_worker(module_dir, location, "--queue", "default=2", "--queue", "results.parallel=2")
     yield process
     process.terminate()
     _, err = process.communicate(timeout=60)
     assert process.returncode == 0, err
 
 
-def producer(store_dir):
-    store = outlive.Store(store_dir, process="producer")
+def producer(location):
+    store = outlive.Store(location, process="producer")
     # This process may have served task functions in other tests: serve nothing.
     store.queues.serve("default", 0)
     return store
 
 
-def test_a_result_added_here_comes_back_from_the_worker_process(tasks, worker, store_dir):
-    with producer(store_dir) as store:
+def test_a_result_added_here_comes_back_from_the_worker_process(tasks, worker, location):
+    with producer(location) as store:
         ref = tasks.double.options(result=True).delay(21)
         assert isinstance(ref, str) and ref.id == str(ref) and not ref.existing
         assert ref.result(timeout=10) == {"n": 21, "double": 42}
@@ -108,8 +114,8 @@ def test_a_result_added_here_comes_back_from_the_worker_process(tasks, worker, s
         assert store.signals.consumers() == [], "the this-run consumers ended with the final version"
 
 
-def test_a_dead_task_raises_its_last_error_and_a_cancelled_one_raises_cancelled(tasks, module_dir, store_dir):
-    with producer(store_dir) as store:
+def test_a_dead_task_raises_its_last_error_and_a_cancelled_one_raises_cancelled(tasks, module_dir, location):
+    with producer(location) as store:
         pending = tasks.double.options(result=True).delay(1)
         assert pending.cancel() is False
         with pytest.raises(outlive.TaskCancelledError) as cancelled:
@@ -122,16 +128,16 @@ def test_a_dead_task_raises_its_last_error_and_a_cancelled_one_raises_cancelled(
                 "with outlive.Store(sys.argv[1], process='worker') as store:\n"
                 "    store.tasks.set_policy(max_attempts=1)\n"
                 "    asyncio.run(worker.serve(store, until_idle=True, idle_seconds=0.3))\n")
-        subprocess.run([sys.executable, "-c", code, store_dir], cwd=module_dir,
-                       env=worker_environment(module_dir, store_dir), check=True, timeout=120)
+        subprocess.run([sys.executable, "-c", code, location], cwd=module_dir,
+                       env=worker_environment(module_dir, location), check=True, timeout=120)
         with pytest.raises(outlive.TaskDeadError) as error:
             dead.result(timeout=10)
         assert error.value.last_error == "RuntimeError: the disk is full"
         assert error.value.task_id == dead.id
 
 
-def test_progress_arrives_in_order_before_the_result(tasks, worker, store_dir):
-    with producer(store_dir) as store:
+def test_progress_arrives_in_order_before_the_result(tasks, worker, location):
+    with producer(location) as store:
         ref = tasks.steps.options(result=True).delay(5, 0.1)
         seen = []
         ref.on_progress(seen.append)
@@ -142,9 +148,9 @@ def test_progress_arrives_in_order_before_the_result(tasks, worker, store_dir):
         assert ref.progress() == seen
 
 
-def test_await_a_ref_on_an_asyncio_loop(tasks, worker, store_dir):
+def test_await_a_ref_on_an_asyncio_loop(tasks, worker, location):
     async def main():
-        with producer(store_dir) as store:
+        with producer(location) as store:
             first = tasks.shout.options(result=True).delay("hello")
             second = tasks.double.options(result=True).delay(4)
             values = await asyncio.gather(first, second.result_async(timeout=10))
@@ -153,20 +159,20 @@ def test_await_a_ref_on_an_asyncio_loop(tasks, worker, store_dir):
     assert asyncio.run(main()) == ["HELLO!", {"n": 4, "double": 8}]
 
 
-def test_a_process_started_after_the_task_completed_gets_its_result(module_dir, store_dir):
-    env = worker_environment(module_dir, store_dir)
+def test_a_process_started_after_the_task_completed_gets_its_result(module_dir, location):
+    env = worker_environment(module_dir, location)
     add = textwrap.dedent("""
         import sys, outlive, result_tasks
         with outlive.Store(sys.argv[1], process="reporting") as store:
             store.queues.serve("default", 0)
             print(result_tasks.double.options(result="process").delay(50))
     """)
-    task_id = subprocess.run([sys.executable, "-c", add, store_dir], cwd=module_dir, env=env, capture_output=True,
+    task_id = subprocess.run([sys.executable, "-c", add, location], cwd=module_dir, env=env, capture_output=True,
                              text=True, check=True, timeout=120).stdout.strip()
     # The adding process is gone; the worker runs the task and exits.
-    finished = run_worker_until_idle(module_dir, store_dir)
+    finished = run_worker_until_idle(module_dir, location)
     assert finished.returncode == 0, finished.stderr
-    with outlive.Store(store_dir) as store:
+    with outlive.Store(location) as store:
         assert len(store.tasks) == 0
         [consumer] = store.signals.consumers()
         assert consumer.process == "reporting" and consumer.handler == "outlive.python.task_result"
@@ -176,13 +182,13 @@ def test_a_process_started_after_the_task_completed_gets_its_result(module_dir, 
             print(store.tasks.ref(sys.argv[2]).result(timeout=10))
             print(store.signals.consumers())
     """)
-    out = subprocess.run([sys.executable, "-c", wait, store_dir, task_id], cwd=module_dir, env=env,
+    out = subprocess.run([sys.executable, "-c", wait, location, task_id], cwd=module_dir, env=env,
                          capture_output=True, text=True, check=True, timeout=120).stdout.splitlines()
     assert out == ["{'n': 50, 'double': 100}", "[]"]
 
 
-def test_the_decorators_queue_priority_and_unique_key(tasks, store_dir):
-    with producer(store_dir) as store:
+def test_the_decorators_queue_priority_and_unique_key(tasks, location):
+    with producer(location) as store:
         store.queues.declare("results.parallel", "parallel")
         first = tasks.report.delay("account-42")
         again = tasks.report.delay("account-42")
@@ -198,8 +204,8 @@ def test_the_decorators_queue_priority_and_unique_key(tasks, store_dir):
         assert info.next_attempt > 0
 
 
-def test_refused_options_store_nothing(tasks, store_dir):
-    with producer(store_dir) as store:
+def test_refused_options_store_nothing(tasks, location):
+    with producer(location) as store:
         with pytest.raises(outlive.InvalidArgumentError, match="NUL"):
             tasks.double.options(unique_key="report\0:42", result=True).delay(1)
         with pytest.raises(outlive.NotFoundError):
@@ -214,15 +220,15 @@ def test_refused_options_store_nothing(tasks, store_dir):
         assert store.signals.consumers() == [], "no consumer without its task"
 
 
-def test_a_worker_naming_an_unknown_queue_exits_with_status_3(module_dir, store_dir):
-    finished = run_worker_until_idle(module_dir, store_dir, "--queue", "never-declared=2")
+def test_a_worker_naming_an_unknown_queue_exits_with_status_3(module_dir, location):
+    finished = run_worker_until_idle(module_dir, location, "--queue", "never-declared=2")
     assert finished.returncode == 3 and "never-declared" in finished.stderr
-    finished = run_worker_until_idle(module_dir, store_dir, "--queue", "x=0")
+    finished = run_worker_until_idle(module_dir, location, "--queue", "x=0")
     assert finished.returncode == 2 and "1 to 1024" in finished.stderr
 
 
-def test_a_nul_in_a_schedule_or_queue_name_is_refused_not_truncated(store_dir):
-    with outlive.Store(store_dir) as store:
+def test_a_nul_in_a_schedule_or_queue_name_is_refused_not_truncated(location):
+    with outlive.Store(location) as store:
         with pytest.raises(outlive.InvalidArgumentError, match="NUL"):
             store.schedules.set("poll\0extra", outlive.Handler("app.report"), every=60)
         with pytest.raises(outlive.InvalidArgumentError, match="NUL"):

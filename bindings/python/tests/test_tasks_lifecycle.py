@@ -3,7 +3,13 @@ import threading
 import pytest
 
 import outlive
-from conftest import dispatch_until
+from conftest import dispatch_until, store_location
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def location(request, tmp_path):
+    """Each test runs on both engines: a directory, or a store on the test server."""
+    return store_location(request.param, tmp_path)
 
 
 seen = []
@@ -15,8 +21,8 @@ def wait(task_id: str, completion: outlive.Handler) -> None:
     seen.append((task_id, completion))
 
 
-def test_a_pending_task_cancelled_is_removed_and_a_second_cancel_finds_nothing(store_dir):
-    with outlive.Store(store_dir) as store:
+def test_a_pending_task_cancelled_is_removed_and_a_second_cancel_finds_nothing(location):
+    with outlive.Store(location) as store:
         task = store.tasks.add(outlive.Handler("py.lifecycle.never"))
         [info] = store.tasks.list()
         assert info.queue == "default" and info.priority == 0 and info.unique_key is None
@@ -31,9 +37,9 @@ def test_a_pending_task_cancelled_is_removed_and_a_second_cancel_finds_nothing(s
             store.tasks.cancel("not-a-task-id")
 
 
-def test_a_running_task_is_told_listed_and_ends_cancelled(store_dir):
+def test_a_running_task_is_told_listed_and_ends_cancelled(location):
     seen.clear()
-    with outlive.Store(store_dir) as store:
+    with outlive.Store(location) as store:
         task = store.tasks.add(outlive.Handler("py.lifecycle.wait"))
         store.tasks.run_now()
         assert dispatch_until(store, lambda: len(seen) == 1)

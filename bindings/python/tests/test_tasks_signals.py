@@ -17,9 +17,15 @@ def flaky(task_id: str, completion: outlive.Handler) -> None:
     completion(success=False, error="remote said no")
 
 
-def test_tasks_run_in_order_with_task_id_and_attempt(store_dir):
+@pytest.fixture(params=["sqlite", "postgresql"])
+def location(request, tmp_path):
+    """The task and signal tests run on both engines."""
+    return store_location(request.param, tmp_path)
+
+
+def test_tasks_run_in_order_with_task_id_and_attempt(location):
     ran.clear()
-    with outlive.Store(store_dir) as store:
+    with outlive.Store(location) as store:
         ids = [store.tasks.add(outlive.Handler("py.task.work", item=f"item{i}")) for i in range(3)]
         ids += store.tasks.add_many([outlive.Handler("py.task.work", item="batch")])
         assert len(store.tasks) == 4
@@ -29,9 +35,9 @@ def test_tasks_run_in_order_with_task_id_and_attempt(store_dir):
         assert [task for _, _, task in ran] == ids and all(attempt == 1 for _, attempt, _ in ran)
 
 
-def test_tasks_completed_in_batches_run_once_each_in_order(store_dir):
+def test_tasks_completed_in_batches_run_once_each_in_order(location):
     ran.clear()
-    with outlive.Store(store_dir) as store:
+    with outlive.Store(location) as store:
         store.tasks.set_completion_batch(8)
         store.tasks.add_many([outlive.Handler("py.task.work", item=f"item{i}") for i in range(50)])
         store.tasks.run_now()
@@ -40,15 +46,15 @@ def test_tasks_completed_in_batches_run_once_each_in_order(store_dir):
         assert all(attempt == 1 for _, attempt, _ in ran)
 
 
-def test_completion_batch_out_of_range_is_refused(store_dir):
-    with outlive.Store(store_dir) as store:
+def test_completion_batch_out_of_range_is_refused(location):
+    with outlive.Store(location) as store:
         for bad in (0, 1025):
             with pytest.raises(outlive.InvalidArgumentError, match="completion batch"):
                 store.tasks.set_completion_batch(bad)
 
 
-def test_failing_task_becomes_dead_is_listed_and_can_be_retried(store_dir):
-    with outlive.Store(store_dir) as store:
+def test_failing_task_becomes_dead_is_listed_and_can_be_retried(location):
+    with outlive.Store(location) as store:
         store.tasks.set_policy(max_attempts=1)
         task = store.tasks.add(outlive.Handler("py.task.flaky"))
         store.tasks.run_now()
@@ -73,9 +79,9 @@ def raises(task_id: str) -> None:
     raise RuntimeError("upload failed")
 
 
-def test_task_handler_that_raises_fails_its_attempt_and_is_not_raised_into_the_loop(store_dir, caplog):
+def test_task_handler_that_raises_fails_its_attempt_and_is_not_raised_into_the_loop(location, caplog):
     raised.clear()
-    with outlive.Store(store_dir) as store:
+    with outlive.Store(location) as store:
         store.tasks.set_policy(max_attempts=2, initial_backoff=0.01, max_backoff=0.01)
         task = store.tasks.add(outlive.Handler("py.task.raises"))
         store.tasks.run_now()
@@ -92,8 +98,8 @@ def test_handler_that_raises_outside_a_task_still_raises_to_its_caller():
         outlive.Handler("py.task.raises", task_id="direct")()
 
 
-def test_task_added_where_its_handler_is_unknown_runs_in_a_process_that_knows_it(store_dir):
-    with outlive.Store(store_dir, process="app") as store:
+def test_task_added_where_its_handler_is_unknown_runs_in_a_process_that_knows_it(location):
+    with outlive.Store(location, process="app") as store:
         store.tasks.add(outlive.Handler("py.only.in.worker", n=41))
         store.tasks.run_now()
         store.loop.dispatch(timeout=0.2)
@@ -112,14 +118,8 @@ with outlive.Store(sys.argv[1], process="worker") as store:
         select.select([store.loop.fileno()], [], [], 0.05)
         store.loop.dispatch()
 print(done)
-""", store_dir).stdout
+""", location).stdout
     assert out.strip() == "[42]"
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def location(request, tmp_path):
-    """The signals tests run on both engines (tasks are not on PostgreSQL yet)."""
-    return store_location(request.param, tmp_path)
 
 
 received = []

@@ -12,7 +12,7 @@ import time
 import pytest
 
 import outlive
-from conftest import PACKAGE_ROOT, _environment, run_python
+from conftest import PACKAGE_ROOT, _environment, run_python, store_location
 
 TASKS_MODULE = '''
 import asyncio, os, pathlib, datetime, time
@@ -60,7 +60,17 @@ async def failing_async(name: str, attempt: int) -> None:
 
 
 @pytest.fixture
-def shared(tmp_path, store_dir):
+def location(request, tmp_path):
+    """A directory; on both engines for the tests marked `both_engines`, those
+    whose store work differs (the rest is the worker's own, the same on both)."""
+    return store_location(getattr(request, "param", "sqlite"), tmp_path)
+
+
+both_engines = pytest.mark.parametrize("location", ["sqlite", "postgresql"], indirect=True)
+
+
+@pytest.fixture
+def shared(tmp_path, location):
     """A directory holding tasks.py, the environment of processes importing it."""
     (tmp_path / "tasks.py").write_text(TASKS_MODULE)
     out = tmp_path / "out"
@@ -68,7 +78,7 @@ def shared(tmp_path, store_dir):
     env = _environment()
     env["PYTHONPATH"] = str(tmp_path) + os.pathsep + env.get("PYTHONPATH", "")
     env["WORKER_TEST_OUT"] = str(out)
-    env["OUTLIVE_STORE"] = store_dir
+    env["OUTLIVE_STORE"] = location
     return tmp_path, out, env
 
 
@@ -108,7 +118,8 @@ def stop(worker, number=signal.SIGTERM):
     return worker.returncode, err
 
 
-def test_a_task_added_by_another_process_runs_in_the_worker_at_once(shared, store_dir):
+@both_engines
+def test_a_task_added_by_another_process_runs_in_the_worker_at_once(shared, location):
     _, out, _ = shared
     worker = start_worker(shared)
     try:
@@ -124,11 +135,11 @@ def test_a_task_added_by_another_process_runs_in_the_worker_at_once(shared, stor
     assert code == 0, err
     [line] = ran(out)
     assert line == f"upload /data/a.bin [('k', 1)] 2026-01-02T03:04:05 None 3 plain ['x'] by {worker.pid}"
-    with outlive.Store(store_dir) as store:
+    with outlive.Store(location) as store:
         assert len(store.tasks) == 0 and store.tasks.dead_count == 0
 
 
-def test_a_producer_that_dispatches_its_loop_never_runs_the_tasks_it_adds(shared, store_dir):
+def test_a_producer_that_dispatches_its_loop_never_runs_the_tasks_it_adds(shared, location):
     _, out, _ = shared
     # The producer is an app: it dispatches its store's loop (for signals, say)
     # with the default triggers, for longer than a run takes to start.
@@ -150,7 +161,7 @@ def test_a_producer_that_dispatches_its_loop_never_runs_the_tasks_it_adds(shared
     assert all(line.endswith(f"by {worker.pid}") for line in ran(out))
 
 
-def test_sigterm_during_a_long_task_lets_it_finish_then_the_worker_exits(shared, store_dir):
+def test_sigterm_during_a_long_task_lets_it_finish_then_the_worker_exits(shared, location):
     _, out, _ = shared
     worker = start_worker(shared)
     try:
@@ -160,11 +171,11 @@ def test_sigterm_during_a_long_task_lets_it_finish_then_the_worker_exits(shared,
         code, err = stop(worker)
     assert code == 0, err
     assert ran(out)[-1] == f"slow long finished by {worker.pid}"
-    with outlive.Store(store_dir) as store:
+    with outlive.Store(location) as store:
         assert len(store.tasks) == 0 and store.tasks.dead_count == 0
 
 
-def test_sigterm_during_a_long_async_task_finishes_it_within_the_grace_period(shared, store_dir):
+def test_sigterm_during_a_long_async_task_finishes_it_within_the_grace_period(shared, location):
     _, out, _ = shared
     worker = start_worker(shared, "--grace", "30")
     try:
@@ -174,11 +185,12 @@ def test_sigterm_during_a_long_async_task_finishes_it_within_the_grace_period(sh
         code, err = stop(worker)
     assert code == 0, err
     assert ran(out)[-1] == f"async graceful finished by {worker.pid}"
-    with outlive.Store(store_dir) as store:
+    with outlive.Store(location) as store:
         assert len(store.tasks) == 0
 
 
-def test_a_task_cut_short_by_the_stop_is_pending_again_and_the_next_worker_runs_it(shared, store_dir):
+@both_engines
+def test_a_task_cut_short_by_the_stop_is_pending_again_and_the_next_worker_runs_it(shared, location):
     _, out, _ = shared
     worker = start_worker(shared, "--grace", "0")
     try:
@@ -187,7 +199,7 @@ def test_a_task_cut_short_by_the_stop_is_pending_again_and_the_next_worker_runs_
     finally:
         code, err = stop(worker)
     assert code == 0, err
-    with outlive.Store(store_dir) as store:
+    with outlive.Store(location) as store:
         [task] = store.tasks.list()
         assert task.state == outlive.TaskState.PENDING and task.attempts == 1
         assert "closed during the attempt" in (task.last_error or "")
@@ -201,25 +213,25 @@ def test_a_task_cut_short_by_the_stop_is_pending_again_and_the_next_worker_runs_
         stop(worker)
 
 
-def test_keyboard_interrupt_in_a_task_stops_the_worker_and_the_task_runs_again(shared, store_dir):
+def test_keyboard_interrupt_in_a_task_stops_the_worker_and_the_task_runs_again(shared, location):
     _, out, _ = shared
     produce(shared, "tasks.interrupt.delay('k')")
     worker = start_worker(shared)
     _, err = worker.communicate(timeout=60)
     assert worker.returncode != 0 and "KeyboardInterrupt" in err
-    with outlive.Store(store_dir) as store:
+    with outlive.Store(location) as store:
         [task] = store.tasks.list()
         assert task.state == outlive.TaskState.PENDING and task.attempts == 1
     worker = start_worker(shared)
     try:
         assert wait_for(lambda: any("attempt 2" in line for line in ran(out)))
-        assert wait_for(lambda: len(outlive.Store(store_dir).tasks) == 0)
+        assert wait_for(lambda: len(outlive.Store(location).tasks) == 0)
     finally:
         code, err = stop(worker)
     assert code == 0, err
 
 
-def test_an_async_task_that_raises_fails_its_attempt_and_is_retried(shared, store_dir):
+def test_an_async_task_that_raises_fails_its_attempt_and_is_retried(shared, location):
     _, out, _ = shared
     produce(shared, "tasks.failing_async.delay('f')")
     worker = start_worker(shared)
@@ -231,7 +243,7 @@ def test_an_async_task_that_raises_fails_its_attempt_and_is_retried(shared, stor
     assert "RuntimeError: first attempt fails" in err
 
 
-def test_a_misspelled_handler_is_reported_by_the_worker_and_by_outlive_tasks(shared, store_dir):
+def test_a_misspelled_handler_is_reported_by_the_worker_and_by_outlive_tasks(shared, location):
     produce(shared, "store.tasks.add(outlive.Handler('tasks.uplaod'))")
     worker = start_worker(shared)
     try:
@@ -240,20 +252,21 @@ def test_a_misspelled_handler_is_reported_by_the_worker_and_by_outlive_tasks(sha
         code, err = stop(worker)
     assert code == 0, err
     assert "tasks of handler tasks.uplaod are pending, but no handler of that name is declared" in err
-    with outlive.Store(store_dir) as store:
+    with outlive.Store(location) as store:
         [task] = store.tasks.list()
         assert task.attempts == 0 and "no handler named tasks.uplaod is declared in process worker" in task.last_error
 
 
-def test_a_task_whose_stored_arguments_cannot_fit_is_dead_at_its_first_attempt(shared, store_dir):
+@both_engines
+def test_a_task_whose_stored_arguments_cannot_fit_is_dead_at_its_first_attempt(shared, location):
     # Added by hand, bypassing delay's check: the stored call lacks `name`.
     produce(shared, "store.tasks.add(outlive.Handler('tasks.slow', seconds=0.0))")
     worker = start_worker(shared)
     try:
-        assert wait_for(lambda: outlive.Store(store_dir).tasks.dead_count == 1)
+        assert wait_for(lambda: outlive.Store(location).tasks.dead_count == 1)
     finally:
         stop(worker)
-    with outlive.Store(store_dir) as store:
+    with outlive.Store(location) as store:
         [task] = store.tasks.list()
         assert task.attempts == 1 and "cannot be called" in task.last_error
 
@@ -267,7 +280,7 @@ def test_the_worker_needs_a_store(shared):
     assert result.returncode == 2 and "--store" in result.stderr
 
 
-def test_delay_checks_the_arguments_and_stores_nothing_on_a_mismatch(store_dir):
+def test_delay_checks_the_arguments_and_stores_nothing_on_a_mismatch(location):
     run_python('''
 import datetime, pathlib, sys
 import outlive
@@ -296,10 +309,10 @@ with outlive.Store(sys.argv[1]) as store:
     # Called directly, a task function is a plain call.
     assert upload(pathlib.Path("a"), 2) is None
 print("ok")
-''', store_dir)
+''', location)
 
 
-def test_delay_adds_to_the_one_open_store_or_says_which_it_needs(store_dir, tmp_path):
+def test_delay_adds_to_the_one_open_store_or_says_which_it_needs(location, tmp_path):
     run_python('''
 import sys
 import outlive
@@ -333,10 +346,10 @@ with outlive.Store(sys.argv[1]) as only:
     ping.options(group_start="g").delay()
     assert [t.group_start for t in only.tasks] == [None, "g"]
 print("ok")
-''', store_dir, str(tmp_path / "second"))
+''', location, str(tmp_path / "second"))
 
 
-def test_json_values_and_defaults_reach_a_handler_in_this_process(store_dir):
+def test_json_values_and_defaults_reach_a_handler_in_this_process(location):
     run_python('''
 import asyncio, datetime, pathlib, sys
 from typing import Optional
@@ -376,7 +389,7 @@ assert seen[0] == (pathlib.Path("/x/y"), {"a": [1, 2]}, [3, 4], datetime.date(20
 assert seen[1] == (pathlib.Path("/z"), {}, [], datetime.date(2026, 1, 1), when, 7, None, False, "m", 1), seen[1]
 assert seen[2] == ("async", 5)
 print("ok")
-''', store_dir)
+''', location)
 
 
 def test_a_handler_with_defaults_gets_them_when_the_call_leaves_them_out():
@@ -416,21 +429,21 @@ print("ok")
 ''')
 
 
-def test_outlive_worker_with_python_runs_the_python_worker_in_its_place(shared, store_dir):
+def test_outlive_worker_with_python_runs_the_python_worker_in_its_place(shared, location):
     command = os.path.join(PACKAGE_ROOT, "..", "..", "build", "outlive")
     if not os.access(command, os.X_OK):
         pytest.skip("the outlive command is not built (make cli)")
     directory, out, env = shared
     env = dict(env, OUTLIVE_PYTHON=sys.executable)
     produce(shared, "tasks.slow.delay(0.0, 'via-cli')")
-    worker = subprocess.Popen([command, "worker", store_dir, "--python", "tasks", "--until-idle"], cwd=directory,
+    worker = subprocess.Popen([command, "worker", location, "--python", "tasks", "--until-idle"], cwd=directory,
                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     _, err = worker.communicate(timeout=120)
     assert worker.returncode == 0, err
     # exec: the process that ran the task is the one the command started.
     assert ran(out)[-1] == f"slow via-cli finished by {worker.pid}"
-    with outlive.Store(store_dir) as store:
+    with outlive.Store(location) as store:
         assert len(store.tasks) == 0
-    refused = subprocess.run([command, "worker", store_dir, "--python", "tasks", "--load", "x.so"], env=env,
+    refused = subprocess.run([command, "worker", location, "--python", "tasks", "--load", "x.so"], env=env,
                              capture_output=True, text=True, timeout=60)
     assert refused.returncode == 64 and "--python" in refused.stderr

@@ -42,8 +42,9 @@ final class PostgreSQLBackend: StoreBackend {
     static let pruneEvery: Int64 = 4_096
 
     /// Connects to `conninfo` (a postgresql:// URI or libpq conninfo string)
-    /// and opens (creating or upgrading) the store named `store` there.
-    init(conninfo: String, store: String, components: [SchemaComponent] = []) throws {
+    /// and opens (creating, unless `creating` is false, or upgrading) the
+    /// store named `store` there.
+    init(conninfo: String, store: String, components: [SchemaComponent] = [], creating: Bool = true) throws {
         schema = try PostgreSQLSchema.schemaName(store: store)
         channel = schema
         self.conninfo = conninfo
@@ -52,7 +53,7 @@ final class PostgreSQLBackend: StoreBackend {
         connection = try PostgreSQLConnection(conninfo: conninfo, defaults: [("application_name", "outlive")],
                                               closeInForkedChildren: true)
         try connection.exec("SET bytea_output = 'hex'")
-        try PostgreSQLSchema.migrate(connection, schema: schema, components: [PostgreSQLSchema.store] + components)
+        try PostgreSQLSchema.migrate(connection, schema: schema, components: [PostgreSQLSchema.store] + components, creating: creating)
         quotedSchema = try connection.quoteIdentifier(schema)
         guard let oid = try connection.integer("SELECT oid::bigint FROM pg_namespace WHERE nspname = ?", [.text(schema)]) else {
             throw OutliveError(.io, "the schema \(schema) vanished right after it was created")

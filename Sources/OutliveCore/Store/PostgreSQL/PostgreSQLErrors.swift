@@ -29,6 +29,11 @@ enum PostgreSQLErrors {
         var text = message(COutlive_PQresultErrorMessage(result))
         if text.hasPrefix("ERROR:") { text = String(text.dropFirst(6).drop { $0 == " " }) }
         if text.isEmpty { text = message(COutlive_PQerrorMessage(connection)) }
+        // A row bound to a run the store no longer has, refused by a foreign
+        // key to outlive_runs where SQLite has a trigger: its words, the same cause.
+        if state == "23503" && text.contains("table \"outlive_runs\"") {
+            return OutliveError(.state, "\(context): this run was ended by another process (its lock connection was lost): close the store and open it again (\(text))")
+        }
         return OutliveError(state.isEmpty ? .io : status(sqlState: state), "\(context): \(text)")
     }
 

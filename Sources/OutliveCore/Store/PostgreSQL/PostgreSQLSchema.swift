@@ -30,22 +30,36 @@ enum PostgreSQLSchema {
     /// The tables every store has: `Schema.store`'s PostgreSQL steps.
     static var store: SchemaComponent { Schema.store }
 
-    /// Creates or upgrades the store's schema; leaves the connection's
-    /// search_path on it.
-    static func migrate(_ connection: PostgreSQLConnection, schema: String, components: [SchemaComponent]) throws {
+    /// Creates (unless `creating` is false: `.notFound` then) or upgrades the
+    /// store's schema; leaves the connection's search_path on it.
+    static func migrate(_ connection: PostgreSQLConnection, schema: String, components: [SchemaComponent], creating: Bool = true) throws {
         let quoted = try connection.quoteIdentifier(schema)
         try connection.exec("BEGIN")
         do {
             try connection.run("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", [.text("outlive migration " + schema)])
             let exists = try connection.integer("SELECT count(*) FROM pg_namespace WHERE nspname = ?", [.text(schema)]) ?? 0
+            var marked: Int64 = 0
             if exists > 0 {
-                let marked = try connection.integer("SELECT count(*) FROM pg_tables WHERE schemaname = ? AND tablename = 'outlive_schema'", [.text(schema)]) ?? 0
+                marked = try connection.integer("SELECT count(*) FROM pg_tables WHERE schemaname = ? AND tablename = 'outlive_schema'", [.text(schema)]) ?? 0
                 let tables = try connection.integer("SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = ?", [.text(schema)]) ?? 0
                 if marked == 0 && tables > 0 {
                     throw OutliveError.corrupt("the PostgreSQL schema \(schema) holds tables but is not an Outlive store")
                 }
             }
-            try connection.exec("CREATE SCHEMA IF NOT EXISTS \(quoted); SET LOCAL search_path = \(quoted)")
+            if !creating && marked == 0 {
+                throw OutliveError.notFound("the database has no Outlive store in the schema \(schema)")
+            }
+            // Only a missing schema is created: a role without CREATE on the
+            // database can use a schema its administrator made for it
+            // (docs/postgresql.md, "A database and a role").
+            if exists == 0 {
+                do {
+                    try connection.exec("CREATE SCHEMA \(quoted)")
+                } catch let error as OutliveError where error.code == .permission {
+                    throw OutliveError(.permission, "creating the schema \(schema) of this store needs CREATE on the database; or have it created for this role: CREATE SCHEMA \(schema) AUTHORIZATION <role> (\(error.message))")
+                }
+            }
+            try connection.exec("SET LOCAL search_path = \(quoted)")
             try connection.exec("CREATE TABLE IF NOT EXISTS outlive_schema(component text PRIMARY KEY, version bigint NOT NULL)")
             let format = try connection.integer("SELECT version FROM outlive_schema WHERE component = 'format'") ?? 0
             if format > formatVersion {
@@ -65,7 +79,7 @@ enum PostgreSQLSchema {
                 try connection.run("INSERT INTO outlive_schema(component, version) VALUES (?, ?) ON CONFLICT(component) DO UPDATE SET version = excluded.version",
                                    [.text(component.name), .integer(Int64(migrations.count))])
             }
-            try refuseForeignObjects(connection, schema: schema)
+            try refuseForeignObjects(connection, schema: schema, functions: components.flatMap(\.postgresqlFunctions))
             try connection.exec("COMMIT")
         } catch {
             if !connection.isBroken { try? connection.exec("ROLLBACK") }
@@ -76,19 +90,43 @@ enum PostgreSQLSchema {
 
     /// The schema is untrusted input, as an SQLite file is: whoever can write
     /// it could add a trigger that runs on our writes, a rule or a view that
-    /// stands in for a table. Outlive makes none of these (the triggers of its
-    /// foreign keys are PostgreSQL's own, marked internal): any is refused.
+    /// stands in for a table. Outlive makes none of these but the trigger
+    /// functions its components declare (`PostgreSQLTriggerFunction`): a
+    /// function is accepted only with a declared name and source, a trigger
+    /// only with a declared name, table and function (the triggers of foreign
+    /// keys are PostgreSQL's own, marked internal); anything else is refused.
     /// Cheaper than SchemaObjects.verify's comparison of every object's SQL,
-    /// which PostgreSQL does not keep as text (see docs/postgresql.md).
-    private static func refuseForeignObjects(_ connection: PostgreSQLConnection, schema: String) throws {
-        let foreign = try connection.integer("""
-            SELECT (SELECT count(*) FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid WHERE c.relnamespace = n.oid AND NOT t.tgisinternal)
-                 + (SELECT count(*) FROM pg_proc p WHERE p.pronamespace = n.oid)
-                 + (SELECT count(*) FROM pg_class c WHERE c.relnamespace = n.oid AND c.relkind NOT IN ('r', 'i', 'S'))
+    /// which PostgreSQL does not keep as text for tables (see docs/postgresql.md).
+    private static func refuseForeignObjects(_ connection: PostgreSQLConnection, schema: String,
+                                             functions: [PostgreSQLTriggerFunction]) throws {
+        var foreign = try connection.integer("""
+            SELECT (SELECT count(*) FROM pg_class c WHERE c.relnamespace = n.oid AND c.relkind NOT IN ('r', 'i', 'S'))
                  + (SELECT count(*) FROM pg_rewrite r JOIN pg_class c ON c.oid = r.ev_class WHERE c.relnamespace = n.oid)
                  + (SELECT count(*) FROM pg_policy p JOIN pg_class c ON c.oid = p.polrelid WHERE c.relnamespace = n.oid)
             FROM pg_namespace n WHERE n.nspname = ?
             """, [.text(schema)]) ?? 0
+        let bodies = Dictionary(functions.map { ($0.name, $0.body) }, uniquingKeysWith: { first, _ in first })
+        try connection.run("""
+            SELECT p.proname, p.prosrc, l.lanname = 'plpgsql' AND p.prorettype = 'trigger'::regtype AND NOT p.prosecdef
+                   AND p.proconfig IS NULL
+            FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang WHERE p.pronamespace = (SELECT oid FROM pg_namespace WHERE nspname = ?)
+            """, [.text(schema)]) { row in
+            guard let name = row.text(0), row.integer(2) == 1, bodies[name] != nil, row.text(1) == bodies[name] else {
+                foreign += 1
+                return
+            }
+        }
+        var triggers: Set<String> = []
+        for function in functions {
+            for trigger in function.triggers { triggers.insert("\(trigger.name) \(trigger.table) \(function.name)") }
+        }
+        try connection.run("""
+            SELECT t.tgname || ' ' || c.relname || ' ' || p.proname, p.pronamespace = c.relnamespace
+            FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_proc p ON p.oid = t.tgfoid
+            WHERE c.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = ?) AND NOT t.tgisinternal
+            """, [.text(schema)]) { row in
+            if row.integer(1) != 1 || !triggers.contains(row.text(0) ?? "") { foreign += 1 }
+        }
         if foreign > 0 {
             throw OutliveError.corrupt("the PostgreSQL schema \(schema) holds \(foreign) trigger(s), function(s), view(s), rule(s) or policies Outlive did not make")
         }

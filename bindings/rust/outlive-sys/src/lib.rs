@@ -458,6 +458,7 @@ extern "C" {
     ) -> outlive_status;
     pub fn outlive_store_close(store: *mut outlive_store);
     pub fn outlive_store_run_id(store: *const outlive_store) -> *const c_char;
+    pub fn outlive_store_check(store: *const outlive_store) -> outlive_status;
     pub fn outlive_store_process_name(store: *const outlive_store) -> *const c_char;
     pub fn outlive_store_loop(store: *mut outlive_store) -> *mut outlive_loop;
 

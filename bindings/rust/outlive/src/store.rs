@@ -88,6 +88,14 @@ impl Store {
         unsafe { borrowed(sys::outlive_store_run_id(self.raw())) }.unwrap_or("")
     }
 
+    /// `Err` with `Status::State` once this handle no longer acts as a live run:
+    /// its run ended while it was open (PostgreSQL: its connection to the server
+    /// was lost). No I/O; learnt while the loop dispatches. Drop the store and
+    /// open it again.
+    pub fn check(&self) -> Result<()> {
+        check(unsafe { sys::outlive_store_check(self.raw()) })
+    }
+
     pub fn process_name(&self) -> &str {
         unsafe { borrowed(sys::outlive_store_process_name(self.raw())) }.unwrap_or("")
     }

@@ -141,6 +141,7 @@ fn the_loop_fd_is_a_real_descriptor() {
     let store = Store::open(dir.store(), "app").unwrap();
     assert!(store.event_loop().as_raw_fd() >= 0);
     assert!(!store.run_id().is_empty() && store.process_name() == "app");
+    store.check().expect("an open handle of a live run checks OK");
     assert_eq!(outlive::library_version_number(), outlive::VERSION_NUMBER);
 }
 

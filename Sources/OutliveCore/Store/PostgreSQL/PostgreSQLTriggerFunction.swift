@@ -1,0 +1,37 @@
+/// A PL/pgSQL trigger function a component's PostgreSQL steps create, with the
+/// triggers that call it: what SQLite does with a trigger whose body is SQL
+/// (the task queue's per-queue counts). The store's schema is untrusted input:
+/// `PostgreSQLSchema` accepts a function in it only when its name and source
+/// are one a component declares here, and a trigger only when its name, its
+/// table and its function are — anything else is refused as foreign.
+public struct PostgreSQLTriggerFunction {
+    public struct Trigger {
+        public let name: String
+        public let table: String
+        /// The rest of `CREATE TRIGGER name`: when it fires, on what.
+        public let definition: String
+
+        public init(name: String, table: String, definition: String) {
+            self.name = name
+            self.table = table
+            self.definition = definition
+        }
+    }
+
+    public let name: String
+    /// The function's body, exactly as PostgreSQL keeps it (`pg_proc.prosrc`).
+    public let body: String
+    public let triggers: [Trigger]
+
+    public init(name: String, body: String, triggers: [Trigger]) {
+        self.name = name
+        self.body = body
+        self.triggers = triggers
+    }
+
+    /// The DDL of a migration step that creates the function and its triggers.
+    public var ddl: String {
+        (["CREATE FUNCTION \(name)() RETURNS trigger LANGUAGE plpgsql AS $outlive$\(body)$outlive$"]
+            + triggers.map { "CREATE TRIGGER \($0.name) \($0.definition) EXECUTE FUNCTION \(name)()" }).joined(separator: ";\n")
+    }
+}
