@@ -51,10 +51,11 @@ VARIABLE = "OUTLIVE_TEST_PG"
 DURABILITY = ["fsync=off", "synchronous_commit=off", "full_page_writes=off"]
 
 
-def use_bench():
-    """Manages the benchmarks' durable cluster instead of the tests' one."""
+def use_bench(base=None):
+    """Manages the benchmarks' durable cluster (in `base`, default build/pg-bench)
+    instead of the tests' one."""
     global DATABASE, VARIABLE, DURABILITY
-    use_base(os.path.join(ROOT, "build", "pg-bench"))
+    use_base(base or os.path.join(ROOT, "build", "pg-bench"))
     DATABASE = "outlive_bench"
     VARIABLE = "OUTLIVE_BENCH_PG"
     DURABILITY = ["fsync=on", "synchronous_commit=on", "full_page_writes=on"]
