@@ -10,9 +10,10 @@
  *    server's), the consumer integrated as users do (poll on outlive_loop_fd,
  *    outlive_loop_dispatch); beside a raw commit alone and a raw commit +
  *    NOTIFY received by a LISTENing connection of that same process;
- *  - the death bound: how long another host takes to deliver what a dead
- *    host's process had claimed, after kill -9 and after its link is cut,
- *    against docs/postgresql.md "The death bound".
+ *  - the death bound: how long another host takes to run a task a dead host's
+ *    process was running (or, in a build without tasks on PostgreSQL, to
+ *    deliver an any_process signal it had claimed), after kill -9 and after
+ *    its link is cut, against docs/postgresql.md "The death bound".
  * libpq is loaded with dlopen (as the library does) so that no header or -lpq
  * is needed. Without OUTLIVE_BENCH_PG, libpq or root (namespaces), it says
  * what it did not measure and why, and exits 0.

@@ -378,6 +378,17 @@ def main(argv):
                 cells.append(f"{rate:.0f}")
         print(f"| {SYSTEMS[kind][0]} | " + " | ".join(cells) + f" | {SYSTEMS[kind][5]} |")
     print()
+    peers = [kind for kind in kinds if kind != "outlive"]
+    if "outlive" in kinds and peers:
+        verdicts = []
+        for name, key in columns:
+            ours, theirs = results.get(("outlive", key)), [results.get((kind, key)) for kind in peers]
+            if ours is None or None in theirs:
+                verdicts.append(f"{name}: not measured")
+            else:
+                verdicts.append(f"{name}: {'met' if ours > max(theirs) else 'not met'} "
+                                f"({ours:.0f} vs {max(theirs):.0f})")
+        print("Goal: ahead of both peers. " + "; ".join(verdicts) + ".\n")
     if versions:
         print("Peers from PyPI: " + ", ".join(f"{package} {version}" for package, version in versions.items()) + ".")
     for kind, reason in unavailable.items():
@@ -392,7 +403,10 @@ def main(argv):
 
 def drop_leftovers(server):
     """The peers' databases and Outlive's stores of this run (the server may be reused)."""
-    import psycopg
+    try:
+        import psycopg
+    except ImportError:  # not installed: scripts/bench.py stops (and the next start wipes) its server anyway
+        return
     with psycopg.connect(server, autocommit=True) as connection:
         for tag in ["probe"] + TAGS:
             connection.execute(f"DROP SCHEMA IF EXISTS outlive_bench_py_{os.getpid()}_{tag} CASCADE")
