@@ -252,7 +252,8 @@ def main():
     elif command == "env":
         value = uri()
         if not value:
-            print("pg_cluster: the server is not running (scripts/pg_cluster.py start)", file=sys.stderr)
+            how = "--bench start" if VARIABLE == "OUTLIVE_BENCH_PG" else "start"
+            print(f"pg_cluster: the server is not running (scripts/pg_cluster.py {how})", file=sys.stderr)
             return 1
         print(f"{VARIABLE}={value}")
     elif command == "stop":
