@@ -433,10 +433,9 @@ typedef struct outlive_store_options {
  *   later calls fail with OUTLIVE_E_STATE, saying so; close it and open the
  *   store again. Key-value pairs (with observers in every process),
  *   signals (consumers delivered in any process), messages (presented and
- *   answered in any process), tasks, queues and schedules work on
- *   PostgreSQL stores now; durable interactions are not yet available
- *   there: their functions fail with OUTLIVE_E_STATE and
- *   a message that says so, changing nothing (docs/postgresql.md, "Status").
+ *   answered in any process), tasks with their queues and schedules, and
+ *   durable interaction queues work on PostgreSQL stores as on directories
+ *   (docs/postgresql.md, "Status").
  * process_name: 1 to 255 bytes, without ':', '/' or control characters.
  * Returns:
  *   OUTLIVE_E_INVALID_ARGUMENT  a NULL pointer, an empty path, a bad process
@@ -2112,7 +2111,8 @@ OUTLIVE_API outlive_status outlive_interactions_set_stall_report(outlive_interac
  * At least once. The claim belongs to the presenting run: it is released when
  * the queue is empty, when the handle is suspended with nothing presented, when
  * it is freed, and when the run ends or dies (kill -9 included: the death is
- * seen at once, never after a timeout). An interaction whose presenter died, or
+ * seen at once, never after a timeout; on a PostgreSQL store, within its
+ * liveness bound, see outlive_store_open). An interaction whose presenter died, or
  * whose handle was freed, before it was finished is presented again by the next
  * presenter: make interactions idempotent, keyed by interaction_id.
  *

@@ -30,10 +30,13 @@ BUILD = os.path.join(ROOT, "build")
 # time on PostgreSQL stores (OUTLIVE_TEST_STORE_KIND=postgresql) when the test
 # server is up. A suite is added here once its systems work on PostgreSQL.
 POSTGRESQL_C_SUITES = ["test_kv", "test_kv_processes", "test_signals", "test_signals_processes",
-                       "test_messages", "test_messages_processes", "test_group_commit"]
+                       "test_messages", "test_messages_processes", "test_group_commit",
+                       "test_durable_interactions", "test_faults"]
 # Tasks and schedules (about 30 s on the test server).
 POSTGRESQL_C_SUITES += ["test_tasks", "test_tasks_processes", "test_tasks_completion", "test_tasks_lifecycle", "test_tasks_uncallable",
                         "test_queues", "test_queues_processes", "test_schedules"]
+# The crash harness: 40 kills (about 11 s on the test server).
+POSTGRESQL_C_SUITES += ["test_crash"]
 
 
 def run_c(timeout):

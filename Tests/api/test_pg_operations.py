@@ -175,8 +175,11 @@ def test_a_worker_whose_run_ends_under_it_exits_with_the_reason(kind):
         deadline = time.monotonic() + 30
         while not held and time.monotonic() < deadline and worker.poll() is None:
             time.sleep(0.1)
+            # The run's lock, not the store's write lock (objid 0) that a
+            # write transaction of the worker may hold at that moment: ending
+            # that session would only fail the transaction.
             held = query(f"SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 2 "
-                         f"AND classid = (SELECT oid FROM pg_namespace WHERE nspname = 'outlive_{name}')::int",
+                         f"AND objid <> 0 AND classid = (SELECT oid FROM pg_namespace WHERE nspname = 'outlive_{name}')::int",
                          query_database())
         assert held, "the worker never held its run's lock: " + (worker.stderr.read() if worker.poll() is not None else "")
         query(f"SELECT pg_terminate_backend({held.split()[0]})", query_database())
