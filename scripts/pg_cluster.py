@@ -3,6 +3,7 @@
 
     scripts/pg_cluster.py start   # prints OUTLIVE_TEST_PG=postgresql://...
     scripts/pg_cluster.py env     # the same line, if the server runs
+    scripts/pg_cluster.py restart [fast|immediate]
     scripts/pg_cluster.py stop
     scripts/pg_cluster.py --bench start|env|stop   # the benchmarks' durable server
 
@@ -180,9 +181,25 @@ def start():
     return start_owned()[0]
 
 
-def start_owned():
+def restart(mode="fast"):
+    """Restarts the running server on the same port and data: "fast" ends every
+    session and shuts down cleanly, "immediate" stops at once, as a crash does
+    (the server recovers from its WAL when it starts)."""
+    if mode not in ("fast", "immediate"):
+        raise ValueError(f"restart mode {mode!r}: fast or immediate")
+    result = _run([os.path.join(_bin_dir(), "pg_ctl"), "-D", DATA, "-l", LOG, "-m", mode, "-w", "-t", "60", "restart"],
+                  capture_output=True, text=True)
+    if result.returncode != 0:
+        raise RuntimeError(f"pg_ctl restart failed:\n{result.stdout}{result.stderr}\n{_tail(LOG)}")
+
+
+def start_owned(durable=False):
     """Starts (or reuses) the cluster: its URI, and whether this call started it
-    (a server someone started by hand is theirs to stop)."""
+    (a server someone started by hand is theirs to stop). `durable`: commits
+    wait for their WAL to be written (synchronous_commit on), so that an
+    acknowledged commit survives a crash of the server (fsync stays off: the
+    kernel, which survives, holds what was written); the shared test server
+    does without, for speed."""
     existing = uri()
     if existing:
         return existing, False
@@ -208,7 +225,10 @@ def start_owned():
                   "host all all 127.0.0.1/32 trust\n"
                   f"host all all {TEST_HOSTS} trust\n")
     # Room for the many connections process tests open (two per store handle).
-    settings = ["listen_addresses='*'", f"unix_socket_directories='{SOCKET}'"] + DURABILITY + \
+    # `durable` (a test's private cluster): commits wait for their WAL.
+    durability = [("synchronous_commit=on" if durable and setting.startswith("synchronous_commit") else setting)
+                  for setting in DURABILITY]
+    settings = ["listen_addresses='*'", f"unix_socket_directories='{SOCKET}'"] + durability + \
         ["max_connections=300", "shared_buffers=64MB"]
     for attempt in range(5):
         port = _free_port()
@@ -256,10 +276,12 @@ def main():
             print(f"pg_cluster: the server is not running (scripts/pg_cluster.py {how})", file=sys.stderr)
             return 1
         print(f"{VARIABLE}={value}")
+    elif command == "restart":
+        restart(sys.argv[2] if len(sys.argv) > 2 else "fast")
     elif command == "stop":
         stop()
     else:
-        print("usage: pg_cluster.py [--bench] start|env|stop", file=sys.stderr)
+        print("usage: pg_cluster.py [--bench] start|env|restart [fast|immediate]|stop", file=sys.stderr)
         return 2
     return 0
 

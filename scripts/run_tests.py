@@ -2,8 +2,9 @@
 """Runs every test suite of Outlive and ends with one line: "N passed, N failed".
 
 Suites: the C programs in build/tests (each prints PASS/FAIL lines), the Swift
-unit tests (swift test), pytest over Tests/api (header, symbols, versions)
-and bindings/python/tests (the Python package), cargo test of the Rust binding
+unit tests (swift test), pytest over Tests/api (header, symbols, versions),
+Tests/hosts (several hosts as network namespaces sharing one PostgreSQL
+store) and bindings/python/tests (the Python package), cargo test of the Rust binding
 (bindings/rust), and go test over the Go binding (bindings/go) and its example
 (Examples/go). Exits 1 if anything failed.
 
@@ -303,7 +304,7 @@ def main():
         ("swift", lambda: run_swift(timeout=1800)),
         ("swift-address", lambda: run_swift(timeout=1800, sanitizer="address")),
         ("swift-thread", lambda: run_swift(timeout=1800, sanitizer="thread")),
-        ("python", lambda: run_pytest("python", ["Tests/api", "bindings/python/tests"], timeout=1200)),
+        ("python", lambda: run_pytest("python", ["Tests/api", "Tests/hosts", "bindings/python/tests"], timeout=1200)),
         ("rust", lambda: run_cargo(timeout=1800)),
         ("go", lambda: run_go(timeout=900)),
     ]

@@ -106,3 +106,17 @@ def test_addresses_other_than_the_test_hosts_are_refused(cluster):
                      ["host", "all", cluster.PASSWORD_ROLE, "127.0.0.1/32", "scram-sha-256"],
                      ["host", "all", "all", "127.0.0.1/32", "trust"],
                      ["host", "all", "all", cluster.TEST_HOSTS, "trust"]]
+
+
+def test_a_durable_cluster_restarts_on_its_port_keeping_what_was_committed(cluster):
+    uri, started = cluster.start_owned(durable=True)
+    assert started and _query(uri, "SHOW synchronous_commit") == "on"
+    _query(uri, "CREATE TABLE kept(x integer); INSERT INTO kept VALUES (1)")
+    before = _query(uri, "SELECT pg_postmaster_start_time()")
+    for mode in ("immediate", "fast"):
+        cluster.restart(mode)
+        assert cluster.uri() == uri
+        assert _query(uri, "SELECT x FROM kept") == "1"
+    assert _query(uri, "SELECT pg_postmaster_start_time()") != before
+    with pytest.raises(ValueError):
+        cluster.restart("smart")

@@ -18,6 +18,13 @@ public final class TaskQueue {
     var serving: [String: ServedQueue] = [TaskQueueName.default: ServedQueue(kind: .ordered, limit: 1, triggered: true)]
     /// Results of attempts of this process (completions, timeouts, returns), by claim token.
     var results: [String: AttemptResult] = [:]
+    /// The attempt whose handler this handle is calling, and the thread
+    /// calling it: a completion sent from inside that call ends the attempt
+    /// like the call's return (`completeInCall`).
+    var calling: (claim: String, thread: ThreadIdentity)?
+    /// Attempts that a completion sent during their handler's call ended (in
+    /// `results`, not on the row): the first completion, whatever the row says.
+    var completedInCall: Set<String> = []
     /// At most how many tasks a run claims, and ends, in one transaction.
     var completionBatch = TaskQueue.defaultCompletionBatch
     /// Whether a trigger evaluation is posted to the loop and not yet run: adds
