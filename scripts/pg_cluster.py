@@ -5,10 +5,7 @@
     scripts/pg_cluster.py env     # the same line, if the server runs
     scripts/pg_cluster.py restart [fast|immediate]
     scripts/pg_cluster.py stop
-    scripts/pg_cluster.py start|env|stop fsync   # a second cluster, for measuring
-
-The `fsync` cluster (build/pg-fsync) commits as a production server does
-(fsync, synchronous_commit and full_page_writes on): for measuring, not tests.
+    scripts/pg_cluster.py --bench start|env|stop   # the benchmarks' durable server
 
 Debian's server (the `postgresql` package, installed with apt-get when missing)
 runs a cluster of its own: data directory build/pg/data, Unix socket in
@@ -49,10 +46,21 @@ def use_base(base):
 
 
 use_base(os.path.join(ROOT, "build", "pg"))
-# The measuring cluster's mode (`fsync` on the command line): every durability setting on.
-FSYNC = False
 DATABASE = "outlive_test"
 VARIABLE = "OUTLIVE_TEST_PG"
+# Test-only settings: no fsync (a throwaway cluster).
+DURABILITY = ["fsync=off", "synchronous_commit=off", "full_page_writes=off"]
+
+
+def use_bench(base=None):
+    """Manages the benchmarks' durable cluster (in `base`, default build/pg-bench)
+    instead of the tests' one."""
+    global DATABASE, VARIABLE, DURABILITY
+    use_base(base or os.path.join(ROOT, "build", "pg-bench"))
+    DATABASE = "outlive_bench"
+    VARIABLE = "OUTLIVE_BENCH_PG"
+    DURABILITY = ["fsync=on", "synchronous_commit=on", "full_page_writes=on"]
+
 # The role that authenticates with a password (tests create it).
 PASSWORD_ROLE = "outlive_password"
 # Addresses of the network namespaces that tests use as other hosts.
@@ -216,12 +224,12 @@ def start_owned(durable=False):
                   f"host all {PASSWORD_ROLE} 127.0.0.1/32 scram-sha-256\n"
                   "host all all 127.0.0.1/32 trust\n"
                   f"host all all {TEST_HOSTS} trust\n")
-    # Test-only settings: no fsync (a throwaway cluster), room for the many
-    # connections process tests open (two per store handle).
-    settings = ["listen_addresses='*'", f"unix_socket_directories='{SOCKET}'", "fsync=off",
-                f"synchronous_commit={'on' if durable else 'off'}", "full_page_writes=off", "max_connections=300", "shared_buffers=64MB"]
-    if FSYNC:
-        settings = [s for s in settings if s.split("=")[0] not in ("fsync", "synchronous_commit", "full_page_writes")]
+    # Room for the many connections process tests open (two per store handle).
+    # `durable` (a test's private cluster): commits wait for their WAL.
+    durability = [("synchronous_commit=on" if durable and setting.startswith("synchronous_commit") else setting)
+                  for setting in DURABILITY]
+    settings = ["listen_addresses='*'", f"unix_socket_directories='{SOCKET}'"] + durability + \
+        ["max_connections=300", "shared_buffers=64MB"]
     for attempt in range(5):
         port = _free_port()
         with open(os.path.join(DATA, "postgresql.auto.conf"), "a") as conf:
@@ -254,17 +262,18 @@ def _tail(path, lines=20):
 
 
 def main():
-    command = sys.argv[1] if len(sys.argv) > 1 else ""
-    if command in ("start", "env", "stop") and sys.argv[2:] == ["fsync"]:
-        global FSYNC
-        FSYNC = True
-        use_base(os.path.join(ROOT, "build", "pg-fsync"))
+    arguments = sys.argv[1:]
+    if arguments[:1] == ["--bench"]:
+        use_bench()
+        arguments = arguments[1:]
+    command = arguments[0] if arguments else ""
     if command == "start":
         print(f"{VARIABLE}={start()}")
     elif command == "env":
         value = uri()
         if not value:
-            print("pg_cluster: the test server is not running (scripts/pg_cluster.py start)", file=sys.stderr)
+            how = "--bench start" if VARIABLE == "OUTLIVE_BENCH_PG" else "start"
+            print(f"pg_cluster: the server is not running (scripts/pg_cluster.py {how})", file=sys.stderr)
             return 1
         print(f"{VARIABLE}={value}")
     elif command == "restart":
@@ -272,7 +281,7 @@ def main():
     elif command == "stop":
         stop()
     else:
-        print("usage: pg_cluster.py start|env|restart [fast|immediate]|stop; start|env|stop fsync", file=sys.stderr)
+        print("usage: pg_cluster.py [--bench] start|env|restart [fast|immediate]|stop", file=sys.stderr)
         return 2
     return 0
 
