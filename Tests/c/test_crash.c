@@ -492,26 +492,6 @@ static const struct { const char *sql; const char *what; } zero[] = {
 
 static int postgresql_location(const char *location) { return strncmp(location, "postgres", 8) == 0; }
 
-/* The store name harness_store_location put in a PostgreSQL location. */
-static const char *store_name(const char *location) {
-    const char *name = strstr(location, "outlive_store=");
-    return name ? name + strlen("outlive_store=") : "main";
-}
-
-/* Runs sql through psql in the store's schema; its output (stdout and
- * stderr) into out. Whether psql succeeded. */
-static int psql_in_store(const char *location, const char *sql, char *out, size_t size) {
-    static char command[16384];
-    snprintf(command, sizeof command, "psql -X -q -At -v ON_ERROR_STOP=1 \"%s\" -c \"SET search_path = outlive_%s; %s\" 2>&1",
-             getenv("OUTLIVE_TEST_PG"), store_name(location), sql);
-    FILE *output = popen(command, "r");
-    if (!output) return 0;
-    size_t used = 0, got;
-    while (used + 1 < size && (got = fread(out + used, 1, size - 1 - used, output)) > 0) used += got;
-    out[used] = '\0';
-    return pclose(output) == 0;
-}
-
 /* Returns once the server has ended every session of the killed driver: none
  * holds or waits for an advisory lock of the store (its run's, or the write
  * lock of a transaction under way). */
@@ -522,9 +502,9 @@ static int wait_for_the_drivers_sessions_to_end(const char *location, char *why,
              "'outlive_%s')); PERFORM pg_sleep(0.01); END LOOP; IF EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' "
              "AND objsubid = 2 AND classid = (SELECT oid FROM pg_namespace WHERE nspname = 'outlive_%s')) THEN "
              "RAISE 'sessions of the killed driver still hold locks of the store after 10 s'; END IF; END \\$\\$",
-             store_name(location), store_name(location));
-    if (psql_in_store(location, sql, out, sizeof out)) return 1;
-    snprintf(why, why_size, "waiting for the killed driver's sessions: %.400s", out);
+             harness_store_name(location), harness_store_name(location));
+    if (harness_psql(location, sql, out, sizeof out)) return 1;
+    snprintf(why, why_size, "waiting for the killed driver's sessions: %.400s", out[0] ? out : "psql failed (its error is on stderr)");
     return 0;
 }
 
@@ -535,8 +515,8 @@ static int verify_postgresql_database(const char *location, char *why, size_t wh
     for (size_t i = 0; i < ZERO_COUNT; i++)
         used += (size_t)snprintf(sql + used, sizeof sql - used, "%s(%s)", i ? ", " : "", zero[i].sql);
     char out[2048];
-    if (!psql_in_store(location, sql, out, sizeof out)) {
-        snprintf(why, why_size, "psql: %.400s", out);
+    if (!harness_psql(location, sql, out, sizeof out)) {
+        snprintf(why, why_size, "psql: %.400s", out[0] ? out : "failed (its error is on stderr)");
         return 0;
     }
     char *field = out;

@@ -613,14 +613,6 @@ static void test_bad_input_gets_precise_statuses_and_changes_nothing(void) {
     harness_remove_store(dir);
 }
 
-static int psql_in_store(const char *location, const char *sql) {
-    const char *name = strstr(location, "outlive_store=");
-    char command[8192];
-    snprintf(command, sizeof command, "psql -X -q -v ON_ERROR_STOP=1 \"%s\" -c \"SET search_path = outlive_%s; %s\" >/dev/null 2>&1",
-             getenv("OUTLIVE_TEST_PG"), name ? name + strlen("outlive_store=") : "main", sql);
-    return system(command) == 0;
-}
-
 static int counted_calls;
 static void durable_counted(const outlive_object *interaction_id, const outlive_handler *finish) {
     (void)interaction_id;
@@ -649,12 +641,12 @@ static void test_a_run_the_store_no_longer_has_does_not_present_on_postgresql(vo
     outlive_handler_free(handler);
     char sql[512];
     snprintf(sql, sizeof sql, "DELETE FROM outlive_runs WHERE run_id = '%s'", outlive_store_run_id(ended));
-    CHECK(psql_in_store(location, sql));
+    CHECK(harness_psql(location, sql, NULL, 0));
     CHECK_OK(outlive_durable_interactions_resume(stale));
     harness_dispatch_for(outlive_store_loop(ended), 1.0);
     CHECK(counted_calls == 0);
-    CHECK(psql_in_store(location, "DO \\$\\$ BEGIN IF EXISTS (SELECT 1 FROM outlive_durable_interaction_claims) "
-                                  "OR (SELECT presentations FROM outlive_durable_interactions) <> 0 THEN RAISE 'claimed'; END IF; END \\$\\$"));
+    CHECK(harness_psql(location, "DO \\$\\$ BEGIN IF EXISTS (SELECT 1 FROM outlive_durable_interaction_claims) "
+                                  "OR (SELECT presentations FROM outlive_durable_interactions) <> 0 THEN RAISE 'claimed'; END IF; END \\$\\$", NULL, 0));
     CHECK_OK(outlive_durable_interactions_resume(presenter));
     size_t count = 1;
     long long deadline = now_ms() + DEADLINE_MS;

@@ -40,27 +40,6 @@ static long long scalar(const char *dir, const char *sql);
 /* Whether location is a PostgreSQL URI (else a directory). */
 static int is_postgresql(const char *location) { return strncmp(location, "postgres", 8) == 0; }
 
-/* The store name harness_store_location put in a PostgreSQL location. */
-static const char *store_name(const char *location) {
-    const char *name = strstr(location, "outlive_store=");
-    return name ? name + strlen("outlive_store=") : "main";
-}
-
-/* Runs sql in the store's schema with psql; the last line it printed into
- * out (nullable). Whether psql succeeded. */
-static int psql_in_store(const char *location, const char *sql, char *out, size_t size) {
-    char command[8192];
-    snprintf(command, sizeof command, "psql -X -q -At -v ON_ERROR_STOP=1 \"%s\" -c \"SET search_path = outlive_%s; %s\" 2>/dev/null",
-             getenv("OUTLIVE_TEST_PG"), store_name(location), sql);
-    FILE *output = popen(command, "r");
-    if (!output) return 0;
-    char line[512], last[512] = "";
-    while (fgets(line, sizeof line, output)) snprintf(last, sizeof last, "%s", line);
-    last[strcspn(last, "\n")] = '\0';
-    if (out) snprintf(out, size, "%s", last);
-    return pclose(output) == 0;
-}
-
 static outlive_store *open_store(const char *dir, const char *name) {
     outlive_store *store = NULL;
     if (outlive_store_open(dir, name, NULL, NULL, &store) != OUTLIVE_OK) return NULL;
@@ -271,17 +250,17 @@ static void read_only_postgresql_store(void) {
     int result = in_child(read_only_child, reader, said, sizeof said);
     CHECK_CHILD(result, said);
     printf("# read-only session: %s\n", said + 3);
-    snprintf(role, sizeof role, "reader_%s", store_name(path));
+    snprintf(role, sizeof role, "reader_%s", harness_store_name(path));
     snprintf(sql, sizeof sql, "CREATE ROLE %s LOGIN; GRANT USAGE ON SCHEMA outlive_%s TO %s; "
-             "GRANT SELECT ON ALL TABLES IN SCHEMA outlive_%s TO %s", role, store_name(path), role, store_name(path), role);
-    CHECK(psql_in_store(path, sql, NULL, 0));
+             "GRANT SELECT ON ALL TABLES IN SCHEMA outlive_%s TO %s", role, harness_store_name(path), role, harness_store_name(path), role);
+    CHECK(harness_psql(path, sql, NULL, 0));
     /* The test server's URI is postgresql://USER@HOST...: the same with the reader role. */
     const char *at = strchr(path, '@');
     CHECK(at != NULL);
     snprintf(reader, sizeof reader, "postgresql://%s%s", role, at);
     result = in_child(read_only_child, reader, said, sizeof said);
     snprintf(sql, sizeof sql, "DROP OWNED BY %s; DROP ROLE %s", role, role);
-    int dropped = psql_in_store(path, sql, NULL, 0);
+    int dropped = harness_psql(path, sql, NULL, 0);
     CHECK_CHILD(result, said);
     printf("# read-only role: %s\n", said + 3);
     CHECK(dropped);
@@ -434,7 +413,7 @@ static void faults_noop(void) {}
 static long long scalar(const char *dir, const char *sql) {
     if (is_postgresql(dir)) {
         char value[64];
-        return psql_in_store(dir, sql, value, sizeof value) && value[0] ? atoll(value) : -1;
+        return harness_psql(dir, sql, value, sizeof value) && value[0] ? atoll(value) : -1;
     }
     char path[4200];
     path_in(path, sizeof path, dir, "outlive.db");
@@ -479,7 +458,7 @@ static int end_liveness(const char *path, outlive_store *first) {
              "JOIN outlive_runs r ON l.locktype = 'advisory' AND l.objsubid = 2 AND l.objid = r.lock_key::bigint::oid "
              "AND l.classid = (SELECT oid FROM pg_namespace WHERE nspname = current_schema()) WHERE r.run_id = '%s'",
              outlive_store_run_id(first));
-    return psql_in_store(path, sql, ended, sizeof ended) && !strcmp(ended, "1");
+    return harness_psql(path, sql, ended, sizeof ended) && !strcmp(ended, "1");
 }
 
 /* Opens `first`, ends its liveness (end_liveness), opens `second`: the state
@@ -851,7 +830,7 @@ static void test_task_whose_id_is_no_uuid_does_not_stall_the_tasks_behind_it(voi
 /* ── newer format ── */
 
 static int execute(const char *dir, const char *sql) {
-    if (is_postgresql(dir)) return psql_in_store(dir, sql, NULL, 0);
+    if (is_postgresql(dir)) return harness_psql(dir, sql, NULL, 0);
     char path[4200];
     path_in(path, sizeof path, dir, "outlive.db");
     sqlite3 *db = NULL;

@@ -15,22 +15,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* psql against the test server in the store `location` names (-At: values
- * alone); its first output line in `out` (if given); whether it succeeded. */
-static bool psql_in_store(const char *location, const char *sql, char *out, size_t size) {
-    const char *name = strstr(location, "outlive_store=");
-    char command[16384];
-    snprintf(command, sizeof command, "psql -X -q -At -v ON_ERROR_STOP=1 \"%s\" -c \"SET search_path = outlive_%s; %s\" 2>/dev/null",
-             getenv("OUTLIVE_TEST_PG"), name ? name + strlen("outlive_store=") : "main", sql);
-    FILE *output = popen(command, "r");
-    if (!output) return false;
-    char line[512] = "";
-    if (!fgets(line, sizeof line, output)) line[0] = 0;
-    while (fgetc(output) != EOF) {}
-    if (out) snprintf(out, size, "%.*s", (int)strcspn(line, "\n"), line);
-    return pclose(output) == 0;
-}
-
 /* Whether the store at `location` exists: its directory, or its schema. */
 static bool store_exists(const char *location) {
     if (!harness_postgresql()) return access(location, F_OK) == 0;
@@ -38,7 +22,7 @@ static bool store_exists(const char *location) {
     const char *name = strstr(location, "outlive_store=");
     char sql[256];
     snprintf(sql, sizeof sql, "SELECT count(*) FROM pg_namespace WHERE nspname = 'outlive_%s'", name ? name + strlen("outlive_store=") : "main");
-    return !psql_in_store(location, sql, count, sizeof count) || strcmp(count, "0") != 0;
+    return !harness_psql(location, sql, count, sizeof count) || strcmp(count, "0") != 0;
 }
 
 /* Removes the store at `location`: its directory, or its schema. */
@@ -50,7 +34,7 @@ static bool drop_store(const char *location) {
     const char *name = strstr(location, "outlive_store=");
     char sql[256];
     snprintf(sql, sizeof sql, "DROP SCHEMA outlive_%s CASCADE", name ? name + strlen("outlive_store=") : "main");
-    return psql_in_store(location, sql, NULL, 0);
+    return harness_psql(location, sql, NULL, 0);
 }
 
 /* Another store's location beside `location`, never made. */
@@ -285,7 +269,7 @@ static void test_crafted_task_naming_the_completion_built_in_creates_no_store(vo
         snprintf(sql + at, sizeof sql - (size_t)at, "', 0, extract(epoch from now())); "
                  "UPDATE outlive_task_queues SET pending = pending + 1 WHERE name = 'default'");
         outlive_free(bytes);
-        CHECK_MSG(psql_in_store(dir, sql, NULL, 0), "the crafted task could not be written");
+        CHECK_MSG(harness_psql(dir, sql, NULL, 0), "the crafted task could not be written");
     } else {
         char path[4300];
         snprintf(path, sizeof path, "%s/outlive.db", dir);
