@@ -430,13 +430,15 @@ typedef struct outlive_store_options {
  *   seen dead within the bound, by TCP keepalives and tcp_user_timeout — so a
  *   death is seen within about 1.5 x the bound. A handle whose liveness
  *   connection drops (server restart, network cut) has ended its run: its
- *   later calls fail with OUTLIVE_E_STATE, saying so; close it and open the
- *   store again. Key-value pairs (with observers in every process),
+ *   later calls fail with OUTLIVE_E_STATE, saying so (outlive_store_check
+ *   tells a process that only dispatches its loop); close it and open the
+ *   store again. A call that fails with OUTLIVE_E_IO (a lost connection, the
+ *   server away) may be retried on the same handle. Nothing acknowledged is
+ *   lost across a restart. Key-value pairs (with observers in every process),
  *   signals (consumers delivered in any process), messages (presented and
- *   answered in any process), tasks, queues and schedules work on
- *   PostgreSQL stores now; durable interactions are not yet available
- *   there: their functions fail with OUTLIVE_E_STATE and
- *   a message that says so, changing nothing (docs/postgresql.md, "Status").
+ *   answered in any process), tasks with their queues and schedules, and
+ *   durable interaction queues work on PostgreSQL stores as on directories
+ *   (docs/postgresql.md, "Status").
  * process_name: 1 to 255 bytes, without ':', '/' or control characters.
  * Returns:
  *   OUTLIVE_E_INVALID_ARGUMENT  a NULL pointer, an empty path, a bad process
@@ -960,6 +962,13 @@ OUTLIVE_API outlive_status outlive_handler_deserialize(const void *bytes, size_t
  *   outlive_handler_call(completion, args). The first completion of an
  *   attempt, from whichever process, is its outcome; any later one returns
  *   OUTLIVE_E_STATE and changes nothing, as does one whose store is gone.
+ *   A completion called during the handler's own call, on its thread, and
+ *   carrying no result ends the attempt as a return does: with its batch,
+ *   in the transaction that ends the batch, not in one of its own (a crash
+ *   before that reruns it, as it reruns a handler that returned; a second
+ *   completion from this process returns OUTLIVE_E_STATE, one from another
+ *   process before the batch ends is not refused but ignored); any other
+ *   is written on the task's row when it is called.
  *   A handler that does not declare it succeeds when it returns. A task
  *   added with a result signal (outlive_task_enqueue) also passes
  *   `result_signal` (ID) to a handler that declares it.
@@ -1269,7 +1278,9 @@ OUTLIVE_API outlive_status outlive_tasks_set_concurrency(outlive_store *store, s
  * commit for the batch instead of one per task. A batch holds only as many
  * tasks as the handlers got through within one dispatch's budget (about
  * 5 ms), so a run of slow handlers commits every task on its own whatever this
- * says; it ends at a task that starts a group (its members wait for its
+ * says, and only as many as the queue's limit lets run at once (a handler
+ * that declares `completion` holds a slot until it is called, unless its
+ * last call in the run sent it during the call); it ends at a task that starts a group (its members wait for its
  * success, committed), and a retry runs in a batch of its own.
  * At-least-once: a crash (kill -9 included) reruns at most the batch in
  * flight, the handlers already called in it included; 1: at most the one
@@ -2112,7 +2123,8 @@ OUTLIVE_API outlive_status outlive_interactions_set_stall_report(outlive_interac
  * At least once. The claim belongs to the presenting run: it is released when
  * the queue is empty, when the handle is suspended with nothing presented, when
  * it is freed, and when the run ends or dies (kill -9 included: the death is
- * seen at once, never after a timeout). An interaction whose presenter died, or
+ * seen at once, never after a timeout; on a PostgreSQL store, within its
+ * liveness bound, see outlive_store_open). An interaction whose presenter died, or
  * whose handle was freed, before it was finished is presented again by the next
  * presenter: make interactions idempotent, keyed by interaction_id.
  *

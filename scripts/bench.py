@@ -4,7 +4,10 @@ peers in the same run) and rewrites BENCHMARKS.md with the machine and command.
 The C programs are the arguments; the Python benchmarks (bench/*.py) run with
 the interpreter of build/bench-venv, a virtual environment made here with the
 PyPI peers they compare against (a peer that fails to install is reported by
-the benchmark, which goes on without it)."""
+the benchmark, which goes on without it). The PostgreSQL benchmarks get a
+durable server of their own (scripts/pg_cluster.py --bench: fsync and
+synchronous_commit on), started here and stopped at the end, its URI in
+OUTLIVE_BENCH_PG; when it cannot start they say so and measure nothing."""
 import datetime
 import os
 import platform
@@ -15,7 +18,8 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VENV = os.path.join(ROOT, "build", "bench-venv")
-PYPI_PEERS = ["persist-queue", "litequeue", "huey", "dbos"]
+PYPI_PEERS = ["persist-queue", "litequeue", "huey", "dbos", "procrastinate", "pgqueuer", "asyncpg",
+              "psycopg[binary]"]
 
 
 def machine():
@@ -52,11 +56,37 @@ def bench_venv():
     return python, failed
 
 
+def start_bench_server():
+    """The durable server's URI and whether this run started it, or (None, False)
+    with the reason printed and put in OUTLIVE_BENCH_PG_FAILURE."""
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    try:
+        import pg_cluster
+        pg_cluster.use_bench()
+        return pg_cluster, *pg_cluster.start_owned()
+    except Exception as error:  # no server, no apt, no root: the other benchmarks still run
+        reason = f"{type(error).__name__}: {error}".strip()[-600:]
+        print(f"the PostgreSQL server for the benchmarks did not start: {reason}", flush=True)
+        os.environ["OUTLIVE_BENCH_PG_FAILURE"] = reason
+        return None, None, False
+
+
 def main(programs):
     began = time.time()
+    cluster, server, started = start_bench_server()
+    try:
+        return run(programs, began, server)
+    finally:
+        if cluster and started:
+            cluster.stop()
+
+
+def run(programs, began, server):
     scratch = os.path.join(ROOT, "build", "bench-scratch")
     sections, failures = [], 0
     env = dict(os.environ)
+    if server:
+        env["OUTLIVE_BENCH_PG"] = server
     commands = [[program] for program in programs]
     scripts = sorted(os.path.join(ROOT, "bench", name) for name in os.listdir(os.path.join(ROOT, "bench"))
                      if name.endswith(".py"))

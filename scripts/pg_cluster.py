@@ -3,7 +3,9 @@
 
     scripts/pg_cluster.py start   # prints OUTLIVE_TEST_PG=postgresql://...
     scripts/pg_cluster.py env     # the same line, if the server runs
+    scripts/pg_cluster.py restart [fast|immediate]
     scripts/pg_cluster.py stop
+    scripts/pg_cluster.py --bench start|env|stop   # the benchmarks' durable server
 
 Debian's server (the `postgresql` package, installed with apt-get when missing)
 runs a cluster of its own: data directory build/pg/data, Unix socket in
@@ -46,6 +48,19 @@ def use_base(base):
 use_base(os.path.join(ROOT, "build", "pg"))
 DATABASE = "outlive_test"
 VARIABLE = "OUTLIVE_TEST_PG"
+# Test-only settings: no fsync (a throwaway cluster).
+DURABILITY = ["fsync=off", "synchronous_commit=off", "full_page_writes=off"]
+
+
+def use_bench(base=None):
+    """Manages the benchmarks' durable cluster (in `base`, default build/pg-bench)
+    instead of the tests' one."""
+    global DATABASE, VARIABLE, DURABILITY
+    use_base(base or os.path.join(ROOT, "build", "pg-bench"))
+    DATABASE = "outlive_bench"
+    VARIABLE = "OUTLIVE_BENCH_PG"
+    DURABILITY = ["fsync=on", "synchronous_commit=on", "full_page_writes=on"]
+
 # The role that authenticates with a password (tests create it).
 PASSWORD_ROLE = "outlive_password"
 # Addresses of the network namespaces that tests use as other hosts.
@@ -166,9 +181,25 @@ def start():
     return start_owned()[0]
 
 
-def start_owned():
+def restart(mode="fast"):
+    """Restarts the running server on the same port and data: "fast" ends every
+    session and shuts down cleanly, "immediate" stops at once, as a crash does
+    (the server recovers from its WAL when it starts)."""
+    if mode not in ("fast", "immediate"):
+        raise ValueError(f"restart mode {mode!r}: fast or immediate")
+    result = _run([os.path.join(_bin_dir(), "pg_ctl"), "-D", DATA, "-l", LOG, "-m", mode, "-w", "-t", "60", "restart"],
+                  capture_output=True, text=True)
+    if result.returncode != 0:
+        raise RuntimeError(f"pg_ctl restart failed:\n{result.stdout}{result.stderr}\n{_tail(LOG)}")
+
+
+def start_owned(durable=False):
     """Starts (or reuses) the cluster: its URI, and whether this call started it
-    (a server someone started by hand is theirs to stop)."""
+    (a server someone started by hand is theirs to stop). `durable`: commits
+    wait for their WAL to be written (synchronous_commit on), so that an
+    acknowledged commit survives a crash of the server (fsync stays off: the
+    kernel, which survives, holds what was written); the shared test server
+    does without, for speed."""
     existing = uri()
     if existing:
         return existing, False
@@ -193,10 +224,12 @@ def start_owned():
                   f"host all {PASSWORD_ROLE} 127.0.0.1/32 scram-sha-256\n"
                   "host all all 127.0.0.1/32 trust\n"
                   f"host all all {TEST_HOSTS} trust\n")
-    # Test-only settings: no fsync (a throwaway cluster), room for the many
-    # connections process tests open (two per store handle).
-    settings = ["listen_addresses='*'", f"unix_socket_directories='{SOCKET}'", "fsync=off",
-                "synchronous_commit=off", "full_page_writes=off", "max_connections=300", "shared_buffers=64MB"]
+    # Room for the many connections process tests open (two per store handle).
+    # `durable` (a test's private cluster): commits wait for their WAL.
+    durability = [("synchronous_commit=on" if durable and setting.startswith("synchronous_commit") else setting)
+                  for setting in DURABILITY]
+    settings = ["listen_addresses='*'", f"unix_socket_directories='{SOCKET}'"] + durability + \
+        ["max_connections=300", "shared_buffers=64MB"]
     for attempt in range(5):
         port = _free_port()
         with open(os.path.join(DATA, "postgresql.auto.conf"), "a") as conf:
@@ -229,19 +262,26 @@ def _tail(path, lines=20):
 
 
 def main():
-    command = sys.argv[1] if len(sys.argv) > 1 else ""
+    arguments = sys.argv[1:]
+    if arguments[:1] == ["--bench"]:
+        use_bench()
+        arguments = arguments[1:]
+    command = arguments[0] if arguments else ""
     if command == "start":
         print(f"{VARIABLE}={start()}")
     elif command == "env":
         value = uri()
         if not value:
-            print("pg_cluster: the test server is not running (scripts/pg_cluster.py start)", file=sys.stderr)
+            how = "--bench start" if VARIABLE == "OUTLIVE_BENCH_PG" else "start"
+            print(f"pg_cluster: the server is not running (scripts/pg_cluster.py {how})", file=sys.stderr)
             return 1
         print(f"{VARIABLE}={value}")
+    elif command == "restart":
+        restart(sys.argv[2] if len(sys.argv) > 2 else "fast")
     elif command == "stop":
         stop()
     else:
-        print("usage: pg_cluster.py start|env|stop", file=sys.stderr)
+        print("usage: pg_cluster.py [--bench] start|env|restart [fast|immediate]|stop", file=sys.stderr)
         return 2
     return 0
 

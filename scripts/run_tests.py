@@ -2,8 +2,9 @@
 """Runs every test suite of Outlive and ends with one line: "N passed, N failed".
 
 Suites: the C programs in build/tests (each prints PASS/FAIL lines), the Swift
-unit tests (swift test), pytest over Tests/api (header, symbols, versions)
-and bindings/python/tests (the Python package), cargo test of the Rust binding
+unit tests (swift test), pytest over Tests/api (header, symbols, versions),
+Tests/hosts (several hosts as network namespaces sharing one PostgreSQL
+store) and bindings/python/tests (the Python package), cargo test of the Rust binding
 (bindings/rust), and go test over the Go binding (bindings/go) and its example
 (Examples/go). Exits 1 if anything failed.
 
@@ -30,10 +31,13 @@ BUILD = os.path.join(ROOT, "build")
 # time on PostgreSQL stores (OUTLIVE_TEST_STORE_KIND=postgresql) when the test
 # server is up. A suite is added here once its systems work on PostgreSQL.
 POSTGRESQL_C_SUITES = ["test_kv", "test_kv_processes", "test_signals", "test_signals_processes",
-                       "test_messages", "test_messages_processes", "test_group_commit"]
+                       "test_messages", "test_messages_processes", "test_group_commit",
+                       "test_durable_interactions", "test_faults"]
 # Tasks and schedules (about 30 s on the test server).
 POSTGRESQL_C_SUITES += ["test_tasks", "test_tasks_processes", "test_tasks_completion", "test_tasks_lifecycle", "test_tasks_uncallable",
                         "test_queues", "test_queues_processes", "test_schedules"]
+# The crash harness: 40 kills (about 11 s on the test server).
+POSTGRESQL_C_SUITES += ["test_crash"]
 
 
 def run_c(timeout):
@@ -300,7 +304,7 @@ def main():
         ("swift", lambda: run_swift(timeout=1800)),
         ("swift-address", lambda: run_swift(timeout=1800, sanitizer="address")),
         ("swift-thread", lambda: run_swift(timeout=1800, sanitizer="thread")),
-        ("python", lambda: run_pytest("python", ["Tests/api", "bindings/python/tests"], timeout=1200)),
+        ("python", lambda: run_pytest("python", ["Tests/api", "Tests/hosts", "bindings/python/tests"], timeout=1200)),
         ("rust", lambda: run_cargo(timeout=1800)),
         ("go", lambda: run_go(timeout=900)),
     ]

@@ -43,6 +43,16 @@ static struct {
     void (*PQfreemem)(void *);
     char *(*PQescapeIdentifier)(COutlive_PGconn *, const char *, size_t);
     notice_processor (*PQsetNoticeProcessor)(COutlive_PGconn *, notice_processor, void *);
+    int (*PQsendQueryParams)(COutlive_PGconn *, const char *, int, const COutlive_Oid *, const char *const *,
+                             const int *, const int *, int);
+    int (*PQsendPrepare)(COutlive_PGconn *, const char *, const char *, int, const COutlive_Oid *);
+    int (*PQsendQueryPrepared)(COutlive_PGconn *, const char *, int, const char *const *, const int *, const int *, int);
+    COutlive_PGresult *(*PQgetResult)(COutlive_PGconn *);
+    char *(*PQcmdStatus)(COutlive_PGresult *);
+    int (*PQenterPipelineMode)(COutlive_PGconn *);
+    int (*PQexitPipelineMode)(COutlive_PGconn *);
+    int (*PQpipelineSync)(COutlive_PGconn *);
+    int (*PQpipelineStatus)(const COutlive_PGconn *);
 } pq;
 
 static pthread_mutex_t load_mutex = PTHREAD_MUTEX_INITIALIZER;
@@ -53,7 +63,8 @@ static int loaded; /* read with __atomic after the table is filled */
     X(PQsocket) X(PQbackendPID) X(PQexec) X(PQexecParams) X(PQresultStatus) X(PQresultErrorMessage) \
     X(PQresultErrorField) X(PQntuples) X(PQnfields) X(PQftype) X(PQgetvalue) X(PQgetisnull) \
     X(PQgetlength) X(PQcmdTuples) X(PQclear) X(PQconsumeInput) X(PQnotifies) X(PQfreemem) \
-    X(PQescapeIdentifier) X(PQsetNoticeProcessor)
+    X(PQescapeIdentifier) X(PQsetNoticeProcessor) X(PQsendQueryParams) X(PQsendPrepare) X(PQsendQueryPrepared) \
+    X(PQgetResult) X(PQcmdStatus) X(PQenterPipelineMode) X(PQexitPipelineMode) X(PQpipelineSync) X(PQpipelineStatus)
 
 static const char *const missing_hint =
     "PostgreSQL stores need libpq, the PostgreSQL client library: install Debian's libpq5 package "
@@ -80,7 +91,7 @@ int COutlive_pq_load(const char *path, char *error, size_t capacity) {
 #define RESOLVE(symbol) \
     *(void **)&table.symbol = dlsym(library, #symbol); \
     if (table.symbol == NULL) { \
-        snprintf(error, capacity, "%s lacks the function " #symbol " (libpq older than PostgreSQL 10?); " \
+        snprintf(error, capacity, "%s lacks the function " #symbol " (libpq older than PostgreSQL 14?); " \
                  "install a current libpq5", name); \
         dlclose(library); \
         pthread_mutex_unlock(&load_mutex); \
@@ -132,6 +143,24 @@ const char *COutlive_PQcmdTuples(COutlive_PGresult *result) { return pq.PQcmdTup
 void COutlive_PQclear(COutlive_PGresult *result) { pq.PQclear(result); }
 int COutlive_PQconsumeInput(COutlive_PGconn *conn) { return pq.PQconsumeInput(conn); }
 void COutlive_PQfreemem(void *pointer) { pq.PQfreemem(pointer); }
+int COutlive_PQsendQueryParams(COutlive_PGconn *conn, const char *command, int count, const COutlive_Oid *types,
+                               const char *const *values, const int *lengths, const int *formats, int result_format) {
+    return pq.PQsendQueryParams(conn, command, count, types, values, lengths, formats, result_format);
+}
+int COutlive_PQsendPrepare(COutlive_PGconn *conn, const char *name, const char *query, int count,
+                           const COutlive_Oid *types) {
+    return pq.PQsendPrepare(conn, name, query, count, types);
+}
+int COutlive_PQsendQueryPrepared(COutlive_PGconn *conn, const char *name, int count, const char *const *values,
+                                 const int *lengths, const int *formats, int result_format) {
+    return pq.PQsendQueryPrepared(conn, name, count, values, lengths, formats, result_format);
+}
+COutlive_PGresult *COutlive_PQgetResult(COutlive_PGconn *conn) { return pq.PQgetResult(conn); }
+const char *COutlive_PQcmdStatus(COutlive_PGresult *result) { return pq.PQcmdStatus(result); }
+int COutlive_PQenterPipelineMode(COutlive_PGconn *conn) { return pq.PQenterPipelineMode(conn); }
+int COutlive_PQexitPipelineMode(COutlive_PGconn *conn) { return pq.PQexitPipelineMode(conn); }
+int COutlive_PQpipelineSync(COutlive_PGconn *conn) { return pq.PQpipelineSync(conn); }
+int COutlive_PQpipelineStatus(const COutlive_PGconn *conn) { return pq.PQpipelineStatus(conn); }
 char *COutlive_PQescapeIdentifier(COutlive_PGconn *conn, const char *text, size_t length) {
     return pq.PQescapeIdentifier(conn, text, length);
 }

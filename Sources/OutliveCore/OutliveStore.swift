@@ -3,8 +3,9 @@
 /// their schemas migrated together and their end-of-run hooks registered
 /// before the runs that died while nobody watched are reaped.
 ///
-/// A system not yet available on the store's engine (on PostgreSQL: every
-/// system but key-value, signals, messages, tasks and schedules, for now) is not attached: its tables are not created,
+/// A system not yet available on the store's engine (on PostgreSQL: a system
+/// without PostgreSQL migrations; every system has them now) is not attached:
+/// its tables are not created,
 /// its hooks not registered, and reaching it fails with `.state` and a message
 /// that says so (`Store.requireAvailable`) — the check lives here, where
 /// systems are attached, so no system needs to know about engines to refuse.

@@ -85,6 +85,91 @@ struct BackendConformance {
         XCTAssertEqual(try count(backend), 2)
     }
 
+    /// A statement sent later (PostgreSQL: with the commit) fails the whole
+    /// transaction as one run at once does, with the same status, and a body
+    /// that throws after it leaves nothing behind.
+    func statementsSentLaterAreAllOrNothing() throws {
+        let backend = try prepared()
+        try backend.write { try $0.execute("INSERT INTO conformance(k, v) VALUES ('b', 1)") }
+        XCTAssertThrowsError(try backend.write { transaction -> Void in
+            try transaction.executeLater("INSERT INTO conformance(k, v) VALUES (?, 1)", [.text("c")])
+            try transaction.executeLater("INSERT INTO conformance(k, v) VALUES (?, 2)", [.text("b")])
+            try transaction.recordChange(topic: "t", key: "c")
+        }) { XCTAssertEqual(($0 as? OutliveError)?.code, .state, "\($0)") }
+        XCTAssertThrowsError(try backend.write { transaction -> Void in
+            try transaction.executeLater("INSERT INTO conformance(k, v) VALUES (?, 1)", [.text("d")])
+            throw Rollback()
+        })
+        XCTAssertEqual(try count(backend), 1)
+        XCTAssertEqual(try backend.latestSequence(), 0)
+        // A failing statement sent later, then one run at once: the first failure is thrown.
+        XCTAssertThrowsError(try backend.write { transaction -> Void in
+            try transaction.executeLater("INSERT INTO conformance(k, v) VALUES (?, 2)", [.text("b")])
+            _ = try transaction.integer("SELECT count(*) FROM conformance")
+        }) { XCTAssertEqual(($0 as? OutliveError)?.code, .state, "\($0)") }
+        let changed = try backend.write { transaction -> Int64? in
+            try transaction.executeLater("INSERT INTO conformance(k, v) VALUES (?, 1)", [.text("e")])
+            try transaction.recordChange(topic: "t", key: "e")
+            return try transaction.integer("SELECT count(*) FROM conformance")
+        }
+        XCTAssertEqual(changed, 2)
+        XCTAssertEqual(try backend.changes(after: 0, limit: 10).changes.map(\.key), ["e"])
+    }
+
+    /// A statement that cannot be prepared fails each time with its own
+    /// error, and the handle goes on (PostgreSQL prepares statements once per
+    /// connection: a failed preparation must not be remembered as done).
+    func aStatementThatFailsToPrepareFailsAloneEachTime() throws {
+        let backend = try prepared()
+        for _ in 0..<2 {
+            XCTAssertThrowsError(try backend.write { try $0.execute("INSERT INTO no_such_table(k) VALUES (?)", [.text("x")]) }) {
+                XCTAssertTrue(String(describing: $0).contains("no_such_table"), "\($0)")
+            }
+        }
+        try backend.write { try $0.executeScript("CREATE TABLE no_such_table(k TEXT)") }
+        try backend.write { try $0.execute("INSERT INTO no_such_table(k) VALUES (?)", [.text("x")]) }
+        XCTAssertEqual(try backend.read { try $0.integer("SELECT count(*) FROM no_such_table") }, 1)
+    }
+
+    /// More changes than one feed statement takes (PostgreSQL: 100) in one
+    /// transaction: numbered in order, no gap, the commit hook told the newest.
+    func manyChangesInOneTransactionAreNumberedInOrder() throws {
+        let backend = try prepared()
+        var rung: [Int64] = []
+        engine.onCommit(backend) { rung.append($0) }
+        try backend.write { try $0.recordChange(topic: "t", key: "before") }
+        try backend.write { transaction in
+            for index in 0..<250 {
+                try transaction.recordChange(topic: index % 7 == 3 ? "nobody" : "t", key: "k\(index)")
+            }
+        }
+        let written = (0..<250).filter { $0 % 7 != 3 }.map { "k\($0)" }
+        let changes = try backend.changes(after: 1, limit: 1000).changes
+        XCTAssertEqual(changes.map(\.key), written)
+        XCTAssertEqual(changes.map(\.sequence), Array(2...Int64(written.count + 1)))
+        XCTAssertEqual(rung, [1, Int64(written.count + 1)])
+    }
+
+    /// An entry recorded for the others is written only when a run other
+    /// than the one named watches its topic, alone or among other entries.
+    func changeForOtherRunsIsWrittenOnlyWhenAnotherRunWatches() throws {
+        let backend = try prepared()
+        guard let watcher = try backend.read({ transaction -> String? in
+            var run: String?
+            try transaction.query("SELECT run_id FROM outlive_watchers WHERE topic = 't'") { run = $0.text(0) }
+            return run
+        }) else { return XCTFail("the watch registered no run") }
+        try backend.write { try $0.recordChange(topic: "t", key: "self", watchedByOtherThan: watcher) }
+        XCTAssertEqual(try backend.latestSequence(), 0)
+        try backend.write { transaction in
+            try transaction.recordChange(topic: "t", key: "a", watchedByOtherThan: watcher)
+            try transaction.recordChange(topic: "t", key: "b", watchedByOtherThan: "another run")
+            try transaction.recordChange(topic: "t", key: "c")
+        }
+        try backend.write { try $0.recordChange(topic: "t", key: "d", watchedByOtherThan: "another run") }
+        XCTAssertEqual(try backend.changes(after: 0, limit: 10).changes.map(\.key), ["b", "c", "d"])
+    }
+
     func changedRowsCountsTheLastStatement() throws {
         let backend = try prepared()
         let changed = try backend.write { transaction -> Int in

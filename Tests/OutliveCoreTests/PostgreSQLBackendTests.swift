@@ -54,6 +54,23 @@ final class PostgreSQLBackendTests: XCTestCase {
         XCTAssertEqual(payloads, ["3", "4", "end"])
     }
 
+    /// The feed is pruned after the commit whose entry reaches a multiple of
+    /// `pruneEvery`: entries older than `feedRetention` go, the newer stay.
+    func testFeedIsPrunedWhenAnEntryReachesAMultipleOfPruneEvery() throws {
+        let backend = try PostgreSQLBackend(conninfo: uri, store: newStore())
+        let due = PostgreSQLBackend.pruneEvery * (PostgreSQLBackend.feedRetention / PostgreSQLBackend.pruneEvery + 2)
+        try backend.write {
+            try $0.execute("INSERT INTO outlive_runs(run_id, process, pid, started, lock_key) VALUES ('r', 'test', 0, 0, 0)")
+            try $0.execute("INSERT INTO outlive_watchers(topic, run_id) VALUES ('t', 'r')")
+            try $0.execute("INSERT INTO outlive_feed(seq, topic, key) SELECT n, 't', 'old' FROM generate_series(1, ?) n", [.integer(due - 2)])
+        }
+        try backend.write { try $0.recordChange(topic: "t", key: "before") }
+        XCTAssertEqual(try backend.read { try $0.integer("SELECT min(seq) FROM outlive_feed") }, 1)
+        try backend.write { try $0.recordChange(topic: "t", key: "due") }
+        XCTAssertEqual(try backend.latestSequence(), due)
+        XCTAssertEqual(try backend.read { try $0.integer("SELECT min(seq) FROM outlive_feed") }, due - PostgreSQLBackend.feedRetention + 1)
+    }
+
     func testDoorbellWakesTheRunLockConnection() throws {
         let backend = try PostgreSQLBackend(conninfo: uri, store: newStore())
         let lock = try PostgreSQLRunLock(conninfo: uri, backend: backend, bound: PostgreSQLLivenessBound())

@@ -52,6 +52,10 @@ final class SQLiteBackendConformanceTests: XCTestCase {
 
     func testValuesRoundTrip() throws { try suite.valuesRoundTrip() }
     func testWriteIsAllOrNothing() throws { try suite.writeIsAllOrNothing() }
+    func testStatementsSentLaterAreAllOrNothing() throws { try suite.statementsSentLaterAreAllOrNothing() }
+    func testAStatementThatFailsToPrepareFailsAloneEachTime() throws { try suite.aStatementThatFailsToPrepareFailsAloneEachTime() }
+    func testManyChangesInOneTransactionAreNumberedInOrder() throws { try suite.manyChangesInOneTransactionAreNumberedInOrder() }
+    func testChangeForOtherRunsIsWrittenOnlyWhenAnotherRunWatches() throws { try suite.changeForOtherRunsIsWrittenOnlyWhenAnotherRunWatches() }
     func testChangedRowsCountsTheLastStatement() throws { try suite.changedRowsCountsTheLastStatement() }
     func testUnwatchedTopicIsNotWritten() throws { try suite.unwatchedTopicIsNotWritten() }
     func testRollbackLeavesNoGapThatBlocksReaders() throws { try suite.rollbackLeavesNoGapThatBlocksReaders() }

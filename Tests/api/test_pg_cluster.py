@@ -34,19 +34,41 @@ def _query(uri, sql):
     return subprocess.run([psql, uri, "-Atqc", sql], capture_output=True, text=True, timeout=30).stdout.strip()
 
 
-@pytest.fixture
-def cluster():
+def _own_cluster(bench):
     if not pg_cluster._bin_dir():
         pytest.skip("no PostgreSQL server installed (scripts/install-deps.sh installs it)")
-    saved = pg_cluster.BASE
-    pg_cluster.use_base(os.path.join(ROOT, "build", "pg-cluster-test"))
+    saved = (pg_cluster.BASE, pg_cluster.DATABASE, pg_cluster.VARIABLE, pg_cluster.DURABILITY)
+    if bench:
+        pg_cluster.use_bench(os.path.join(ROOT, "build", "pg-cluster-bench-test"))
+    else:
+        pg_cluster.use_base(os.path.join(ROOT, "build", "pg-cluster-test"))
     try:
         yield pg_cluster
     finally:
         pg_cluster.stop()
         data = pg_cluster.DATA
-        pg_cluster.use_base(saved)
+        pg_cluster.use_base(saved[0])
+        pg_cluster.DATABASE, pg_cluster.VARIABLE, pg_cluster.DURABILITY = saved[1:]
         assert _processes_serving(data) == []
+
+
+@pytest.fixture
+def cluster():
+    yield from _own_cluster(bench=False)
+
+
+@pytest.fixture
+def bench_cluster():
+    yield from _own_cluster(bench=True)
+
+
+def test_the_benchmarks_server_is_durable_and_apart_from_the_tests_one(bench_cluster):
+    uri = bench_cluster.start()
+    assert uri.startswith("postgresql://postgres@127.0.0.1:") and uri.endswith("/outlive_bench")
+    # A benchmark pays for the commits its peers pay for: nothing of the tests' shortcuts.
+    assert [_query(uri, f"SHOW {name}") for name in ("fsync", "synchronous_commit", "full_page_writes")] == \
+        ["on", "on", "on"]
+    assert bench_cluster.DATA.endswith(os.path.join("pg-cluster-bench-test", "data"))
 
 
 def test_start_reuses_a_live_server_and_stop_leaves_no_process(cluster):
@@ -84,3 +106,17 @@ def test_addresses_other_than_the_test_hosts_are_refused(cluster):
                      ["host", "all", cluster.PASSWORD_ROLE, "127.0.0.1/32", "scram-sha-256"],
                      ["host", "all", "all", "127.0.0.1/32", "trust"],
                      ["host", "all", "all", cluster.TEST_HOSTS, "trust"]]
+
+
+def test_a_durable_cluster_restarts_on_its_port_keeping_what_was_committed(cluster):
+    uri, started = cluster.start_owned(durable=True)
+    assert started and _query(uri, "SHOW synchronous_commit") == "on"
+    _query(uri, "CREATE TABLE kept(x integer); INSERT INTO kept VALUES (1)")
+    before = _query(uri, "SELECT pg_postmaster_start_time()")
+    for mode in ("immediate", "fast"):
+        cluster.restart(mode)
+        assert cluster.uri() == uri
+        assert _query(uri, "SELECT x FROM kept") == "1"
+    assert _query(uri, "SELECT pg_postmaster_start_time()") != before
+    with pytest.raises(ValueError):
+        cluster.restart("smart")

@@ -141,18 +141,24 @@ def test_the_systemd_units_command_runs_a_worker_with_the_password_file(tmp_path
     passfile = tmp_path / "myapp.pgpass"
     passfile.write_text(f"{host}:{port}:{database}:outlive_password:{password}\n")
     passfile.chmod(0o600)
-    store = uri(database, "outlive_password", f"outlive_store=unit_{uuid.uuid4().hex[:8]}&outlive_liveness=10")
+    name = f"unit_{uuid.uuid4().hex[:8]}"
+    store = uri(database, "outlive_password", f"outlive_store={name}&outlive_liveness=10")
     command = unit_command(store)
     assert "--load" in command
     # The application's handler library is not needed by a worker with nothing to run.
     load = command.index("--load")
     del command[load:load + 2]
-    ran = outlive(*command, "--until-idle", env={"PGPASSFILE": str(passfile)})
-    assert ran.returncode == 0, ran.stderr
-    assert password not in ran.stderr
-    # Without the password file the same command is refused for want of a password.
-    refused = outlive(*command, "--until-idle", env={"PGPASSFILE": str(tmp_path / "missing")})
-    assert refused.returncode != 0 and password not in refused.stderr
+    try:
+        ran = outlive(*command, "--until-idle", env={"PGPASSFILE": str(passfile)})
+        assert ran.returncode == 0, ran.stderr
+        assert password not in ran.stderr
+        # Without the password file the same command is refused for want of a password.
+        refused = outlive(*command, "--until-idle", env={"PGPASSFILE": str(tmp_path / "missing")})
+        assert refused.returncode != 0 and password not in refused.stderr
+    finally:
+        # Nothing left owned by or granted to the shared role, which other tests drop and make again.
+        psql(f"DROP SCHEMA IF EXISTS outlive_{name} CASCADE; REVOKE CREATE ON DATABASE {database} FROM outlive_password;",
+             database=database)
 
 
 def worker_command(kind, store):
@@ -175,8 +181,11 @@ def test_a_worker_whose_run_ends_under_it_exits_with_the_reason(kind):
         deadline = time.monotonic() + 30
         while not held and time.monotonic() < deadline and worker.poll() is None:
             time.sleep(0.1)
+            # The run's lock, not the store's write lock (objid 0) that a
+            # write transaction of the worker may hold at that moment: ending
+            # that session would only fail the transaction.
             held = query(f"SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 2 "
-                         f"AND classid = (SELECT oid FROM pg_namespace WHERE nspname = 'outlive_{name}')::int",
+                         f"AND objid <> 0 AND classid = (SELECT oid FROM pg_namespace WHERE nspname = 'outlive_{name}')::int",
                          query_database())
         assert held, "the worker never held its run's lock: " + (worker.stderr.read() if worker.poll() is not None else "")
         query(f"SELECT pg_terminate_backend({held.split()[0]})", query_database())

@@ -4,6 +4,7 @@
 #include <time.h>
 #include <limits.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 int harness_failed_current;
@@ -75,6 +76,33 @@ void harness_store_side_file(const char *location, const char *suffix, char *pat
         snprintf(path, size, "%s/outlive-%s%s", tmp && *tmp ? tmp : "/tmp", name + strlen("outlive_store="), suffix);
     else
         snprintf(path, size, "%s%s", location, suffix);
+}
+
+const char *harness_store_name(const char *location) {
+    const char *name = strstr(location, "outlive_store=");
+    return name ? name + strlen("outlive_store=") : "main";
+}
+
+int harness_psql(const char *location, const char *sql, char *out, size_t size) {
+    static char command[65536];
+    char search_path[128] = "";
+    if (location) snprintf(search_path, sizeof search_path, "SET search_path = outlive_%s; ", harness_store_name(location));
+    int length = snprintf(command, sizeof command,
+                          "PGOPTIONS='-c client_min_messages=warning' psql -X -q -At -v ON_ERROR_STOP=1 \"%s\" -c \"%s%s\"",
+                          getenv("OUTLIVE_TEST_PG"), search_path, sql);
+    if (length < 0 || (size_t)length >= sizeof command) return 0;
+    FILE *output = popen(command, "r");
+    if (!output) return 0;
+    size_t used = 0, got;
+    char ignored[4096];
+    if (out && size) {
+        while (used + 1 < size && (got = fread(out + used, 1, size - 1 - used, output)) > 0) used += got;
+        out[used] = '\0';
+        if (used && out[used - 1] == '\n') out[used - 1] = '\0';
+    }
+    while (fread(ignored, 1, sizeof ignored, output) > 0) {}
+    int status = pclose(output);
+    return status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
 void harness_remove_tree(const char *path) {

@@ -53,6 +53,15 @@ void harness_remove_store(const char *location);
  * a marker): "<directory><suffix>" for a directory, a file in $TMPDIR (or
  * /tmp) named after the store for a URI. Never made by this call. */
 void harness_store_side_file(const char *location, const char *suffix, char *path, size_t size);
+/* The store's name in a PostgreSQL location (its outlive_store=, else
+ * "main"); its tables are in the schema outlive_<name>. */
+const char *harness_store_name(const char *location);
+/* Runs sql through psql on the test server ($OUTLIVE_TEST_PG): in the schema
+ * of the store `location` names, or as given when location is NULL. What psql
+ * printed on stdout (-At: bare values, one row a line), without the last
+ * newline, into out (nullable); its errors go to the test's stderr, notices
+ * nowhere. Whether psql succeeded. */
+int harness_psql(const char *location, const char *sql, char *out, size_t size);
 /* A test that proves what only one engine has. */
 #define SQLITE_ONLY() do { if (harness_postgresql()) SKIP("SQLite stores only"); } while (0)
 #define POSTGRESQL_ONLY() do { if (!harness_postgresql()) SKIP("PostgreSQL stores only (OUTLIVE_TEST_STORE_KIND=postgresql)"); } while (0)

@@ -3,7 +3,9 @@
  * it (another executable, build/tests/durable_presenter, that declares the
  * handler); a presenter killed mid-interaction is replaced by the next one,
  * which presents the interaction again; finish works once; only one of two
- * live presenters presents; bad input gets precise statuses.
+ * live presenters presents; bad input gets precise statuses. Every test runs
+ * on both engines (OUTLIVE_TEST_STORE_KIND=postgresql: harness_store_location)
+ * but the one that proves PostgreSQL's foreign key.
  *
  * This test binary never declares durable_show: in this process it does not
  * resolve.
@@ -233,7 +235,7 @@ static outlive_status list_queue(const char *dir, const char *queue_name, struct
 /* ── tests ───────────────────────────────────────────────────────────────── */
 
 static void test_interactions_added_by_a_killed_process_are_shown_in_order_by_a_later_process(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     int ready[2];
     CHECK(pipe(ready) == 0);
     fflush(stdout);
@@ -287,11 +289,11 @@ static void test_interactions_added_by_a_killed_process_are_shown_in_order_by_a_
     EXPECT(&p, "COUNT", line);
     CHECK_MSG(strcmp(line, "COUNT 0") == 0, "%s", line);
     CHECK(presenter_quit(&p) == 0);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 static void test_presenter_killed_mid_interaction_is_presented_again_by_the_next_process(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     char ids[3][OUTLIVE_ID_SIZE];
     CHECK_OK(add_shows(dir, "q", 1, 2, ids));
 
@@ -318,11 +320,11 @@ static void test_presenter_killed_mid_interaction_is_presented_again_by_the_next
     EXPECT(&next, "COUNT", line);
     CHECK_MSG(strcmp(line, "COUNT 0") == 0, "%s", line);
     CHECK(presenter_quit(&next) == 0);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 static void test_finish_twice_finishes_once_and_then_returns_state(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     CHECK_OK(add_shows(dir, "q", 1, 2, NULL));
     struct presenter p;
     CHECK(presenter_start(&p, dir, "q", "manual") == 0);
@@ -347,11 +349,11 @@ static void test_finish_twice_finishes_once_and_then_returns_state(void) {
     EXPECT(&p, "COUNT", line);
     CHECK_MSG(strcmp(line, "COUNT 0") == 0, "%s", line);
     CHECK(presenter_quit(&p) == 0);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 static void test_finish_from_another_thread_starts_the_next_interaction(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     CHECK_OK(add_shows(dir, "q", 1, 3, NULL));
     struct presenter p;
     CHECK(presenter_start(&p, dir, "q", "thread") == 0);
@@ -365,11 +367,14 @@ static void test_finish_from_another_thread_starts_the_next_interaction(void) {
         CHECK_MSG(strcmp(line, expected) == 0, "%s", line);
     }
     CHECK(presenter_quit(&p) == 0);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 static void test_only_one_of_two_live_processes_presents_and_the_other_takes_over_when_it_dies(void) {
-    const char *dir = harness_temp_dir();
+    /* On PostgreSQL the survivor sees the death at its liveness check, every
+     * half bound: the shortest bound (2 s) keeps the wait short. */
+    char dir[4096];
+    snprintf(dir, sizeof dir, harness_postgresql() ? "%s&outlive_liveness=2" : "%s", harness_store_location());
     struct presenter a, b;
     char line[512];
     /* One after the other: two processes creating a new store at the same
@@ -409,7 +414,8 @@ static void test_only_one_of_two_live_processes_presents_and_the_other_takes_ove
     EXPECT(other, "PONG", line);
     CHECK_MSG(!presenter_said(other, "SHOW"), "both presented:\n%s", tail(other->transcript));
 
-    /* The presenter dies mid-interaction: the other presents 2 again, at once. */
+    /* The presenter dies mid-interaction: the other presents 2 again, at once
+     * on SQLite (inotify), within half the liveness bound on PostgreSQL. */
     presenter_kill(presenting);
     EXPECT(other, "SHOW 2 ", line);
     presenter_send(other, "finish");
@@ -418,11 +424,11 @@ static void test_only_one_of_two_live_processes_presents_and_the_other_takes_ove
     EXPECT(other, "COUNT", line);
     CHECK_MSG(strcmp(line, "COUNT 0") == 0, "%s", line);
     CHECK(presenter_quit(other) == 0);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 static void test_a_suspended_presenter_lets_the_other_process_present(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     struct presenter a, b;
     char line[512];
     CHECK(presenter_start(&a, dir, "q", "manual") == 0);
@@ -449,7 +455,7 @@ static void test_a_suspended_presenter_lets_the_other_process_present(void) {
     presenter_send(&a, "finish");
     EXPECT(&a, "FINISH OUTLIVE_OK", line);
     CHECK(presenter_quit(&a) == 0);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 /* ── in this process: unresolved handlers, bad input ─────────────────────── */
@@ -470,7 +476,7 @@ static void durable_late(const outlive_object *interaction_id, const outlive_han
 }
 
 static void test_an_unresolved_interaction_waits_says_why_and_is_presented_once_it_resolves(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     outlive_loop *loop = NULL;
     outlive_store *store = NULL;
     outlive_durable_interactions *queue = NULL;
@@ -505,11 +511,11 @@ static void test_an_unresolved_interaction_waits_says_why_and_is_presented_once_
     outlive_durable_interactions_free(queue);
     outlive_store_close(store);
     outlive_loop_free(loop);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
 }
 
 static void test_bad_input_gets_precise_statuses_and_changes_nothing(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     outlive_store *store = NULL;
     outlive_durable_interactions *queue = NULL, *untouched = (outlive_durable_interactions *)&untouched;
     CHECK_OK(outlive_store_open(dir, "app", NULL, NULL, &store));
@@ -604,7 +610,56 @@ static void test_bad_input_gets_precise_statuses_and_changes_nothing(void) {
     outlive_durable_interactions_free(queue);
     outlive_durable_interactions_free(NULL);
     outlive_handler_free(handler);
-    harness_remove_tree(dir);
+    harness_remove_store(dir);
+}
+
+static int counted_calls;
+static void durable_counted(const outlive_object *interaction_id, const outlive_handler *finish) {
+    (void)interaction_id;
+    counted_calls++;
+    outlive_handler_call(finish, NULL);
+}
+
+/* What SQLite's trigger refuses (a presenter's claim bound to a run the store
+ * no longer registers), PostgreSQL refuses by run_id's foreign key: a handle
+ * whose run another process ended presents nothing, and a live run presents
+ * the interaction later. */
+static void test_a_run_the_store_no_longer_has_does_not_present_on_postgresql(void) {
+    POSTGRESQL_ONLY();
+    const char *location = harness_store_location();
+    outlive_store *ended = NULL, *live = NULL;
+    outlive_durable_interactions *stale = NULL, *presenter = NULL;
+    counted_calls = 0;
+    CHECK_OK(outlive_handler_register("durable_counted", "ID interaction_id, HANDLER finish", (void (*)(void))durable_counted));
+    CHECK_OK(outlive_store_open(location, "ended", NULL, NULL, &ended));
+    CHECK_OK(outlive_store_open(location, "live", NULL, NULL, &live));
+    CHECK_OK(outlive_durable_interactions_open(ended, "q", OUTLIVE_DURABLE_INTERACTIONS_SUSPENDED, &stale));
+    CHECK_OK(outlive_durable_interactions_open(live, "q", OUTLIVE_DURABLE_INTERACTIONS_SUSPENDED, &presenter));
+    outlive_handler *handler = NULL;
+    outlive_handler_new("durable_counted", NULL, NULL, &handler);
+    CHECK_OK(outlive_durable_interactions_add(presenter, handler, NULL));
+    outlive_handler_free(handler);
+    char sql[512];
+    snprintf(sql, sizeof sql, "DELETE FROM outlive_runs WHERE run_id = '%s'", outlive_store_run_id(ended));
+    CHECK(harness_psql(location, sql, NULL, 0));
+    CHECK_OK(outlive_durable_interactions_resume(stale));
+    harness_dispatch_for(outlive_store_loop(ended), 1.0);
+    CHECK(counted_calls == 0);
+    CHECK(harness_psql(location, "DO \\$\\$ BEGIN IF EXISTS (SELECT 1 FROM outlive_durable_interaction_claims) "
+                                  "OR (SELECT presentations FROM outlive_durable_interactions) <> 0 THEN RAISE 'claimed'; END IF; END \\$\\$", NULL, 0));
+    CHECK_OK(outlive_durable_interactions_resume(presenter));
+    size_t count = 1;
+    long long deadline = now_ms() + DEADLINE_MS;
+    while (count > 0 && now_ms() < deadline) {
+        outlive_loop_dispatch(outlive_store_loop(live), 100);
+        CHECK_OK(outlive_durable_interactions_count(presenter, &count));
+    }
+    CHECK(count == 0 && counted_calls == 1);
+    outlive_handler_unregister("durable_counted");
+    outlive_durable_interactions_free(stale);
+    outlive_durable_interactions_free(presenter);
+    outlive_store_close(ended);
+    outlive_store_close(live);
 }
 
 HARNESS_MAIN(
@@ -615,5 +670,6 @@ HARNESS_MAIN(
     T(test_only_one_of_two_live_processes_presents_and_the_other_takes_over_when_it_dies),
     T(test_a_suspended_presenter_lets_the_other_process_present),
     T(test_an_unresolved_interaction_waits_says_why_and_is_presented_once_it_resolves),
-    T(test_bad_input_gets_precise_statuses_and_changes_nothing)
+    T(test_bad_input_gets_precise_statuses_and_changes_nothing),
+    T(test_a_run_the_store_no_longer_has_does_not_present_on_postgresql)
 )

@@ -5,7 +5,15 @@
  * format. Each must give a clear status and no crash, and lose nothing that
  * had been acknowledged where the file is intact. The cases that could crash
  * run in a forked child (which opens stores of its own), so a crash is a
- * precise FAIL with the signal. */
+ * precise FAIL with the signal.
+ *
+ * On PostgreSQL stores (OUTLIVE_TEST_STORE_KIND=postgresql) the faults that
+ * have a counterpart there run too: a read-only session and a role that may
+ * only read, a run whose liveness connection the server ended (the lock file
+ * deleted, on SQLite), a newer format or component, damaged task rows. The
+ * faults of SQLite's own files (disk full for this process, the doorbell,
+ * damaged or foreign database files) say SKIP there: a PostgreSQL store has no
+ * file of its own in this process's reach. */
 #include "harness.h"
 /* Messages are cut to the harness buffer on purpose. */
 #pragma GCC diagnostic ignored "-Wformat-truncation"
@@ -24,6 +32,13 @@
 /* ── helpers ── */
 
 static int execute(const char *dir, const char *sql);
+static long long scalar(const char *dir, const char *sql);
+
+/* A test of SQLite's own files, which a PostgreSQL store does not have. */
+#define SQLITE_FILES_ONLY(why) do { if (harness_postgresql()) SKIP("SQLite stores only: %s", (why)); } while (0)
+
+/* Whether location is a PostgreSQL URI (else a directory). */
+static int is_postgresql(const char *location) { return strncmp(location, "postgres", 8) == 0; }
 
 static outlive_store *open_store(const char *dir, const char *name) {
     outlive_store *store = NULL;
@@ -152,6 +167,7 @@ static void disk_full_child(void *arg) {
 }
 
 static void test_disk_full_fails_with_io_and_keeps_acknowledged_data(void) {
+    SQLITE_FILES_ONLY("RLIMIT_FSIZE limits the files of this process; a PostgreSQL store's are the server's");
     const char *dir = harness_temp_dir();
     char path[4096], said[1024];
     snprintf(path, sizeof path, "%s", dir);
@@ -199,7 +215,7 @@ static void set_owner(const char *dir, uid_t uid, gid_t gid) {
 
 static void read_only_child(void *arg) {
     const char *dir = arg;
-    if (geteuid() == 0) {
+    if (geteuid() == 0 && !is_postgresql(dir)) {
         /* Root ignores permissions: the store is handed to nobody, who opens it. */
         if (setgid(65534) != 0 || setuid(65534) != 0) { child_say("cannot drop to uid 65534"); return; }
     }
@@ -210,8 +226,9 @@ static void read_only_child(void *arg) {
         outlive_status set = outlive_kv_set(store, "new", "no", 2);
         outlive_store_close(store);
         if (!kept) child_say("opened read-only, the stored value is not readable");
-        else if (set != OUTLIVE_E_IO) child_say("kv_set in a read-only store returned %s", outlive_status_name(set));
-        else child_say("ok opened, writes refused with OUTLIVE_E_IO");
+        else if (set != OUTLIVE_E_IO && set != OUTLIVE_E_PERMISSION)
+            child_say("kv_set in a read-only store returned %s", outlive_status_name(set));
+        else child_say("ok opened, writes refused with %s", outlive_status_name(set));
     } else if (open == OUTLIVE_E_IO || open == OUTLIVE_E_PERMISSION) {
         child_say("ok open refused with %s: %s", outlive_status_name(open), outlive_last_error());
     } else {
@@ -219,7 +236,46 @@ static void read_only_child(void *arg) {
     }
 }
 
+/* PostgreSQL's read-only stores: a session in read-only mode (as on a hot
+ * standby), and a role that may read the store's tables but write none. */
+static void read_only_postgresql_store(void) {
+    const char *location = harness_store_location();
+    char path[4096], reader[4096], said[1024], role[64], sql[1024];
+    snprintf(path, sizeof path, "%s", location);
+    outlive_store *store = open_store(path, "app");
+    CHECK(store != NULL);
+    CHECK_OK(outlive_kv_set(store, "kept", "yes", 3));
+    outlive_store_close(store);
+    snprintf(reader, sizeof reader, "%s&options=-c%%20default_transaction_read_only%%3Don", path);
+    int result = in_child(read_only_child, reader, said, sizeof said);
+    CHECK_CHILD(result, said);
+    printf("# read-only session: %s\n", said + 3);
+    snprintf(role, sizeof role, "reader_%s", harness_store_name(path));
+    snprintf(sql, sizeof sql, "CREATE ROLE %s LOGIN; GRANT USAGE ON SCHEMA outlive_%s TO %s; "
+             "GRANT SELECT ON ALL TABLES IN SCHEMA outlive_%s TO %s", role, harness_store_name(path), role, harness_store_name(path), role);
+    CHECK(harness_psql(path, sql, NULL, 0));
+    /* The test server's URI is postgresql://USER@HOST...: the same with the reader role. */
+    const char *at = strchr(path, '@');
+    CHECK(at != NULL);
+    snprintf(reader, sizeof reader, "postgresql://%s%s", role, at);
+    result = in_child(read_only_child, reader, said, sizeof said);
+    snprintf(sql, sizeof sql, "DROP OWNED BY %s; DROP ROLE %s", role, role);
+    int dropped = harness_psql(path, sql, NULL, 0);
+    CHECK_CHILD(result, said);
+    printf("# read-only role: %s\n", said + 3);
+    CHECK(dropped);
+    store = open_store(path, "app");
+    CHECK(store != NULL);
+    int kept = kv_is(store, "kept", "yes"), fresh = kv_is(store, "new", NULL);
+    outlive_store_close(store);
+    CHECK_MSG(kept && fresh, "after the read-only opens: kept %d, nothing new %d", kept, fresh);
+}
+
 static void test_read_only_store_gives_a_clear_status_and_keeps_data(void) {
+    if (harness_postgresql()) {
+        read_only_postgresql_store();
+        return;
+    }
     const char *dir = harness_temp_dir();
     char path[4096], said[1024];
     snprintf(path, sizeof path, "%s", dir);
@@ -313,6 +369,7 @@ static int seen_after_set(outlive_store *store, struct writer *writer, const cha
 }
 
 static void test_notifications_arrive_after_the_doorbell_is_deleted_or_replaced(void) {
+    SQLITE_FILES_ONLY("the doorbell is a file of directory stores; PostgreSQL stores are woken by NOTIFY (test_kv_processes)");
     const char *dir = harness_temp_dir();
     char path[4096], doorbell[4200], temporary[4200];
     snprintf(path, sizeof path, "%s", dir);
@@ -354,6 +411,10 @@ static void test_notifications_arrive_after_the_doorbell_is_deleted_or_replaced(
 static void faults_noop(void) {}
 
 static long long scalar(const char *dir, const char *sql) {
+    if (is_postgresql(dir)) {
+        char value[64];
+        return harness_psql(dir, sql, value, sizeof value) && value[0] ? atoll(value) : -1;
+    }
     char path[4200];
     path_in(path, sizeof path, dir, "outlive.db");
     sqlite3 *db = NULL;
@@ -383,15 +444,30 @@ static size_t consumers(outlive_store *store) {
     return count;
 }
 
-/* Opens `first`, deletes its lock file, opens `second`: the state the two
- * lock-file tests start from. */
+/* Ends first's liveness behind its back: on SQLite its lock file is deleted;
+ * on PostgreSQL the server ends the session that holds its lock (as a restart
+ * or a network cut would), and this returns once that session is gone. */
+static int end_liveness(const char *path, outlive_store *first) {
+    if (!is_postgresql(path)) {
+        char lock[4300];
+        snprintf(lock, sizeof lock, "%s/runs/%s.lock", path, outlive_store_run_id(first));
+        return unlink(lock) == 0;
+    }
+    char sql[1024], ended[16];
+    snprintf(sql, sizeof sql, "SELECT count(*) FILTER (WHERE pg_terminate_backend(l.pid, 10000)) FROM pg_locks l "
+             "JOIN outlive_runs r ON l.locktype = 'advisory' AND l.objsubid = 2 AND l.objid = r.lock_key::bigint::oid "
+             "AND l.classid = (SELECT oid FROM pg_namespace WHERE nspname = current_schema()) WHERE r.run_id = '%s'",
+             outlive_store_run_id(first));
+    return harness_psql(path, sql, ended, sizeof ended) && !strcmp(ended, "1");
+}
+
+/* Opens `first`, ends its liveness (end_liveness), opens `second`: the state
+ * the two lock-file tests start from. */
 static outlive_store *open_and_delete_lock(const char *path, outlive_store **second) {
     outlive_handler_register("faults_noop", "", faults_noop);
     outlive_store *first = open_store(path, "app");
     if (!first) return NULL;
-    char lock[4300];
-    snprintf(lock, sizeof lock, "%s/runs/%s.lock", path, outlive_store_run_id(first));
-    if (outlive_kv_set(first, "before", "1", 1) != OUTLIVE_OK || consume_this_run(first) != OUTLIVE_OK || unlink(lock) != 0) {
+    if (outlive_kv_set(first, "before", "1", 1) != OUTLIVE_OK || consume_this_run(first) != OUTLIVE_OK || !end_liveness(path, first)) {
         outlive_store_close(first);
         return NULL;
     }
@@ -403,29 +479,39 @@ static outlive_store *open_and_delete_lock(const char *path, outlive_store **sec
  * holds the lock on its lock file. A deleted lock file holds no lock anyone can
  * see, so the next process that looks declares the run ended, as if it had
  * died: its this-run consumers go, its run record goes. What the run wrote
- * stays, and its reads and writes of data go on working. */
+ * stays, and its reads and writes of data go on working. On PostgreSQL the
+ * lock is a session's, ended by the server: the same, but the handle learns
+ * it (its lock connection dropped) and then fails every call with
+ * OUTLIVE_E_STATE, as outlive.h documents there. */
 static void test_deleted_lock_file_ends_the_run_for_other_processes_and_keeps_its_data(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     char path[4096];
     snprintf(path, sizeof path, "%s", dir);
+    int postgresql = is_postgresql(path);
     outlive_store *second = NULL;
     outlive_store *first = open_and_delete_lock(path, &second);
     CHECK(first != NULL && second != NULL);
     size_t left = consumers(second);
     long long runs = scalar(path, "SELECT count(*) FROM outlive_runs");
+    if (postgresql) {
+        double deadline = harness_now() + 10;
+        while (outlive_store_check(first) == OUTLIVE_OK && harness_now() < deadline)
+            outlive_loop_dispatch(outlive_store_loop(first), 100);
+    }
     outlive_status after = outlive_kv_set(first, "after", "2", 1);
     outlive_store_close(first);
     outlive_store_close(second);
     outlive_store *checker = open_store(path, "checker");
     CHECK(checker != NULL);
-    int kept = kv_is(checker, "before", "1") && kv_is(checker, "after", "2");
+    int kept = kv_is(checker, "before", "1") && kv_is(checker, "after", postgresql ? NULL : "2");
     outlive_store_close(checker);
     long long runs_left = scalar(path, "SELECT count(*) FROM outlive_runs");
     CHECK_MSG(left == 0, "the run whose lock file was deleted kept %zu this-run consumers", left);
     CHECK_MSG(runs == 1, "%lld runs registered; only the second handle's should be", runs);
-    CHECK_MSG(after == OUTLIVE_OK && kept, "writes of the run were lost (status %s, kept %d)", outlive_status_name(after), kept);
+    CHECK_MSG(after == (postgresql ? OUTLIVE_E_STATE : OUTLIVE_OK) && kept, "writes of the run: status %s, kept %d",
+              outlive_status_name(after), kept);
     CHECK_MSG(runs_left == 0, "%lld runs left registered after every handle closed", runs_left);
-    harness_remove_tree(path);
+    harness_remove_store(path);
 }
 
 /* A run that others declared ended (its lock file was deleted) goes on
@@ -435,7 +521,7 @@ static void test_deleted_lock_file_ends_the_run_for_other_processes_and_keeps_it
  * fresh run that can. (Found by this test: consume used to succeed and leave
  * the consumer for ever.) */
 static void test_run_ended_by_a_deleted_lock_file_leaves_no_this_run_consumer_after_it_closes(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     char path[4096];
     snprintf(path, sizeof path, "%s", dir);
     outlive_store *second = NULL;
@@ -452,7 +538,7 @@ static void test_run_ended_by_a_deleted_lock_file_leaves_no_this_run_consumer_af
     CHECK(checker != NULL);
     outlive_store_close(checker);
     long long orphans = scalar(path, "SELECT count(*) FROM outlive_signal_consumers");
-    harness_remove_tree(path);
+    harness_remove_store(path);
     CHECK_MSG(again == OUTLIVE_E_STATE, "consume by the run others ended returned %s (OUTLIVE_E_STATE documented)",
               outlive_status_name(again));
     CHECK_MSG(fresh == OUTLIVE_OK, "consume after closing and reopening returned %s", outlive_status_name(fresh));
@@ -473,6 +559,8 @@ static void count_runner_stops(outlive_log_level level, const char *message, voi
  * in the log and stops, rather than trying again every second for as long as
  * the handle stays open; the task is left for a run that can claim it. */
 static void test_task_runner_of_a_run_ended_by_a_deleted_lock_file_stops_once_and_leaves_the_task(void) {
+    if (harness_postgresql()) SKIP("SQLite stores only: on PostgreSQL a run whose liveness ended fails every call with "
+                                   "OUTLIVE_E_STATE (test above, test_kv), so no runner of it goes on to be stopped");
     const char *dir = harness_temp_dir();
     char path[4096];
     snprintf(path, sizeof path, "%s", dir);
@@ -574,6 +662,7 @@ static int damaged_open(off_t truncate_to, off_t garbage_at, size_t garbage_size
 }
 
 static void test_database_truncated_inside_its_header_is_corrupt(void) {
+    SQLITE_FILES_ONLY("a damaged database file; the server keeps a PostgreSQL store's files (tampered schemas: test_kv)");
     char said[1024];
     int result = damaged_open(60, 0, 0, said, sizeof said);
     CHECK_CHILD(result, said);
@@ -581,6 +670,7 @@ static void test_database_truncated_inside_its_header_is_corrupt(void) {
 }
 
 static void test_database_truncated_to_half_gives_a_status_not_a_crash(void) {
+    SQLITE_FILES_ONLY("a damaged database file; the server keeps a PostgreSQL store's files (tampered schemas: test_kv)");
     char said[1024];
     const char *dir = harness_temp_dir();
     char path[4096], db[4200];
@@ -597,6 +687,7 @@ static void test_database_truncated_to_half_gives_a_status_not_a_crash(void) {
 }
 
 static void test_garbage_over_the_header_is_corrupt(void) {
+    SQLITE_FILES_ONLY("a damaged database file; the server keeps a PostgreSQL store's files (tampered schemas: test_kv)");
     char said[1024];
     int result = damaged_open(-1, 0, 100, said, sizeof said);
     CHECK_CHILD(result, said);
@@ -604,6 +695,7 @@ static void test_garbage_over_the_header_is_corrupt(void) {
 }
 
 static void test_garbage_over_the_pages_gives_a_status_not_a_crash(void) {
+    SQLITE_FILES_ONLY("a damaged database file; the server keeps a PostgreSQL store's files (tampered schemas: test_kv)");
     char said[1024];
     int result = damaged_open(-1, 4096, 4096 * 8, said, sizeof said);
     CHECK_CHILD(result, said);
@@ -611,6 +703,7 @@ static void test_garbage_over_the_pages_gives_a_status_not_a_crash(void) {
 }
 
 static void test_sqlite_database_of_another_application_is_corrupt(void) {
+    SQLITE_FILES_ONLY("a damaged database file; the server keeps a PostgreSQL store's files (tampered schemas: test_kv)");
     const char *dir = harness_temp_dir();
     char path[4096], db[4200], said[1024];
     snprintf(path, sizeof path, "%s", dir);
@@ -639,6 +732,8 @@ static void test_sqlite_database_of_another_application_is_corrupt(void) {
 
 static _Atomic int good_task_ran;
 static void faults_task(void) { good_task_ran++; }
+/* The task that gets damaged: a handler of its own, so that only the good task counts. */
+static void faults_damaged_task(void) {}
 
 struct damaged_task { const char *dir; int kind; };
 
@@ -646,17 +741,24 @@ static void damaged_task_child(void *arg) {
     const struct damaged_task *damage = arg;
     outlive_log_set_handler(quiet, OUTLIVE_LOG_DEBUG, NULL, NULL);
     outlive_handler_register("faults_task", "", faults_task);
+    outlive_handler_register("faults_damaged_task", "", faults_damaged_task);
     outlive_store *store = open_store(damage->dir, "app");
     if (!store) { child_say("open: %s", outlive_last_error()); return; }
     outlive_tasks_set_triggers(store, 0, 1e6);
-    outlive_handler *work = NULL;
+    outlive_handler *work = NULL, *damaged_work = NULL;
     outlive_handler_new("faults_task", NULL, NULL, &work);
+    outlive_handler_new("faults_damaged_task", NULL, NULL, &damaged_work);
     char damaged[OUTLIVE_ID_SIZE], good[OUTLIVE_ID_SIZE];
-    outlive_task_add(store, work, NULL, NULL, 0, damaged);
+    outlive_task_add(store, damaged_work, NULL, NULL, 0, damaged);
     outlive_task_add(store, work, NULL, NULL, 0, good);
     outlive_handler_free(work);
+    outlive_handler_free(damaged_work);
+    int postgresql = is_postgresql(damage->dir);
     char sql[1024];
-    if (damage->kind == 0) {
+    if (damage->kind == 2 && postgresql) {
+        /* PostgreSQL text is valid UTF-8: 36 characters, but no UUID. */
+        snprintf(sql, sizeof sql, "UPDATE outlive_tasks SET id = 'zz000000-0000-4000-8000-00000000000!' WHERE id = '%s'", damaged);
+    } else if (damage->kind == 0) {
         snprintf(sql, sizeof sql, "UPDATE outlive_tasks SET handler_name = CAST(X'0AFF' AS TEXT) WHERE id = '%s'", damaged);
     } else if (damage->kind == 2) {
         /* 36 bytes of text, as an id is, but not UTF-8. */
@@ -670,9 +772,9 @@ static void damaged_task_child(void *arg) {
         size_t size = 0;
         outlive_handler_serialize(other, (void **)&bytes, &size);
         outlive_handler_free(other);
-        int length = snprintf(sql, sizeof sql, "UPDATE outlive_tasks SET handler = X'");
+        int length = snprintf(sql, sizeof sql, postgresql ? "UPDATE outlive_tasks SET handler = decode('" : "UPDATE outlive_tasks SET handler = X'");
         for (size_t i = 0; i < size && length < 900; i++) length += snprintf(sql + length, sizeof sql - (size_t)length, "%02X", bytes[i]);
-        snprintf(sql + length, sizeof sql - (size_t)length, "' WHERE id = '%s'", damaged);
+        snprintf(sql + length, sizeof sql - (size_t)length, postgresql ? "', 'hex') WHERE id = '%s'" : "' WHERE id = '%s'", damaged);
         outlive_free(bytes);
     }
     if (!execute(damage->dir, sql)) { child_say("cannot damage the row"); return; }
@@ -688,12 +790,12 @@ static void damaged_task_child(void *arg) {
 }
 
 static void run_damaged_task(int kind, const char *what) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     char path[4096], said[1024];
     snprintf(path, sizeof path, "%s", dir);
     struct damaged_task damage = {path, kind};
     int result = in_child(damaged_task_child, &damage, said, sizeof said);
-    harness_remove_tree(path);
+    harness_remove_store(path);
     CHECK_MSG(result == 0 && !strncmp(said, "ok", 2), "child %s: %s", result < 0 ? strsignal(-result) : "exited",
               result == -SIGALRM ? what : said);
 }
@@ -705,6 +807,7 @@ static void run_damaged_task(int kind, const char *what) {
  * stored bytes, so "handler_name > last" returned the same row again while the
  * list of names grew without bound). */
 static void test_task_with_a_non_utf8_handler_name_does_not_hang_the_runner(void) {
+    if (harness_postgresql()) SKIP("SQLite stores only: PostgreSQL text is always valid UTF-8, so no such row can be stored");
     run_damaged_task(0, "the runner hung in outlive_loop_dispatch for 10 s on a task whose handler_name is not UTF-8");
 }
 
@@ -727,6 +830,7 @@ static void test_task_whose_id_is_no_uuid_does_not_stall_the_tasks_behind_it(voi
 /* ── newer format ── */
 
 static int execute(const char *dir, const char *sql) {
+    if (is_postgresql(dir)) return harness_psql(dir, sql, NULL, 0);
     char path[4200];
     path_in(path, sizeof path, dir, "outlive.db");
     sqlite3 *db = NULL;
@@ -736,13 +840,14 @@ static int execute(const char *dir, const char *sql) {
 }
 
 static void test_store_from_a_newer_format_is_refused_with_version_and_left_intact(void) {
-    const char *dir = harness_temp_dir();
+    const char *dir = harness_store_location();
     char path[4096];
     snprintf(path, sizeof path, "%s", dir);
     outlive_store *store = open_store(path, "app");
     CHECK(store != NULL);
     CHECK_OK(outlive_kv_set(store, "kept", "yes", 3));
     outlive_store_close(store);
+    /* The format: SQLite's user_version; PostgreSQL's `format` row. */
     static const struct { const char *newer, *back; } cases[] = {
         {"PRAGMA user_version = 2", "PRAGMA user_version = 1"},
         {"UPDATE outlive_schema SET version = version + 1 WHERE component = 'kv'",
@@ -752,14 +857,19 @@ static void test_store_from_a_newer_format_is_refused_with_version_and_left_inta
     };
     long long store_version = scalar(path, "SELECT version FROM outlive_schema WHERE component = 'store'");
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        char back[256];
+        char newer[256], back[256];
+        snprintf(newer, sizeof newer, "%s", cases[i].newer);
         snprintf(back, sizeof back, "%s", cases[i].back);
+        if (i == 0 && is_postgresql(path)) {
+            snprintf(newer, sizeof newer, "UPDATE outlive_schema SET version = 2 WHERE component = 'format'");
+            snprintf(back, sizeof back, "UPDATE outlive_schema SET version = 1 WHERE component = 'format'");
+        }
         if (i == 2) snprintf(back, sizeof back, "UPDATE outlive_schema SET version = %lld WHERE component = 'store'", store_version);
-        CHECK_MSG(execute(path, cases[i].newer), "cannot apply: %s", cases[i].newer);
+        CHECK_MSG(execute(path, newer), "cannot apply: %s", newer);
         store = NULL;
         outlive_status status = outlive_store_open(path, "app", NULL, NULL, &store);
         if (status == OUTLIVE_OK) outlive_store_close(store);
-        CHECK_MSG(status == OUTLIVE_E_VERSION, "after \"%s\" open returned %s: %s", cases[i].newer,
+        CHECK_MSG(status == OUTLIVE_E_VERSION, "after \"%s\" open returned %s: %s", newer,
                   outlive_status_name(status), outlive_last_error());
         CHECK_MSG(strstr(outlive_last_error(), "newer") != NULL, "the message does not say why: %s", outlive_last_error());
         CHECK(execute(path, back));
@@ -769,7 +879,7 @@ static void test_store_from_a_newer_format_is_refused_with_version_and_left_inta
         outlive_store_close(store);
         CHECK_MSG(kept, "the acknowledged value was lost after the refused open (case %zu)", i);
     }
-    harness_remove_tree(path);
+    harness_remove_store(path);
 }
 
 HARNESS_MAIN(T(test_disk_full_fails_with_io_and_keeps_acknowledged_data),

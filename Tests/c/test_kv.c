@@ -358,19 +358,6 @@ static void test_keys_list_in_order_and_page_after_the_last_key(void) {
     harness_remove_store(dir);
 }
 
-/* psql against the test server; whether it succeeded. */
-static int psql(const char *sql) {
-    char command[8192];
-    snprintf(command, sizeof command, "psql -X -q -v ON_ERROR_STOP=1 \"%s\" -c \"%s\" >/dev/null 2>&1", getenv("OUTLIVE_TEST_PG"), sql);
-    return system(command) == 0;
-}
-
-/* The store name harness_store_location put in `location`. */
-static const char *store_name(const char *location) {
-    const char *name = strstr(location, "outlive_store=");
-    return name ? name + strlen("outlive_store=") : "main";
-}
-
 static void test_hostile_uris_get_precise_statuses_and_never_show_the_password(void) {
     POSTGRESQL_ONLY();
     const char *server = getenv("OUTLIVE_TEST_PG");
@@ -444,24 +431,35 @@ static void test_stores_of_one_database_do_not_see_each_other(void) {
     outlive_store_close(b);
 }
 
-static void test_systems_not_yet_on_postgresql_fail_cleanly_and_create_nothing(void) {
+/* Every system is on PostgreSQL now (a system without PostgreSQL migrations
+ * would be refused with OUTLIVE_E_STATE, Store.requireAvailable): each is
+ * reachable on a new store, and the store's schema holds their tables and no
+ * other. */
+static void test_every_system_is_on_postgresql_and_makes_only_its_own_tables(void) {
     POSTGRESQL_ONLY();
     const char *location = harness_store_location();
     outlive_store *store = NULL;
     CHECK_OK(outlive_store_open(location, "app", NULL, NULL, &store));
+    size_t count = 12345;
+    CHECK_OK(outlive_tasks_count(store, &count));
+    CHECK(count == 0);
+    CHECK_OK(outlive_messages_count(store, NULL, &count));
+    CHECK(count == 0);
+    CHECK_STATUS(outlive_signal_lookup(store, "5f0c6d3e-2a4b-4c1d-9e8f-0123456789ab", NULL, NULL, NULL), OUTLIVE_E_NOT_FOUND);
     outlive_durable_interactions *queue = NULL;
-    CHECK_STATUS(outlive_durable_interactions_open(store, "q", 0, &queue), OUTLIVE_E_STATE);
-    CHECK_MSG(strstr(outlive_last_error(), "durable interactions are not yet available on PostgreSQL"), "%s", outlive_last_error());
-    CHECK(queue == NULL);
-    /* Only the tables of the store and of the systems on PostgreSQL exist. */
-    char sql[1024];
+    CHECK_OK(outlive_durable_interactions_open(store, "q", OUTLIVE_DURABLE_INTERACTIONS_SUSPENDED, &queue));
+    CHECK_OK(outlive_durable_interactions_count(queue, &count));
+    outlive_durable_interactions_free(queue);
+    CHECK(count == 0);
+    char sql[2048];
     snprintf(sql, sizeof sql, "DO \\$\\$ BEGIN IF (SELECT count(*) FROM pg_tables WHERE schemaname = 'outlive_%s' "
              "AND tablename NOT IN ('outlive_schema', 'outlive_feed', 'outlive_runs', 'outlive_watchers', 'outlive_kv', "
              "'outlive_signals', 'outlive_signal_consumers', "
              "'outlive_messages', 'outlive_message_categories', 'outlive_message_presenters', "
-             "'outlive_tasks', 'outlive_task_runner', 'outlive_task_queues', 'outlive_schedules')) > 0 "
-             "THEN RAISE 'foreign tables'; END IF; END \\$\\$", store_name(location));
-    CHECK_MSG(psql(sql), "tables of a system not on PostgreSQL were created");
+             "'outlive_tasks', 'outlive_task_runner', 'outlive_task_queues', 'outlive_schedules', "
+             "'outlive_durable_interactions', 'outlive_durable_interaction_claims')) > 0 "
+             "THEN RAISE 'foreign tables'; END IF; END \\$\\$", harness_store_name(location));
+    CHECK_MSG(harness_psql(NULL, sql, NULL, 0), "the store holds a table no system of this library makes");
     CHECK_OK(outlive_kv_set(store, "still", "works", 5));
     outlive_store_close(store);
 }
@@ -476,17 +474,17 @@ static void test_tampered_postgresql_schema_is_refused(void) {
     /* A trigger of someone else's on our table. */
     snprintf(sql, sizeof sql, "CREATE FUNCTION outlive_%s.spy() RETURNS trigger LANGUAGE plpgsql AS 'BEGIN RETURN NEW; END'; "
              "CREATE TRIGGER spy BEFORE INSERT ON outlive_%s.outlive_kv FOR EACH ROW EXECUTE FUNCTION outlive_%s.spy()",
-             store_name(location), store_name(location), store_name(location));
-    CHECK(psql(sql));
+             harness_store_name(location), harness_store_name(location), harness_store_name(location));
+    CHECK(harness_psql(NULL, sql, NULL, 0));
     CHECK_STATUS(outlive_store_open(location, "app", NULL, NULL, &store), OUTLIVE_E_CORRUPT);
     CHECK_MSG(strstr(outlive_last_error(), "did not make"), "%s", outlive_last_error());
-    snprintf(sql, sizeof sql, "DROP FUNCTION outlive_%s.spy() CASCADE", store_name(location));
-    CHECK(psql(sql));
+    snprintf(sql, sizeof sql, "DROP FUNCTION outlive_%s.spy() CASCADE", harness_store_name(location));
+    CHECK(harness_psql(NULL, sql, NULL, 0));
     CHECK_OK(outlive_store_open(location, "app", NULL, NULL, &store));
     outlive_store_close(store);
     /* A newer Outlive's key-value tables. */
-    snprintf(sql, sizeof sql, "UPDATE outlive_%s.outlive_schema SET version = 99 WHERE component = 'kv'", store_name(location));
-    CHECK(psql(sql));
+    snprintf(sql, sizeof sql, "UPDATE outlive_%s.outlive_schema SET version = 99 WHERE component = 'kv'", harness_store_name(location));
+    CHECK(harness_psql(NULL, sql, NULL, 0));
     CHECK_STATUS(outlive_store_open(location, "app", NULL, NULL, &store), OUTLIVE_E_VERSION);
     CHECK_MSG(strstr(outlive_last_error(), "newer"), "%s", outlive_last_error());
 }
@@ -506,8 +504,8 @@ static void test_a_handle_whose_liveness_connection_drops_says_its_run_ended(voi
     snprintf(sql, sizeof sql, "SELECT pg_terminate_backend(l.pid) FROM pg_locks l JOIN outlive_%s.outlive_runs r "
              "ON l.locktype = 'advisory' AND l.objsubid = 2 AND l.objid = r.lock_key::bigint::oid "
              "AND l.classid = (SELECT oid FROM pg_namespace WHERE nspname = 'outlive_%s') WHERE r.process = 'victim'",
-             store_name(location), store_name(location));
-    CHECK(psql(sql));
+             harness_store_name(location), harness_store_name(location));
+    CHECK(harness_psql(NULL, sql, NULL, 0));
     outlive_status status = OUTLIVE_OK;
     /* The handle learns it while its loop dispatches; outlive_store_check
      * reports it without I/O, and every other call fails the same way. */
@@ -547,7 +545,7 @@ HARNESS_MAIN(
     T(test_status_names_and_version),
     T(test_hostile_uris_get_precise_statuses_and_never_show_the_password),
     T(test_stores_of_one_database_do_not_see_each_other),
-    T(test_systems_not_yet_on_postgresql_fail_cleanly_and_create_nothing),
+    T(test_every_system_is_on_postgresql_and_makes_only_its_own_tables),
     T(test_tampered_postgresql_schema_is_refused),
     T(test_a_handle_whose_liveness_connection_drops_says_its_run_ended),
 )

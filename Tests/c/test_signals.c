@@ -308,15 +308,6 @@ static void test_upper_case_ids_name_the_same_signal(void) {
     harness_remove_store(dir);
 }
 
-/* psql against the test server, in the store `location` names; whether it succeeded. */
-static int psql_in_store(const char *location, const char *sql) {
-    const char *name = strstr(location, "outlive_store=");
-    char command[8192];
-    snprintf(command, sizeof command, "psql -X -q -v ON_ERROR_STOP=1 \"%s\" -c \"SET search_path = outlive_%s; %s\" >/dev/null 2>&1",
-             getenv("OUTLIVE_TEST_PG"), name ? name + strlen("outlive_store=") : "main", sql);
-    return system(command) == 0;
-}
-
 /* What SQLite's triggers refuse (a consumer or a delivery claim bound to a
  * run the store no longer registers), PostgreSQL refuses by a check in the
  * insert and claim_run's foreign key: a handle whose run another process
@@ -337,7 +328,7 @@ static void test_a_run_the_store_no_longer_has_neither_consumes_nor_claims_on_po
     CHECK_OK(outlive_signal_consume(live, signal, handler, OUTLIVE_DELIVERY_ONCE, OUTLIVE_LIFETIME_ANY_PROCESS, NULL, NULL));
     char sql[512];
     snprintf(sql, sizeof sql, "DELETE FROM outlive_runs WHERE run_id = '%s'", outlive_store_run_id(ended));
-    CHECK(psql_in_store(location, sql));
+    CHECK(harness_psql(location, sql, NULL, 0));
     CHECK_STATUS(outlive_signal_consume(ended, signal, handler, OUTLIVE_DELIVERY_ONCE, OUTLIVE_LIFETIME_THIS_RUN, NULL, NULL),
                  OUTLIVE_E_STATE);
     CHECK(stored_consumers(live) == 1);

@@ -470,15 +470,6 @@ static void test_bad_input_gets_precise_statuses_and_stores_nothing(void) {
     harness_remove_store(dir);
 }
 
-/* psql against the test server in the store `location` names; whether it succeeded. */
-static int psql_in_store(const char *location, const char *sql) {
-    const char *name = strstr(location, "outlive_store=");
-    char command[8192];
-    snprintf(command, sizeof command, "psql -X -q -v ON_ERROR_STOP=1 \"%s\" -c \"SET search_path = outlive_%s; %s\" >/dev/null 2>&1",
-             getenv("OUTLIVE_TEST_PG"), name ? name + strlen("outlive_store=") : "main", sql);
-    return system(command) == 0;
-}
-
 /* What SQLite's triggers refuse (a task or an ordered queue's runner claimed
  * by a run the store no longer registers), PostgreSQL refuses by foreign keys
  * on the runs: a handle whose run another process ended starts no task of a
@@ -492,7 +483,7 @@ static void test_a_run_the_store_no_longer_has_starts_no_task_on_postgresql(void
     CHECK_OK(outlive_queue_serve(ended, "wide", 4));
     char sql[512];
     snprintf(sql, sizeof sql, "DELETE FROM outlive_runs WHERE run_id = '%s'", outlive_store_run_id(ended));
-    CHECK(psql_in_store(dir, sql));
+    CHECK(harness_psql(dir, sql, NULL, 0));
     outlive_args *args = NULL;
     outlive_args_new(&args);
     outlive_args_set_string(args, "label", "never here");
@@ -548,7 +539,7 @@ static void test_a_run_declared_dead_completes_late_and_overwrites_nothing_on_po
              "ON l.locktype = 'advisory' AND l.objsubid = 2 AND l.objid = r.lock_key::bigint::oid "
              "AND l.classid = (SELECT oid FROM pg_namespace WHERE nspname = current_schema()) WHERE r.run_id = '%s'",
              outlive_store_run_id(victim));
-    CHECK(psql_in_store(dir, sql));
+    CHECK(harness_psql(dir, sql, NULL, 0));
     /* Another handle ends the dead run (its attempt returns to ready) and takes
      * the task over; it checks the runs every second (the bound's least, 2 s). */
     call_count = 0;
@@ -593,8 +584,8 @@ static void test_a_changed_count_trigger_function_is_refused_on_postgresql(void)
     outlive_store *store = open_queue(dir);
     CHECK(store);
     outlive_store_close(store);
-    CHECK(psql_in_store(dir, "CREATE OR REPLACE FUNCTION outlive_tasks_unended_count() RETURNS trigger LANGUAGE plpgsql "
-                             "AS 'BEGIN RETURN NULL; END'"));
+    CHECK(harness_psql(dir, "CREATE OR REPLACE FUNCTION outlive_tasks_unended_count() RETURNS trigger LANGUAGE plpgsql "
+                             "AS 'BEGIN RETURN NULL; END'", NULL, 0));
     CHECK_STATUS(outlive_store_open(dir, "app", NULL, NULL, &store), OUTLIVE_E_CORRUPT);
     CHECK_MSG(strstr(outlive_last_error(), "did not make"), "%s", outlive_last_error());
 }

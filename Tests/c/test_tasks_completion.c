@@ -15,22 +15,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* psql against the test server in the store `location` names (-At: values
- * alone); its first output line in `out` (if given); whether it succeeded. */
-static bool psql_in_store(const char *location, const char *sql, char *out, size_t size) {
-    const char *name = strstr(location, "outlive_store=");
-    char command[16384];
-    snprintf(command, sizeof command, "psql -X -q -At -v ON_ERROR_STOP=1 \"%s\" -c \"SET search_path = outlive_%s; %s\" 2>/dev/null",
-             getenv("OUTLIVE_TEST_PG"), name ? name + strlen("outlive_store=") : "main", sql);
-    FILE *output = popen(command, "r");
-    if (!output) return false;
-    char line[512] = "";
-    if (!fgets(line, sizeof line, output)) line[0] = 0;
-    while (fgetc(output) != EOF) {}
-    if (out) snprintf(out, size, "%.*s", (int)strcspn(line, "\n"), line);
-    return pclose(output) == 0;
-}
-
 /* Whether the store at `location` exists: its directory, or its schema. */
 static bool store_exists(const char *location) {
     if (!harness_postgresql()) return access(location, F_OK) == 0;
@@ -38,7 +22,7 @@ static bool store_exists(const char *location) {
     const char *name = strstr(location, "outlive_store=");
     char sql[256];
     snprintf(sql, sizeof sql, "SELECT count(*) FROM pg_namespace WHERE nspname = 'outlive_%s'", name ? name + strlen("outlive_store=") : "main");
-    return !psql_in_store(location, sql, count, sizeof count) || strcmp(count, "0") != 0;
+    return !harness_psql(location, sql, count, sizeof count) || strcmp(count, "0") != 0;
 }
 
 /* Removes the store at `location`: its directory, or its schema. */
@@ -50,7 +34,7 @@ static bool drop_store(const char *location) {
     const char *name = strstr(location, "outlive_store=");
     char sql[256];
     snprintf(sql, sizeof sql, "DROP SCHEMA outlive_%s CASCADE", name ? name + strlen("outlive_store=") : "main");
-    return psql_in_store(location, sql, NULL, 0);
+    return harness_psql(location, sql, NULL, 0);
 }
 
 /* Another store's location beside `location`, never made. */
@@ -285,7 +269,7 @@ static void test_crafted_task_naming_the_completion_built_in_creates_no_store(vo
         snprintf(sql + at, sizeof sql - (size_t)at, "', 0, extract(epoch from now())); "
                  "UPDATE outlive_task_queues SET pending = pending + 1 WHERE name = 'default'");
         outlive_free(bytes);
-        CHECK_MSG(psql_in_store(dir, sql, NULL, 0), "the crafted task could not be written");
+        CHECK_MSG(harness_psql(dir, sql, NULL, 0), "the crafted task could not be written");
     } else {
         char path[4300];
         snprintf(path, sizeof path, "%s/outlive.db", dir);
@@ -354,7 +338,146 @@ static void test_the_library_s_own_handlers_cannot_be_stored_as_work(void) {
     harness_remove_store(dir);
 }
 
+/* A handler that ends its attempt from inside its call, twice: a failure,
+ * then a success. The statuses of the two calls, for the test. */
+static _Atomic int in_call_calls;
+static outlive_status in_call_first = -1, in_call_second = -1;
+
+static outlive_status complete_with(const outlive_handler *completion, bool success, const char *error) {
+    outlive_args *args = NULL;
+    if (outlive_args_new(&args) != OUTLIVE_OK) return OUTLIVE_E_NO_MEMORY;
+    outlive_args_set_bool(args, "success", success);
+    if (error) outlive_args_set_string(args, "error", error);
+    outlive_status status = outlive_handler_call(completion, args);
+    outlive_args_free(args);
+    return status;
+}
+
+OUTLIVE_HANDLER(completing_twice_in_call, OUTLIVE_HANDLER_ARG(completion)) {
+    in_call_first = complete_with(completion, false, "the completion sent during the call said no");
+    in_call_second = complete_with(completion, true, NULL);
+    in_call_calls++;
+}
+
+/* Ended with its batch rather than on the row at once, a completion sent
+ * during the handler's call is still the attempt's one outcome. */
+static void test_the_first_completion_sent_during_the_call_is_the_outcome_and_a_second_is_refused(void) {
+    const char *dir = harness_temp_dir();
+    outlive_store *store = NULL;
+    CHECK_OK(outlive_store_open(dir, "runner", NULL, NULL, &store));
+    CHECK_OK(outlive_tasks_set_triggers(store, 0, 1e6));
+    outlive_handler *work = NULL;
+    CHECK_OK(outlive_handler_new("completing_twice_in_call", NULL, NULL, &work));
+    CHECK_OK(outlive_task_add(store, work, NULL, NULL, 0, NULL));
+    outlive_handler_free(work);
+    in_call_calls = 0;
+    CHECK_OK(outlive_tasks_run_now(store));
+    CHECK(harness_dispatch_until(outlive_store_loop(store), &in_call_calls, 1, 30));
+    CHECK_OK(in_call_first);
+    CHECK_STATUS(in_call_second, OUTLIVE_E_STATE);
+    outlive_task_state state = OUTLIVE_TASK_RUNNING;
+    char error[512] = "";
+    CHECK_MSG(only_task(store, &state, error, sizeof error), "the task is gone: the refused success ended it");
+    CHECK(state == OUTLIVE_TASK_PENDING);
+    CHECK_MSG(strstr(error, "the completion sent during the call said no") != NULL, "last_error is \"%s\"", error);
+    outlive_store_close(store);
+    harness_remove_tree(dir);
+}
+
+/* Tasks of a handler that sends its completion during its call (as Python's
+ * do); each call notes how many tasks the store lists as running, and the
+ * call numbered `keep_at` keeps its completion instead (kept_in_call). */
+static outlive_store *batch_store;
+static _Atomic int batch_calls;
+static size_t most_running;
+static int keep_at;
+static outlive_handler *kept_in_call;
+
+OUTLIVE_HANDLER(completing_in_call, OUTLIVE_HANDLER_ARG(completion)) {
+    int call = ++batch_calls;
+    outlive_queue_list *list = NULL;
+    if (outlive_queue_list_new(batch_store, NULL, 10, &list) == OUTLIVE_OK) {
+        for (size_t i = 0; i < outlive_queue_list_count(list); i++) {
+            if (outlive_queue_list_running(list, i) > most_running) most_running = outlive_queue_list_running(list, i);
+        }
+        outlive_queue_list_free(list);
+    }
+    if (call == keep_at) {
+        if (outlive_handler_copy(completion, &kept_in_call) != OUTLIVE_OK) kept_in_call = NULL;
+        return;
+    }
+    complete_with(completion, true, NULL);
+}
+
+static outlive_store *open_with_tasks(const char *dir, int count) {
+    outlive_store *store = NULL;
+    if (outlive_store_open(dir, "runner", NULL, NULL, &store) != OUTLIVE_OK) return NULL;
+    outlive_tasks_set_triggers(store, 0, 1e6);
+    for (int i = 0; i < count; i++) {
+        outlive_handler *work = NULL;
+        outlive_status status = outlive_handler_new("completing_in_call", NULL, NULL, &work);
+        if (status == OUTLIVE_OK) status = outlive_task_add(store, work, NULL, NULL, 0, NULL);
+        outlive_handler_free(work);
+        if (status != OUTLIVE_OK) break;
+    }
+    batch_store = store;
+    batch_calls = 0;
+    most_running = 0;
+    kept_in_call = NULL;
+    return store;
+}
+
+/* Such a handler no longer holds its slot once it showed that it completes
+ * during the call: its tasks are claimed in batches (several listed as
+ * running at once), not one per transaction. */
+static void test_tasks_of_a_handler_that_completes_during_its_call_are_claimed_in_batches(void) {
+    const char *dir = harness_temp_dir();
+    keep_at = 0;
+    outlive_store *store = open_with_tasks(dir, 40);
+    CHECK(store != NULL);
+    CHECK_OK(outlive_tasks_run_now(store));
+    CHECK(harness_dispatch_until(outlive_store_loop(store), &batch_calls, 40, 60));
+    size_t pending = 1;
+    for (int round = 0; round < 200 && pending != 0; round++) {
+        outlive_loop_dispatch(outlive_store_loop(store), 20);
+        CHECK_OK(outlive_tasks_count(store, &pending));
+    }
+    CHECK_MSG(pending == 0, "%zu tasks left", pending);
+    CHECK_MSG(most_running > 1, "at most %zu task running at once: claimed one by one", most_running);
+    outlive_store_close(store);
+    harness_remove_tree(dir);
+}
+
+/* The call that keeps its completion for later still holds the one slot:
+ * the next task of its batch, claimed already, is not called until that
+ * completion comes. */
+static void test_a_call_that_keeps_its_completion_holds_the_slot_for_the_rest_of_its_batch(void) {
+    const char *dir = harness_temp_dir();
+    keep_at = 3;
+    outlive_store *store = open_with_tasks(dir, 20);
+    CHECK(store != NULL);
+    CHECK_OK(outlive_tasks_run_now(store));
+    CHECK(harness_dispatch_until(outlive_store_loop(store), &batch_calls, 3, 60));
+    for (int round = 0; round < 20; round++) outlive_loop_dispatch(outlive_store_loop(store), 10);
+    CHECK_MSG(batch_calls == 3, "%d calls while the third attempt still waits for its completion", (int)batch_calls);
+    CHECK(kept_in_call != NULL);
+    CHECK_OK(complete_with(kept_in_call, true, NULL));
+    CHECK(harness_dispatch_until(outlive_store_loop(store), &batch_calls, 20, 60));
+    size_t pending = 1;
+    for (int round = 0; round < 200 && pending != 0; round++) {
+        outlive_loop_dispatch(outlive_store_loop(store), 20);
+        CHECK_OK(outlive_tasks_count(store, &pending));
+    }
+    CHECK_MSG(pending == 0, "%zu tasks left", pending);
+    outlive_handler_free(kept_in_call);
+    outlive_store_close(store);
+    harness_remove_tree(dir);
+}
+
 HARNESS_MAIN(
+    T(test_tasks_of_a_handler_that_completes_during_its_call_are_claimed_in_batches),
+    T(test_a_call_that_keeps_its_completion_holds_the_slot_for_the_rest_of_its_batch),
+    T(test_the_first_completion_sent_during_the_call_is_the_outcome_and_a_second_is_refused),
     T(test_second_completion_from_another_process_is_refused_and_the_first_stands),
     T(test_a_process_that_never_opened_the_store_completes_the_attempt),
     T(test_completion_in_the_runner_after_one_from_another_process_is_refused),

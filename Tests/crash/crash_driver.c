@@ -9,6 +9,8 @@
  *   try del KEY          outlive_kv_delete (of a key that may be absent)
  *   try inc counter      outlive_kv_update adding one
  *   try task LABEL       outlive_task_add of crash_task(label)   → "ok TASK_ID"
+ *                        (or of crash_task_completing, which ends its attempt
+ *                        through its completion during the call)
  *                        (sometimes several in a row before a dispatch, so
  *                        that runs claim and end tasks in batches)
  *   try post             outlive_signal_post of SIGNAL_ID          → "ok"
@@ -77,6 +79,22 @@ OUTLIVE_HANDLER(crash_task, OUTLIVE_ID(label)) {
     snprintf(key, sizeof key, "taskruns:%s", text ? text : "?");
     long runs = 0;
     if (outlive_kv_update(store, key, increment, &runs) == OUTLIVE_OK) printf("done %s\n", text ? text : "?");
+}
+
+/* The same side effect, the attempt ended by calling its completion during
+ * the call (as every Python task handler does): such an attempt ends with its
+ * batch, so a kill before the batch ends must rerun it like any other. */
+OUTLIVE_HANDLER(crash_task_completing, OUTLIVE_ID(label), OUTLIVE_HANDLER_ARG(completion)) {
+    const char *text = outlive_object_string(label);
+    char key[128];
+    snprintf(key, sizeof key, "taskruns:%s", text ? text : "?");
+    long runs = 0;
+    if (outlive_kv_update(store, key, increment, &runs) != OUTLIVE_OK) return;
+    printf("done %s\n", text ? text : "?");
+    outlive_args *outcome = NULL;
+    if (outlive_args_new(&outcome) != OUTLIVE_OK) return;
+    if (outlive_args_set_bool(outcome, "success", true) == OUTLIVE_OK) outlive_handler_call(completion, outcome);
+    outlive_args_free(outcome);
 }
 
 /* A signal delivery: kv "sigseen:WHICH" raised to the version. */
@@ -243,7 +261,7 @@ int main(int argc, char **argv) {
                 outlive_args_new(&bound);
                 outlive_args_set_string(bound, "label", label);
                 outlive_handler *work = NULL;
-                outlive_handler_new("crash_task", NULL, bound, &work);
+                outlive_handler_new(i % 2 ? "crash_task_completing" : "crash_task", NULL, bound, &work);
                 outlive_args_free(bound);
                 printf("try task %s\n", label);
                 outlive_status status = outlive_task_add(store, work, NULL, NULL, 0, id);

@@ -3,7 +3,8 @@
  * and fills a table of the few functions the PostgreSQL backend calls; SQLite
  * users never load it. The types are declared opaquely here so that building
  * needs no libpq-fe.h (no libpq-dev); the constants below are libpq's stable ABI
- * (libpq-fe.h of PostgreSQL 10 to 17 has the same values). */
+ * (libpq-fe.h of PostgreSQL 10 to 17 has the same values). Pipeline mode needs
+ * libpq 14 or newer; the server may be older (it is the extended protocol). */
 #ifndef COUTLIVE_LIBPQ_H
 #define COUTLIVE_LIBPQ_H
 
@@ -24,6 +25,8 @@ enum {
     COUTLIVE_PGRES_COMMAND_OK = 1,
     COUTLIVE_PGRES_TUPLES_OK = 2,
     COUTLIVE_PGRES_FATAL_ERROR = 7,
+    COUTLIVE_PGRES_PIPELINE_SYNC = 10,
+    COUTLIVE_PGRES_PIPELINE_ABORTED = 11,
 };
 enum {
     COUTLIVE_PQTRANS_IDLE = 0,
@@ -76,6 +79,19 @@ const char *COutlive_PQcmdTuples(COutlive_PGresult *result);
 void COutlive_PQclear(COutlive_PGresult *result);
 int COutlive_PQconsumeInput(COutlive_PGconn *conn);
 void COutlive_PQfreemem(void *pointer);
+int COutlive_PQsendQueryParams(COutlive_PGconn *conn, const char *command, int count, const COutlive_Oid *types,
+                               const char *const *values, const int *lengths, const int *formats, int result_format);
+int COutlive_PQsendPrepare(COutlive_PGconn *conn, const char *name, const char *query, int count,
+                           const COutlive_Oid *types);
+int COutlive_PQsendQueryPrepared(COutlive_PGconn *conn, const char *name, int count, const char *const *values,
+                                 const int *lengths, const int *formats, int result_format);
+COutlive_PGresult *COutlive_PQgetResult(COutlive_PGconn *conn);
+const char *COutlive_PQcmdStatus(COutlive_PGresult *result);
+/* Pipeline mode (libpq 14). */
+int COutlive_PQenterPipelineMode(COutlive_PGconn *conn);
+int COutlive_PQexitPipelineMode(COutlive_PGconn *conn);
+int COutlive_PQpipelineSync(COutlive_PGconn *conn);
+int COutlive_PQpipelineStatus(const COutlive_PGconn *conn);
 /* Caller frees the result with COutlive_PQfreemem; NULL on failure. */
 char *COutlive_PQescapeIdentifier(COutlive_PGconn *conn, const char *text, size_t length);
 

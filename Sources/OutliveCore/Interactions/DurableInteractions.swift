@@ -27,6 +27,26 @@ public final class DurableInteractions {
         CREATE INDEX outlive_durable_interaction_claims_by_run ON outlive_durable_interaction_claims(run_id)
         """,
         SchemaComponent.requiringRegisteredRun("outlive_durable_interaction_claims", "run_id"),
+    ], postgresql: [
+        // seq is an identity: it is drawn inside the add's write transaction,
+        // which holds the store's write lock, so seq order is commit order and
+        // the head of a queue is the interaction added first, as in SQLite.
+        // Queue names and ids compare and sort by their bytes (COLLATE "C").
+        // run_id's foreign key stands for the SQLite trigger of step 2: a
+        // claim by a run the store no longer has is refused (at commit:
+        // removing a run deletes its row before the end-of-run hooks delete
+        // its claims, in the same transaction).
+        #"""
+        CREATE TABLE outlive_durable_interactions(seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            id text COLLATE "C" NOT NULL UNIQUE, queue text COLLATE "C" NOT NULL, handler bytea NOT NULL,
+            handler_name text NOT NULL, added double precision NOT NULL, presentations bigint NOT NULL DEFAULT 0);
+        CREATE INDEX outlive_durable_interactions_by_queue ON outlive_durable_interactions(queue, seq);
+        CREATE TABLE outlive_durable_interaction_claims(queue text COLLATE "C" PRIMARY KEY,
+            run_id text COLLATE "C" NOT NULL REFERENCES outlive_runs(run_id) DEFERRABLE INITIALLY DEFERRED,
+            holder bigint NOT NULL, interaction_id text COLLATE "C");
+        CREATE INDEX outlive_durable_interaction_claims_by_run ON outlive_durable_interaction_claims(run_id)
+        """#,
+        "",
     ])
     public static let topic = "durable_interactions"
     public static let maxQueueNameSize = 255

@@ -47,8 +47,9 @@ public final class KeyValueStore {
         try KeyValueStore.validate(valueSize: value.count)
         try store.checkUsable()
         try store.database.groupedWrite { transaction in
-            try transaction.execute("INSERT INTO outlive_kv(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                                    [.text(key), .blob(value)])
+            // Later: on PostgreSQL the whole set is then one round trip.
+            try transaction.executeLater("INSERT INTO outlive_kv(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                                         [.text(key), .blob(value)])
             try transaction.recordChange(topic: KeyValueStore.topic, key: key)
         }
     }

@@ -100,11 +100,11 @@ public final class MessageQueue {
         let id = Identifier.make()
         let limit = lock.withLock { categoryLimit }
         try store.database.groupedWrite { transaction in
-            let count = try MessageTable.count(category: draft.category, in: transaction)
+            let (count, newest) = try MessageTable.countAndNewest(category: draft.category, in: transaction)
             guard count < limit else {
                 throw OutliveError(.limit, "category \"\(draft.category)\" holds \(count) messages, its limit; remove messages or raise the limit (outlive_messages_set_category_limit)")
             }
-            try MessageTable.insert(draft, id: id, created: Clock.wall(), in: transaction)
+            try MessageTable.insert(draft, id: id, created: Clock.wall(), after: newest, in: transaction)
             try transaction.recordChange(topic: MessageQueue.topic, key: id)
         }
         return id

@@ -121,14 +121,28 @@ enum MessageTable {
             requiresEndNotification: row.integer(21) != 0, respondingRun: optionalText(22))
     }
 
-    static func insert(_ draft: MessageDraft, id: String, created: Double, in transaction: StoreTransaction) throws {
-        let newest = try transaction.integer("SELECT max(seq) FROM outlive_messages") ?? 0
+    /// The category's count and the newest message's order number, in one
+    /// statement (one round trip on PostgreSQL).
+    static func countAndNewest(category: String, in transaction: StoreTransaction) throws -> (count: Int64, newest: Int64) {
+        var found: (Int64, Int64) = (0, 0)
+        try transaction.query("""
+            SELECT coalesce((SELECT count FROM outlive_message_categories WHERE category = ?), 0),
+                coalesce((SELECT max(seq) FROM outlive_messages), 0)
+            """, [.text(category)]) { found = ($0.integer(0), $0.integer(1)) }
+        return found
+    }
+
+    /// Inserts a message numbered after `newest` (read in this transaction,
+    /// `countAndNewest`). Sent with `executeLater`: on PostgreSQL the insert,
+    /// the count and the commit are one round trip.
+    static func insert(_ draft: MessageDraft, id: String, created: Double, after newest: Int64,
+                       in transaction: StoreTransaction) throws {
         // The database is untrusted input: a crafted largest order must not trap.
         guard newest < Int64.max else { throw OutliveError.corrupt("the store is damaged: a message has the largest possible order number") }
         let sequence = newest + 1
         let payload: SQLValue = try draft.payload.map { .blob(try MessagePayload.encode($0)) } ?? .null
         let handler: SQLValue = try draft.responseHandler.map { .blob(try $0.serializedChecked()) } ?? .null
-        try transaction.execute("""
+        try transaction.executeLater("""
             INSERT INTO outlive_messages(id, seq, created, category, title, body, scope, thread, choices, payload,
                 response_handler, auto_remove, processed_by, presented, handled, removed, requires_end)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', 0, 0, 0, 0)
@@ -137,7 +151,7 @@ enum MessageTable {
                   draft.thread.map { .text($0) } ?? .null, .blob(ChoiceCoding.encode(draft.choices)),
                   payload, handler, .integer(draft.autoRemove ? 1 : 0)])
         // The table's name: PostgreSQL finds a bare `count` ambiguous beside `excluded`.
-        try transaction.execute("""
+        try transaction.executeLater("""
             INSERT INTO outlive_message_categories(category, count) VALUES (?, 1)
             ON CONFLICT(category) DO UPDATE SET count = outlive_message_categories.count + 1
             """, [.text(draft.category)])

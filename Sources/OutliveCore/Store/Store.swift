@@ -129,7 +129,7 @@ public final class Store {
     /// its tables is touched.
     public func requireAvailable(_ component: SchemaComponent, system: String) throws {
         guard component.migrations(for: backend.engine) == nil else { return }
-        throw OutliveError.state("\(system) are not yet available on PostgreSQL stores (this library has the key-value system, signals, messages, tasks and schedules there; see docs/postgresql.md, \"Status\")")
+        throw OutliveError.state("\(system) are not yet available on PostgreSQL stores (see docs/postgresql.md, \"Status\")")
     }
 
     /// Whether the handle is open and used in the process that opened it: a

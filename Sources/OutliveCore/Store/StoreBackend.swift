@@ -8,6 +8,11 @@ public protocol StoreTransaction: AnyObject {
     var engine: StoreEngine { get }
     /// Runs a statement; `row` is called for each result row.
     func execute(_ sql: String, _ arguments: [SQLValue], row: ((SQLRow) throws -> Void)?) throws
+    /// Runs a statement whose outcome the caller does not look at (no rows, no
+    /// `changedRows`): a backend may send it with the next statement or with
+    /// the commit (PostgreSQL: no round trip of its own). Its failure fails
+    /// the transaction, thrown here, by a later statement or by the commit.
+    func executeLater(_ sql: String, _ arguments: [SQLValue]) throws
     /// Runs several statements (a migration), none of them returning rows.
     func executeScript(_ sql: String) throws
     /// Rows changed by the last statement.
@@ -15,11 +20,27 @@ public protocol StoreTransaction: AnyObject {
     /// Appends an entry to the change feed; watchers are woken after commit.
     /// A topic no live run subscribes to is not written at all.
     func recordChange(topic: String, key: String) throws
+    /// `recordChange`, written only when a live run other than `run` watches
+    /// the topic (a writer that learns of its own changes without the feed).
+    func recordChange(topic: String, key: String, watchedByOtherThan run: String) throws
     /// Runs `body` once the transaction has committed (on the committing thread).
     func afterCommit(_ body: @escaping () -> Void)
 }
 
 extension StoreTransaction {
+    /// The look, then the entry (PostgreSQL makes both one part of the commit).
+    public func recordChange(topic: String, key: String, watchedByOtherThan run: String) throws {
+        guard try integer("SELECT 1 FROM outlive_watchers WHERE topic = ? AND run_id <> ? LIMIT 1", [.text(topic), .text(run)]) != nil else {
+            return
+        }
+        try recordChange(topic: topic, key: key)
+    }
+
+    /// SQLite runs it at once: it has no round trips to save.
+    public func executeLater(_ sql: String, _ arguments: [SQLValue]) throws {
+        try execute(sql, arguments, row: nil)
+    }
+
     public func execute(_ sql: String, _ arguments: [SQLValue] = []) throws {
         try execute(sql, arguments, row: nil)
     }

@@ -13,7 +13,10 @@ import COutliveSystem
 /// completion for an attempt that already has an outcome or has ended (timed
 /// out and recorded, its runner ended) changes nothing and throws `.state`.
 /// The runner learns of it directly in its own process, through the change
-/// feed in another.
+/// feed in another. One sent from inside the handler's own call, on the
+/// runner's thread, without a result, is not written on its own: the run ends
+/// it with its batch, as it ends a handler that returned
+/// (`TaskQueue.completeInCall`).
 ///
 /// Where this process has the store open, the outcome is written through that
 /// handle. Elsewhere (another process, or a forked child whose inherited handle
@@ -104,6 +107,7 @@ public enum TaskCompletion {
             return
         }
         let local = running.value(for: claim)?.object
+        if result == nil, let local, try local.completeInCall(claim: claim, taskID: taskID, success: success, error: error) { return }
         try record(in: store, taskID: taskID, claim: claim, runID: runID, success: success, error: error, result: result, announce: local == nil)
         local?.completed(claim: claim, .completion(success: success, error: error))
     }

@@ -18,6 +18,13 @@ public final class TaskQueue {
     var serving: [String: ServedQueue] = [TaskQueueName.default: ServedQueue(kind: .ordered, limit: 1, triggered: true)]
     /// Results of attempts of this process (completions, timeouts, returns), by claim token.
     var results: [String: AttemptResult] = [:]
+    /// The attempt whose handler this handle is calling, and the thread
+    /// calling it: a completion sent from inside that call ends the attempt
+    /// like the call's return (`completeInCall`).
+    var calling: (claim: String, thread: ThreadIdentity)?
+    /// Attempts that a completion sent during their handler's call ended (in
+    /// `results`, not on the row): the first completion, whatever the row says.
+    var completedInCall: Set<String> = []
     /// At most how many tasks a run claims, and ends, in one transaction.
     var completionBatch = TaskQueue.defaultCompletionBatch
     /// Whether a trigger evaluation is posted to the loop and not yet run: adds
@@ -224,7 +231,7 @@ public final class TaskQueue {
                 }
                 var entry: TaskAdded
                 var consumedSignal = task.resultSignal?.lowercased()
-                if let id = try TaskQueue.insert(task, handler: handler, now: now, in: transaction) {
+                if let id = try TaskQueue.insert(task, handler: handler, now: now, later: true, in: transaction) {
                     entry = TaskAdded(id: id, existing: false)
                     addedTo[task.queue, default: 0] += 1
                     if task.due.map({ $0 > now }) ?? false { dueLaterAny = true } else { dueNow = true }
@@ -246,24 +253,18 @@ public final class TaskQueue {
             try TaskSchema.addPending(addedTo, in: transaction)
             // Runners wake for tasks due now; a task due later moves their due
             // timers only. This handle learns of its adds below, not from the
-            // feed: an entry (a page written, a doorbell rung) only when
-            // another run watches.
-            if try TaskQueue.anotherRunWatches(store.runID, in: transaction) {
-                if dueNow { try transaction.recordChange(topic: TaskSchema.topic, key: "added") }
-                if dueLaterAny { try transaction.recordChange(topic: TaskSchema.topic, key: "scheduled") }
-            }
+            // feed: an entry (a page written, a doorbell rung) only when a run
+            // other than this one (another process, or another handle of this
+            // one) watches; one that subscribes after this transaction reads
+            // the queue when it opens. On PostgreSQL the look is part of the
+            // commit's feed statement: with the inserts sent later, a task add
+            // is one round trip.
+            if dueNow { try transaction.recordChange(topic: TaskSchema.topic, key: "added", watchedByOtherThan: store.runID) }
+            if dueLaterAny { try transaction.recordChange(topic: TaskSchema.topic, key: "scheduled", watchedByOtherThan: store.runID) }
         }
         if dueNow { postTriggerEvaluation() }
         if dueLaterAny { store.loop.post { [weak self] in self?.scheduleDue() } }
         return added
-    }
-
-    /// Whether a run other than `runID` (another process, or another handle
-    /// of this one) reads the tasks topic of the feed. One that subscribes
-    /// after this transaction reads the queue when it opens.
-    static func anotherRunWatches(_ runID: String, in transaction: StoreTransaction) throws -> Bool {
-        try transaction.integer("SELECT 1 FROM outlive_watchers WHERE topic = ? AND run_id <> ? LIMIT 1",
-                                [.text(TaskSchema.topic), .text(runID)]) != nil
     }
 
     /// Stores one validated task whose queue is declared, inside
@@ -273,22 +274,33 @@ public final class TaskQueue {
     /// another task, a conflict on the unique index adds nothing (see
     /// TaskUniqueKey) and the result is nil.
     @discardableResult
-    static func insert(_ task: NewTask, handler: [UInt8], now: Double, in transaction: StoreTransaction) throws -> String? {
+    /// `later`: a task without a unique key is sent with `executeLater` (its
+    /// failure then fails the transaction at a later statement or the commit:
+    /// not for a caller that catches it, as schedules' firings do).
+    static func insert(_ task: NewTask, handler: [UInt8], now: Double, later: Bool = false,
+                       in transaction: StoreTransaction) throws -> String? {
         let id = Identifier.make()
         // A task due later waits like one in backoff: the due timer starts it.
         let dueLater = task.due.flatMap { $0 > now ? $0 : nil }
-        try transaction.execute("""
+        let sql = """
             INSERT INTO outlive_tasks(id, handler_name, handler, group_start, group_members, created, age_from,
                                       queue, priority, state, waiting_until, unique_key, result_signal)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)\(task.uniqueKey == nil ? "" : " ON CONFLICT DO NOTHING")
-            """, [.text(id), .text(task.work.name), .blob(handler),
+            """
+        let arguments: [SQLValue] = [.text(id), .text(task.work.name), .blob(handler),
                   task.groupStart.map { .text($0) } ?? .null,
                   TaskSchema.encode(members: task.groupMembers).map { .blob($0) } ?? .null,
                   .double(now), .double(now), .text(task.queue), .integer(Int64(task.priority)),
                   .integer((dueLater == nil ? TaskSchema.State.ready : TaskSchema.State.waiting).rawValue),
                   dueLater.map { .double($0) } ?? .null,
-                  task.uniqueKey.map { .text($0) } ?? .null, task.resultSignal.map { .text($0.lowercased()) } ?? .null])
-        return task.uniqueKey != nil && transaction.changedRows == 0 ? nil : id
+                  task.uniqueKey.map { .text($0) } ?? .null, task.resultSignal.map { .text($0.lowercased()) } ?? .null]
+        if later && task.uniqueKey == nil {
+            // Nothing is read back: sent with the commit on PostgreSQL.
+            try transaction.executeLater(sql, arguments)
+            return id
+        }
+        try transaction.execute(sql, arguments)
+        return transaction.changedRows == 0 ? nil : id
     }
 
     // MARK: - Inspection and repair

@@ -35,6 +35,11 @@ final class TaskRun {
     var unresolvedNames: Set<String> = []
     /// Whether a handler name declares `completion`, as resolved in this run.
     var awaitsCompletion: [String: Bool] = [:]
+    /// Names that declare `completion` and whose last call in this run sent
+    /// it during the call (every Python task handler does): their attempts
+    /// leave no slot taken after the call, so they are claimed in batches
+    /// like handlers without one.
+    var completesInCall: Set<String> = []
     /// Names of ready tasks that resolve nowhere in this process: reported
     /// once per run (`reportUnresolved`).
     var reportedNames: Set<String> = []
@@ -56,8 +61,9 @@ struct TaskAttempt {
     let decodeError: String?
     /// Whether the task starts a group: its success may unblock members.
     let startsGroup: Bool
-    /// Whether its handler declares `completion`: the attempt may stay in
-    /// flight after the call, holding one of the run's slots.
+    /// Whether its handler declares `completion` and is not known to send it
+    /// during the call: the attempt may stay in flight after the call,
+    /// holding one of the run's slots.
     let awaitsCompletion: Bool
     /// Whether no task of the run may be claimed after it in the same step:
     /// its members wait for its success (a group start), or it runs alone (a
@@ -186,6 +192,10 @@ extension TaskQueue {
                     store.loop.post { [weak self] in self?.pump(run) }
                     return
                 }
+                // An attempt expected to complete during its call may not
+                // have: the next waits for a slot (the completion pumps again).
+                let slots = limit(of: run)
+                if slots > 0 && awaitingCompletion(run) >= slots { return }
                 let attempt = run.claimedAhead.removeFirst()
                 let start = Clock.monotonic()
                 call(attempt, run: run, policy: policy)
@@ -225,7 +235,12 @@ extension TaskQueue {
                 return
             }
             if !claimsApart { run.lockedClaimNeeded = false }
-            lock.withLock { for (attempt, _) in finished { results.removeValue(forKey: attempt.claim) } }
+            lock.withLock {
+                for (attempt, _) in finished {
+                    results.removeValue(forKey: attempt.claim)
+                    completedInCall.remove(attempt.claim)
+                }
+            }
             for (attempt, _) in finished { TaskCompletion.ended(claim: attempt.claim) }
             if !finished.isEmpty { scheduleDue() }
             // A group start that ended may have unblocked members behind the cursor.
@@ -384,6 +399,8 @@ extension TaskQueue {
             arguments.set("completion", .handler(completion))
         }
         if let signal = TaskResult.callArgument(taskID: attempt.id, handlerName: handler.name, store: store) { arguments.set("result_signal", signal) }
+        lock.withLock { calling = (attempt.claim, ThreadIdentity.current) }
+        defer { lock.withLock { calling = nil } }
         do {
             try HandlerRegistry.shared.call(storedWork: handler, with: arguments)
         } catch let error as OutliveError where error.code == .unresolved {
@@ -400,6 +417,9 @@ extension TaskQueue {
             return
         }
         let answered = lock.withLock { results[attempt.claim] != nil }
+        if awaitsCompletion(handler.name, run: run) {
+            if answered { run.completesInCall.insert(handler.name) } else { run.completesInCall.remove(handler.name) }
+        }
         if answered || !TaskQueue.takesCompletion(handler.name) {
             deliver(attempt.claim, .succeeded)
             return
@@ -410,6 +430,39 @@ extension TaskQueue {
             self?.pump(run)
         }
         run.inFlight[claim] = attempt
+    }
+
+    /// A completion of the attempt whose handler is being called on this
+    /// thread, sent from inside that call and carrying no result: the
+    /// attempt ends like the call's return, with its batch — in memory now,
+    /// on the row in the step that ends the batch — instead of in a
+    /// transaction (and, at FULL, an fsync) of its own per task. A crash
+    /// before that step reruns it, as it reruns a handler that returned.
+    /// False when this is not such a completion (the caller records it on
+    /// the row); `.state` when the attempt has an outcome already.
+    func completeInCall(claim: String, taskID: String, success: Bool, error: String?) throws -> Bool {
+        let inCall = lock.withLock { calling.map { $0.claim == claim && $0.thread == ThreadIdentity.current } ?? false }
+        guard inCall else { return false }
+        let refusal = OutliveError.state("attempt \(claim) of task \(taskID) was completed already, or has ended (timed out, or its runner ended); this completion is ignored")
+        if lock.withLock({ results[claim] != nil }) { throw refusal }
+        // Another process may have completed it during the call (its handler
+        // handed the completion out): that one came first.
+        let (fence, fenced) = attemptClaim.fence(token: .text(claim))
+        let open = try store.database.read { transaction in
+            try transaction.integer("SELECT count(*) FROM outlive_tasks WHERE id = ? AND \(fence) AND state = 1 AND outcome IS NULL",
+                                    [.text(taskID)] + fenced)
+        }
+        guard open == 1 else { throw refusal }
+        lock.withLock {
+            results[claim] = .completion(success: success, error: error)
+            completedInCall.insert(claim)
+        }
+        return true
+    }
+
+    /// Attempts called and in flight without a result: waiting for their completion.
+    private func awaitingCompletion(_ run: TaskRun) -> Int {
+        lock.withLock { run.inFlight.keys.reduce(0) { $0 + (results[$1] == nil ? 1 : 0) } }
     }
 
     /// Records a result unless one is there already (the first one wins).
@@ -458,7 +511,9 @@ extension TaskQueue {
         guard let row else { return }
         if row.cancelled { return try TaskCancellation.end(taskID: attempt.id, in: transaction) }
         var result = result
-        if let outcome = row.outcome {
+        // A completion sent during the handler's call came first: it was
+        // refused had the row held an outcome then (`completeInCall`).
+        if let outcome = row.outcome, !lock.withLock({ completedInCall.contains(attempt.claim) }) {
             result = .completion(success: outcome == TaskSchema.Outcome.success.rawValue, error: row.error)
         }
         let key: SQLValue = .integer(attempt.seq)
@@ -661,7 +716,7 @@ extension TaskQueue {
                 handler = nil
                 decodeError = "the stored handler is \(decoded.name), but the task's row says \(task.handlerName)"
             }
-            let awaits = handler.map { awaitsCompletion($0.name, run: run) } ?? false
+            let awaits = handler.map { awaitsCompletion($0.name, run: run) && !run.completesInCall.contains($0.name) } ?? false
             return TaskAttempt(seq: task.seq, id: task.id, claim: claim, number: task.attempts + 1,
                                handler: handler, decodeError: decodeError, startsGroup: task.groupStart,
                                awaitsCompletion: awaits, endsBatch: task.groupStart || task.attempts > 0 || handler == nil, timer: nil)

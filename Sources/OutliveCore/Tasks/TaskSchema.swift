@@ -280,8 +280,8 @@ enum TaskSchema {
     /// `TaskQueue.insert` stored them in this transaction.
     static func addPending(_ added: [String: Int64], in transaction: StoreTransaction) throws {
         for (queue, count) in added where count != 0 {
-            try transaction.execute("UPDATE outlive_task_queues SET pending = coalesce(pending, 0) + ? WHERE name = ?",
-                                    [.integer(count), .text(queue)])
+            try transaction.executeLater("UPDATE outlive_task_queues SET pending = coalesce(pending, 0) + ? WHERE name = ?",
+                                         [.integer(count), .text(queue)])
         }
     }
 

@@ -130,9 +130,10 @@ def test_bad_uses_are_refused():
             outlive.Operation(lambda op: None).finish()
 
 
-def test_durable_interactions_queued_before_a_restart_are_shown_after_it(tmp_path):
-    from conftest import run_python
-    directory = str(tmp_path / "store")
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
+def test_durable_interactions_queued_before_a_restart_are_shown_after_it(kind, tmp_path):
+    from conftest import run_python, store_location
+    directory = store_location(kind, tmp_path)
     with outlive.Store(directory, process="app") as store:
         with outlive.DurableInteractionQueue(store, "startup", suspended=True) as queue:
             ids = [queue.add(outlive.Handler("py.prompt", text=text)) for text in ("location", "camera")]

@@ -179,3 +179,31 @@ def test_postgresql_liveness_option(tmp_path):
         store.kv["k"] = b"v"
         assert len(store.tasks) == 0
         assert store.kv["k"] == b"v"
+
+
+def test_check_passes_while_the_run_lives_and_raises_once_its_liveness_connection_is_gone(tmp_path):
+    import glob
+    import subprocess
+
+    location = store_location("postgresql", tmp_path)
+    psql = sorted(glob.glob("/usr/lib/postgresql/*/bin/psql"))
+    if not psql:
+        pytest.skip("no psql to end the run's session with")
+    schema = "outlive_" + location.rsplit("outlive_store=", 1)[1]
+    with outlive.Store(location, process="victim") as store:
+        store.check()
+        # The server ends the session holding the run's lock, as a restart would.
+        ended = subprocess.run([psql[-1], location.split("?")[0], "-Atqc",
+                                f"SELECT pg_terminate_backend(l.pid) FROM pg_locks l JOIN {schema}.outlive_runs r "
+                                f"ON l.locktype = 'advisory' AND l.objsubid = 2 AND l.objid = r.lock_key::bigint::oid "
+                                f"AND l.classid = '{schema}'::regnamespace::oid WHERE r.process = 'victim'"],
+                               capture_output=True, text=True, timeout=30)
+        assert ended.stdout.strip() == "t", ended.stderr
+
+        def run_ended():
+            try:
+                store.check()
+                return False
+            except outlive.StateError as error:
+                return "this run ended" in str(error)
+        assert dispatch_until(store, run_ended)

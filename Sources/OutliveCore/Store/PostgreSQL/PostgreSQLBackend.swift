@@ -66,6 +66,11 @@ final class PostgreSQLBackend: StoreBackend {
         let connection: PostgreSQLConnection
         var newestSequence: Int64?
         var commitActions: [() -> Void] = []
+        /// Feed entries recorded, written with the commit (see `sendChanges`):
+        /// each only when a run other than `excluded` ("": any run) watches its topic.
+        var changes: [(topic: String, key: String, excluded: String)] = []
+        /// How many of them were written (their topic watched).
+        var writtenChanges: Int64 = 0
         /// Without the store's write lock (`unserialisedWrite`): no feed entry.
         let serialised: Bool
 
@@ -74,10 +79,20 @@ final class PostgreSQLBackend: StoreBackend {
             self.serialised = serialised
         }
 
+        private func requireSerialised(_ topic: String, _ key: String) throws {
+            guard serialised else {
+                throw OutliveError.state("a change (\(topic) \(key)) was recorded in a transaction without the store's write lock, which the feed's order needs")
+            }
+        }
+
         var engine: StoreEngine { .postgresql }
 
         func execute(_ sql: String, _ arguments: [SQLValue], row: ((SQLRow) throws -> Void)?) throws {
             try connection.run(sql, arguments, row: row)
+        }
+
+        func executeLater(_ sql: String, _ arguments: [SQLValue]) throws {
+            try connection.send(sql, arguments)
         }
 
         func executeScript(_ sql: String) throws {
@@ -87,23 +102,13 @@ final class PostgreSQLBackend: StoreBackend {
         var changedRows: Int { connection.changes }
 
         func recordChange(topic: String, key: String) throws {
-            guard serialised else {
-                throw OutliveError.state("a change (\(topic) \(key)) was recorded in a transaction without the store's write lock, which the feed's order needs")
-            }
-            // One round trip: written only when a live run watches the topic,
-            // numbered after the newest entry (the store's write lock is held).
-            var sequence: Int64?
-            try connection.run("""
-                INSERT INTO outlive_feed(seq, topic, key)
-                SELECT coalesce((SELECT max(seq) FROM outlive_feed), 0) + 1, ?, ?
-                WHERE EXISTS (SELECT 1 FROM outlive_watchers WHERE topic = ?)
-                RETURNING seq
-                """, [.text(topic), .text(key), .text(topic)]) { sequence = $0.integer(0) }
-            guard let sequence else { return }
-            newestSequence = sequence
-            if sequence % PostgreSQLBackend.pruneEvery == 0 {
-                try connection.run("DELETE FROM outlive_feed WHERE seq <= ?", [.integer(sequence - PostgreSQLBackend.feedRetention)])
-            }
+            try requireSerialised(topic, key)
+            changes.append((topic, key, ""))
+        }
+
+        func recordChange(topic: String, key: String, watchedByOtherThan run: String) throws {
+            try requireSerialised(topic, key)
+            changes.append((topic, key, run))
         }
 
         func afterCommit(_ body: @escaping () -> Void) { commitActions.append(body) }
@@ -124,51 +129,147 @@ final class PostgreSQLBackend: StoreBackend {
         try connection.exec("SET bytea_output = 'hex'; SET search_path = \(quotedSchema)")
     }
 
+    /// Round trips: BEGIN and the store's lock go with the transaction's first
+    /// statement, statements sent with `executeLater` with the next one, and
+    /// the feed entries, the NOTIFY and COMMIT together: a write of statements
+    /// whose results it does not read (a kv set) is one round trip, as an
+    /// autocommit INSERT is. A transaction that ran no statement sends nothing.
     private enum Kind {
         case read, write, unserialisedWrite
     }
 
     private func transaction<T>(_ kind: Kind, _ body: (StoreTransaction) throws -> T) throws -> (T, Transaction) {
+        let write = kind != .read
         try enter()
         return try lock.withLock {
             let marker = Unmanaged.passUnretained(self).toOpaque()
             COutlive_set_current_transaction(marker)
             defer { COutlive_set_current_transaction(nil) }
+            connection.settle()
             try ensureConnected()
             let transaction = Transaction(connection: connection, serialised: kind != .unserialisedWrite)
             switch kind {
             case .write:
-                // storeKey is our own integer: inlined, BEGIN and the lock cost one round trip.
-                try connection.exec("BEGIN; SELECT pg_advisory_xact_lock(\(storeKey), 0)")
+                // storeKey is our own integer: inlined, the lock statement is the same text every time.
+                connection.open(["BEGIN", "SELECT pg_advisory_xact_lock(\(storeKey), 0)"])
             case .unserialisedWrite:
                 // Its commit need not wait for the disk: what it writes (a
-                // claim) a later durable commit of this connection (the end of
-                // the attempt) makes durable with it, the WAL being one
-                // sequence; a claim lost with the server returns its task to
-                // ready, as the end of its run would.
-                try connection.exec("BEGIN; SET LOCAL synchronous_commit = off")
+                // claim) a later durable commit (the end of the attempt) makes
+                // durable with it, the WAL being one sequence; a claim lost
+                // with the server returns its task to ready, its attempt
+                // uncounted, and the task runs again.
+                connection.open(["BEGIN", "SET LOCAL synchronous_commit = off"])
             case .read:
-                try connection.exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                connection.open(["BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"])
             }
             do {
                 let result = try body(transaction)
-                guard connection.transactionStatus == Int32(COUTLIVE_PQTRANS_INTRANS) else {
+                guard connection.lastStatus != Int32(COUTLIVE_PQTRANS_INERROR) else {
                     throw OutliveError.state("a statement failed inside the transaction, which PostgreSQL then rolls back as a whole")
                 }
-                if let sequence = transaction.newestSequence {
-                    // At most one NOTIFY per transaction; channel and payload are ours (no quoting needed).
-                    try connection.exec("SELECT pg_notify('\(channel)', '\(sequence)'); COMMIT")
+                if !write && connection.opened {
+                    // What was read stands whatever the COMMIT of a read-only
+                    // transaction says: its reply is read at the next use.
+                    try connection.send("COMMIT", [])
+                    connection.syncLater()
+                } else if connection.opened || !transaction.changes.isEmpty {
+                    if !transaction.changes.isEmpty { try sendChanges(transaction) }
+                    try connection.send("COMMIT", [], expecting: "COMMIT")
+                    try connection.sync()
+                    pruneIfDue(transaction)
                 } else {
-                    try connection.exec("COMMIT")
+                    connection.discardOpening()
                 }
                 return (result, transaction)
             } catch {
+                connection.discardOpening()
+                try? connection.sync()
                 if !connection.isBroken && connection.transactionStatus != Int32(COUTLIVE_PQTRANS_IDLE) {
                     try? connection.exec("ROLLBACK")
                 }
                 throw error
             }
         }
+    }
+
+    /// Feed entries a statement writes at most (its parameters: three each).
+    static let feedBatch = 100
+    private var feedStatements: [Int: String] = [:]
+
+    /// Sends the transaction's feed entries in front of its COMMIT, with the
+    /// one NOTIFY, in one statement: each entry numbered after the newest
+    /// (the store's lock is held), written only when a live run watches its
+    /// topic; NOTIFY only when one was. A transaction of more than
+    /// `feedBatch` entries writes the others first, a round trip per batch.
+    private func sendChanges(_ transaction: Transaction) throws {
+        func arguments(_ changes: ArraySlice<(topic: String, key: String, excluded: String)>) -> [SQLValue] {
+            guard changes.count > 1 else {
+                return changes.flatMap { [.text($0.topic), .text($0.key), .text($0.topic), .text($0.excluded)] }
+            }
+            return changes.flatMap { [.text($0.topic), .text($0.key), .text($0.excluded)] }
+        }
+        var rest = transaction.changes[...]
+        let noted: (SQLRow) throws -> Void = {
+            guard !$0.isNull(0) else { return }
+            transaction.newestSequence = $0.integer(0)
+            transaction.writtenChanges += $0.integer(1)
+        }
+        while rest.count > Self.feedBatch {
+            let batch = rest.prefix(Self.feedBatch)
+            rest = rest.dropFirst(Self.feedBatch)
+            try connection.run(feedStatement(batch.count, notifying: false), arguments(batch), row: noted)
+        }
+        if transaction.newestSequence != nil {
+            try connection.send(feedStatement(rest.count, notifying: false), arguments(rest), row: noted)
+            // The lock is held: the newest entry is this transaction's.
+            try connection.send("SELECT pg_notify('\(channel)', (SELECT max(seq) FROM outlive_feed)::text)", [])
+        } else {
+            try connection.send(feedStatement(rest.count, notifying: true), arguments(rest), row: noted)
+        }
+    }
+
+    /// The feed's statement for `count` entries: its rows' newest sequence and
+    /// how many were written (none: no row). Channel and payload are ours: no
+    /// quoting needed. One entry, the usual case, has a plainer statement (a
+    /// fifth of the server's work for a kv set less, measured).
+    private func feedStatement(_ count: Int, notifying: Bool) -> String {
+        let key = notifying ? count : -count
+        if let cached = feedStatements[key] { return cached }
+        let sql: String
+        if count == 1 {
+            sql = """
+                WITH entries AS (
+                    INSERT INTO outlive_feed(seq, topic, key)
+                    SELECT coalesce((SELECT max(seq) FROM outlive_feed), 0) + 1, ?, ?
+                    WHERE EXISTS (SELECT 1 FROM outlive_watchers WHERE topic = ? AND run_id <> ?)
+                    RETURNING seq)
+                SELECT seq, 1\(notifying ? ", pg_notify('\(channel)', seq::text)" : "") FROM entries
+                """
+        } else {
+            let rows = (1...count).map { "(\($0), ?, ?, ?)" }.joined(separator: ", ")
+            sql = """
+                WITH changes(n, topic, key, excluded) AS (VALUES \(rows)),
+                entries AS (
+                    INSERT INTO outlive_feed(seq, topic, key)
+                    SELECT coalesce((SELECT max(seq) FROM outlive_feed), 0) + row_number() OVER (ORDER BY n), topic, key
+                    FROM changes WHERE EXISTS (SELECT 1 FROM outlive_watchers w WHERE w.topic = changes.topic AND w.run_id <> changes.excluded)
+                    RETURNING seq)
+                SELECT max(seq), count(*)\(notifying ? ", pg_notify('\(channel)', max(seq)::text)" : "") FROM entries HAVING count(*) > 0
+                """
+        }
+        feedStatements[key] = sql
+        return sql
+    }
+
+    /// After a commit whose entries passed a multiple of `pruneEvery`: entries
+    /// older than `feedRetention` go, in a statement of their own (old entries
+    /// are never read as current, so it needs neither the lock nor the
+    /// writer's transaction). A failure is left to the next multiple.
+    private func pruneIfDue(_ transaction: Transaction) {
+        // A crafted feed may hold any sequence, negative ones too: never subtract past Int64.min.
+        guard let newest = transaction.newestSequence, newest > Self.feedRetention,
+              newest / Self.pruneEvery != (newest - transaction.writtenChanges) / Self.pruneEvery else { return }
+        try? connection.run("DELETE FROM outlive_feed WHERE seq <= ?", [.integer(newest - Self.feedRetention)])
     }
 
     func write<T>(_ body: (StoreTransaction) throws -> T) throws -> T {

@@ -2,8 +2,11 @@ import COutliveSystem
 
 /// One libpq connection. Not thread-safe by itself: its owner serialises use
 /// (PostgreSQLBackend under its lock; PostgreSQLRunLock from one thread).
-/// Statements go as PQexecParams with text parameters (bytea in binary) and
-/// text results; SQL with `?` placeholders is translated once and cached.
+/// Statements go in libpq's pipeline mode, each prepared once per session
+/// (the Parse sent with its first use: no round trip of its own), with text
+/// parameters (bytea in binary) and text results; several statements can be
+/// sent before their results are read (`send`, then `sync`): one round trip
+/// for all. SQL with `?` placeholders is translated once and cached.
 final class PostgreSQLConnection {
     let handle: OpaquePointer
     private var translated: [String: (sql: String, count: Int)] = [:]
@@ -98,21 +101,67 @@ final class PostgreSQLConnection {
         } else {
             COutlive_PQreset(handle)
         }
+        // A new session: nothing is prepared or pending there.
+        pending = []
+        unread = false
+        opening = []
+        prepared = [:]
+        ready = []
+        lastStatus = transactionStatus
         guard !isBroken else {
             throw OutliveError(.io, "the connection to the PostgreSQL server was lost and cannot be made again: \(PostgreSQLErrors.message(COutlive_PQerrorMessage(handle)))")
         }
         COutlive_pq_silence_notices(handle)
     }
 
-    /// Runs statements without parameters or results (a migration script, BEGIN).
+    /// Runs statements without parameters or results (a migration script).
+    /// Statements sent before it are read first, and the transaction's opening
+    /// statements, if not sent yet, go in front of `sql`.
     func exec(_ sql: String) throws {
-        let result = COutlive_PQexec(handle, sql)
+        settle()
+        if !pending.isEmpty { try sync() }
+        let script = opening.isEmpty ? sql : (opening + [sql]).joined(separator: "; ")
+        opening = []
+        let result = COutlive_PQexec(handle, script)
         defer { if let result { COutlive_PQclear(result) } }
+        lastStatus = transactionStatus
         try check(result, sql: sql)
     }
 
-    /// Runs one statement; `row` is called for each result row.
+    /// Runs one statement and waits for it (with every statement sent before
+    /// it: one round trip for all); `row` is called for each result row.
     func run(_ sql: String, _ arguments: [SQLValue], row: ((SQLRow) throws -> Void)? = nil) throws {
+        try send(sql, arguments, row: row)
+        try sync()
+    }
+
+    // MARK: - Pipelining
+
+    /// Statements that open a transaction (BEGIN, the store's lock): sent in
+    /// front of the transaction's first statement, with it, rather than on
+    /// their own round trip; never sent when the transaction runs no statement.
+    func open(_ statements: [String]) {
+        opening = statements
+    }
+
+    /// Whether anything of the transaction opened by `open` reached the server.
+    var opened: Bool { opening.isEmpty }
+
+    /// Forgets opening statements that were never sent (a transaction that ran none).
+    func discardOpening() { opening = [] }
+
+    /// The transaction status the server reported with its last reply: unlike
+    /// `transactionStatus`, known while statements are sent and not yet read.
+    private(set) var lastStatus: Int32 = Int32(COUTLIVE_PQTRANS_IDLE)
+
+    /// Sends a statement without waiting for it (libpq's pipeline mode): its
+    /// result is read by the next `sync` (or `run`, or `exec`), which throws the
+    /// first failure among the statements sent; the server skips the rest of
+    /// them after a failure. `row` is called then, for each result row;
+    /// `expecting`, when given, is the command tag it must report (a COMMIT that
+    /// the server turned into a ROLLBACK fails).
+    func send(_ sql: String, _ arguments: [SQLValue], row: ((SQLRow) throws -> Void)? = nil,
+              expecting tag: String? = nil) throws {
         let statement: (sql: String, count: Int)
         if let cached = translated[sql] {
             statement = cached
@@ -150,21 +199,197 @@ final class PostgreSQLConnection {
                 types.append(Self.byteaType); values.append(buffer); lengths.append(Int32(value.count)); formats.append(1)
             }
         }
-        let result = values.withUnsafeBufferPointer { valueBuffer in
-            valueBuffer.withMemoryRebound(to: UnsafePointer<CChar>?.self) { v in
-                COutlive_PQexecParams(handle, statement.sql, Int32(arguments.count), types, v.baseAddress, lengths, formats, 0)
+        settle()
+        try enterPipeline()
+        if !opening.isEmpty {
+            let statements = opening
+            opening = []
+            for text in statements { try sendPrepared(text, text, types: [], values: nil, lengths: [], formats: [], row: nil, tag: nil) }
+        }
+        try values.withUnsafeBufferPointer { valueBuffer in
+            try valueBuffer.withMemoryRebound(to: UnsafePointer<CChar>?.self) { v in
+                try sendPrepared(sql, statement.sql, types: types, values: v.baseAddress, lengths: lengths, formats: formats, row: row, tag: tag)
             }
         }
-        defer { if let result { COutlive_PQclear(result) } }
-        try check(result, sql: sql)
-        guard let result else { return }
-        changes = Int(String(cString: COutlive_PQcmdTuples(result))) ?? 0
-        if let row {
-            let count = COutlive_PQntuples(result)
-            for index in 0..<count {
-                try row(SQLRow(postgres: PostgreSQLRow(result: result, row: index)))
+    }
+
+    /// Reads the results of every statement sent, in order, up to the server's
+    /// reply to the sync point; throws the first failure (a statement's, or a
+    /// row callback's) once all were read.
+    func sync() throws {
+        settle()
+        guard !pending.isEmpty else { return }
+        guard COutlive_PQpipelineSync(handle) == 1 else {
+            abandonPipeline()
+            throw PostgreSQLErrors.error(result: nil, connection: handle, context: "database")
+        }
+        let failure = readResults()
+        finishPipeline()
+        if let failure { throw failure }
+    }
+
+    /// Sends the statements sent so far without waiting for their results:
+    /// they are read, and their failures dropped, before the connection's next
+    /// use (`settle`). For a read-only transaction's COMMIT, whose failure
+    /// changes nothing: the server ends the transaction as soon as it arrives.
+    func syncLater() {
+        settle()
+        guard !pending.isEmpty else { return }
+        guard COutlive_PQpipelineSync(handle) == 1 else {
+            abandonPipeline()
+            return
+        }
+        unread = true
+    }
+
+    /// Reads what `syncLater` left unread (normally there already: no wait).
+    func settle() {
+        guard unread else { return }
+        unread = false
+        _ = readResults()
+        finishPipeline()
+    }
+
+    /// Reads the results of the pending statements up to the sync point: the
+    /// first failure, a statement's or a row callback's.
+    private func readResults() -> Error? {
+        var failure: Error?
+        var index = 0
+        var idle = 0
+        while true {
+            guard let result = COutlive_PQgetResult(handle) else {
+                // Each statement's results end with a NULL; two in a row: nothing more will come.
+                idle += 1
+                if idle > 1 || isBroken { break }
+                continue
+            }
+            idle = 0
+            defer { COutlive_PQclear(result) }
+            let status = COutlive_PQresultStatus(result)
+            if status == Int32(COUTLIVE_PGRES_PIPELINE_SYNC) { break }
+            guard index < pending.count else { continue }
+            let item = pending[index]
+            index += 1
+            if status == Int32(COUTLIVE_PGRES_PIPELINE_ABORTED) { continue }
+            do {
+                try check(result, sql: item.sql)
+                if let name = item.preparing {
+                    ready.insert(name)
+                    continue
+                }
+                changes = Int(String(cString: COutlive_PQcmdTuples(result))) ?? 0
+                if let tag = item.tag, String(cString: COutlive_PQcmdStatus(result)) != tag {
+                    throw OutliveError.state("the server answered \(item.sql) with \(String(cString: COutlive_PQcmdStatus(result))): the transaction was rolled back")
+                }
+                if let row = item.row, failure == nil {
+                    for rowIndex in 0..<COutlive_PQntuples(result) {
+                        try row(SQLRow(postgres: PostgreSQLRow(result: result, row: rowIndex)))
+                    }
+                }
+            } catch {
+                if failure == nil { failure = error }
             }
         }
+        if index < pending.count && failure == nil {
+            failure = PostgreSQLErrors.error(result: nil, connection: handle, context: "database")
+        }
+        return failure
+    }
+
+    /// A statement sent and not yet read.
+    private struct Pending {
+        let sql: String
+        /// The name of a statement being prepared (this is its Parse).
+        let preparing: String?
+        let row: ((SQLRow) throws -> Void)?
+        let tag: String?
+    }
+
+    private struct StatementKey: Hashable {
+        let sql: String
+        let types: [COutlive_Oid]
+    }
+
+    private var pending: [Pending] = []
+    /// A sync point was sent and its results not read yet (`syncLater`).
+    private var unread = false
+    private var opening: [String] = []
+    /// Prepared statements of this session, by SQL and parameter types
+    /// (a NULL's type is inferred when it is prepared, so it is part of the key).
+    private var prepared: [StatementKey: String] = [:]
+    /// The prepared statements the server confirmed.
+    private var ready: Set<String> = []
+    private var preparedCount = 0
+    /// Beyond this many, statements are sent unprepared (dynamic SQL must not
+    /// fill the server session's memory).
+    static let preparedLimit = 256
+
+    private func enterPipeline() throws {
+        guard COutlive_PQpipelineStatus(handle) == 0 else { return }
+        guard COutlive_PQenterPipelineMode(handle) == 1 else {
+            throw PostgreSQLErrors.error(result: nil, connection: handle, context: "database")
+        }
+    }
+
+    /// Sends `sql` (its PostgreSQL text `text`) as a prepared statement of
+    /// this session, preparing it first (in the same round trip) when new.
+    private func sendPrepared(_ sql: String, _ text: String, types: [COutlive_Oid], values: UnsafePointer<UnsafePointer<CChar>?>?,
+                              lengths: [Int32], formats: [Int32], row: ((SQLRow) throws -> Void)?, tag: String?) throws {
+        let key = StatementKey(sql: text, types: types)
+        var name = prepared[key]
+        if name == nil && prepared.count < Self.preparedLimit {
+            preparedCount += 1
+            let fresh = "outlive_\(preparedCount)"
+            guard COutlive_PQsendPrepare(handle, fresh, text, Int32(types.count), types) == 1 else {
+                abandonPipeline()
+                throw PostgreSQLErrors.error(result: nil, connection: handle, context: "database")
+            }
+            pending.append(Pending(sql: sql, preparing: fresh, row: nil, tag: nil))
+            prepared[key] = fresh
+            name = fresh
+        }
+        let sent: Int32
+        if let name {
+            sent = COutlive_PQsendQueryPrepared(handle, name, Int32(types.count), values, lengths, formats, 0)
+        } else {
+            sent = COutlive_PQsendQueryParams(handle, text, Int32(types.count), types, values, lengths, formats, 0)
+        }
+        guard sent == 1 else {
+            abandonPipeline()
+            throw PostgreSQLErrors.error(result: nil, connection: handle, context: "database")
+        }
+        pending.append(Pending(sql: sql, preparing: nil, row: row, tag: tag))
+    }
+
+    /// After the results were read (or could not be): statements whose
+    /// preparation the server did not confirm are prepared again next time.
+    private func finishPipeline() {
+        for item in pending {
+            if let name = item.preparing, !ready.contains(name) {
+                prepared = prepared.filter { $0.value != name }
+            }
+        }
+        pending = []
+        if COutlive_PQpipelineStatus(handle) != 0 { _ = COutlive_PQexitPipelineMode(handle) }
+        lastStatus = transactionStatus
+    }
+
+    /// After a send failed: whatever was sent is read and dropped (when the
+    /// connection still works), so that the next statement starts clean.
+    private func abandonPipeline() {
+        if !isBroken && COutlive_PQpipelineSync(handle) == 1 {
+            var idle = 0
+            while idle < 2 && !isBroken {
+                guard let result = COutlive_PQgetResult(handle) else { idle += 1; continue }
+                idle = 0
+                let status = COutlive_PQresultStatus(result)
+                COutlive_PQclear(result)
+                if status == Int32(COUTLIVE_PGRES_PIPELINE_SYNC) { break }
+            }
+        }
+        ready = []
+        prepared = [:]  // which of them the server has is not known: prepare again
+        finishPipeline()
     }
 
     private func check(_ result: OpaquePointer?, sql: String) throws {
