@@ -586,7 +586,8 @@ extension TaskQueue {
     /// resolves (an indexed lookup each): what a step's claims look among.
     private func readyNames(_ run: TaskRun, in transaction: StoreTransaction) throws -> [String] {
         let queue: SQLValue = .text(run.queue)
-        try transaction.execute(CandidateSQL.of(transaction.engine).comeDue, [queue, .double(Clock.wall())])
+        // Nothing is read back: on PostgreSQL it goes with the next statement.
+        try transaction.executeLater(CandidateSQL.of(transaction.engine).comeDue, [queue, .double(Clock.wall())])
         if run.rewind {
             run.rewind = false
             run.cursor = nil
