@@ -438,7 +438,7 @@ typedef struct outlive_store_options {
  *   signals (consumers delivered in any process), messages (presented and
  *   answered in any process), tasks with their queues and schedules, and
  *   durable interaction queues work on PostgreSQL stores as on directories
- *   (docs/postgresql.md, "Status").
+ *   (docs/postgresql.md, "What differs from a directory store").
  * process_name: 1 to 255 bytes, without ':', '/' or control characters.
  * Returns:
  *   OUTLIVE_E_INVALID_ARGUMENT  a NULL pointer, an empty path, a bad process
