@@ -9,8 +9,9 @@ the time is from their release to the moment the queue's last task is gone
 (read by this process from the queue's counts). Each worker is a Python
 process dispatching its store's loop.
 
-Usage: pg_claims_bench.py POSTGRESQL_URI [--runners 1,2,4] [--tasks N] [--limit L]
-       [--rounds R]. Prints one line per runner count (the best of R rounds).
+Usage: pg_claims_bench.py POSTGRESQL_URI|SCRATCH [--runners 1,2,4] [--tasks N] [--limit L]
+       [--rounds R]. Prints a BENCHMARKS.md section: one row per runner count (the best of R
+       rounds). Given make bench's scratch directory, it measures on $OUTLIVE_BENCH_PG.
 """
 import argparse
 import os
@@ -85,21 +86,33 @@ def main():
         worker(sys.argv[2], int(sys.argv[3]), sys.argv[4])
         return
     parser = argparse.ArgumentParser()
-    parser.add_argument("server")
+    parser.add_argument("server", help="a PostgreSQL URI; anything else (make bench's scratch directory): "
+                                       "$OUTLIVE_BENCH_PG, the benchmarks' durable server")
     parser.add_argument("--runners", default="1,2,4")
     parser.add_argument("--tasks", type=int, default=2000)
     parser.add_argument("--limit", type=int, default=8)
-    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--scratch", default=os.path.join(ROOT, "build"))
     arguments = parser.parse_args()
+    print("### PostgreSQL: one parallel queue run by 1, 2 and 4 runner processes\n")
+    server = arguments.server
+    if not server.startswith("postgres"):
+        server = os.environ.get("OUTLIVE_BENCH_PG", "")
+        if not server:
+            print("Not measured: no PostgreSQL server for the benchmarks "
+                  f"({os.environ.get('OUTLIVE_BENCH_PG_FAILURE', 'OUTLIVE_BENCH_PG is not set')}).")
+            return
+    print(f"{arguments.tasks} tasks of a no-op handler in one parallel queue, then K Python runner processes "
+          f"(limit {arguments.limit} each) released together; seconds until the queue is empty, best of "
+          f"{arguments.rounds} rounds. Claims take no store lock (FOR UPDATE SKIP LOCKED; docs/postgresql.md, "
+          "\"Claims of a parallel queue\"), so more runners need not wait for one another; on one machine of 2 "
+          "cores the runners and the server share the CPUs.\n")
+    print("| runner processes | tasks/s | rounds (s) |\n|---:|---:|---|")
     for runners in [int(k) for k in arguments.runners.split(",")]:
-        times = [one_round(arguments.server, runners, arguments.tasks, arguments.limit, arguments.scratch)
+        times = [one_round(server, runners, arguments.tasks, arguments.limit, arguments.scratch)
                  for _ in range(arguments.rounds)]
         best = min(times)
-        print(f"{runners} runner process(es), limit {arguments.limit} each: {arguments.tasks} tasks in "
-              f"{best:.2f} s = {arguments.tasks / best:.0f} tasks/s (rounds: {', '.join(f'{t:.2f}' for t in times)})",
-              flush=True)
-
+        print(f"| {runners} | {arguments.tasks / best:.0f} | {', '.join(f'{t:.2f}' for t in times)} |", flush=True)
 
 if __name__ == "__main__":
     main()
