@@ -144,9 +144,11 @@ extension MessageQueue {
         }
         guard locked, let winner else { return }
         lock.withLock { _ = presenting.insert(message.id) }
-        let loop = store.loop
-        let presentation = Presentation(message: message, presenterID: winner.id) { [weak self] presentation, outcome in
-            loop.post { self?.complete(presentation, outcome) }
+        // The loop weakly: a finished presentation's completion waits in the
+        // loop's queue holding the presentation, so a strong loop here would
+        // make a cycle that outlives a store closed before its next dispatch.
+        let presentation = Presentation(message: message, presenterID: winner.id) { [weak self, weak loop = store.loop] presentation, outcome in
+            loop?.post { self?.complete(presentation, outcome) }
         }
         winner.callbacks.present(message, presentation)
     }
