@@ -115,26 +115,21 @@ func (t Tasks) Enqueue(work *Handler, opts *EnqueueOptions) (id string, existing
 // learns it from IsCancelled, and its attempt's end removes it as cancelled.
 // StatusNotFound: no such task (any more); StatusState: dead, or cancelled already.
 func (t Tasks) Cancel(taskID string) (running bool, err error) {
-	const op = "outlive_task_cancel"
-	store, err := t.s.handle(op)
-	if err != nil {
-		return false, err
-	}
-	var strs cStrings
-	defer strs.free()
-	cid, ok := strs.of(taskID)
-	if !ok {
-		return false, invalid(op, "a NUL byte in the task id")
-	}
-	var out C.bool
-	err = check(op, func() C.outlive_status { return C.outlive_task_cancel(store, cid, &out) })
-	return bool(out), err
+	return t.askAboutTask("outlive_task_cancel", taskID, func(store *C.outlive_store, id *C.char, out *C.bool) C.outlive_status {
+		return C.outlive_task_cancel(store, id, out)
+	})
 }
 
 // IsCancelled says whether the running task taskID was cancelled: what its
 // handler asks between steps of long work. StatusNotFound: the task is gone.
 func (t Tasks) IsCancelled(taskID string) (bool, error) {
-	const op = "outlive_task_is_cancelled"
+	return t.askAboutTask("outlive_task_is_cancelled", taskID, func(store *C.outlive_store, id *C.char, out *C.bool) C.outlive_status {
+		return C.outlive_task_is_cancelled(store, id, out)
+	})
+}
+
+// askAboutTask makes a call op that takes a task id and answers a bool.
+func (t Tasks) askAboutTask(op, taskID string, call func(*C.outlive_store, *C.char, *C.bool) C.outlive_status) (bool, error) {
 	store, err := t.s.handle(op)
 	if err != nil {
 		return false, err
@@ -146,6 +141,6 @@ func (t Tasks) IsCancelled(taskID string) (bool, error) {
 		return false, invalid(op, "a NUL byte in the task id")
 	}
 	var out C.bool
-	err = check(op, func() C.outlive_status { return C.outlive_task_is_cancelled(store, cid, &out) })
+	err = check(op, func() C.outlive_status { return call(store, cid, &out) })
 	return bool(out), err
 }
