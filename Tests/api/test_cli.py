@@ -2,6 +2,7 @@
 people, JSON for scripts, meaningful exit codes."""
 import json
 import os
+import pathlib
 import select
 import signal
 import subprocess
@@ -53,7 +54,7 @@ def test_exit_codes_say_what_went_wrong(tmp_path):
     unusable = run("kv", str(tmp_path / "no" / "such" / "dir"))
     assert unusable.returncode == 1 and "cannot create" in unusable.stderr
     assert run("kv").returncode == 64
-    assert run("--version").stdout.strip() == open(os.path.join(ROOT, "VERSION")).read().strip()
+    assert run("--version").stdout.strip() == pathlib.Path(ROOT, "VERSION").read_text().strip()
 
 
 def test_handlers_lists_what_a_library_declares():

@@ -5,11 +5,12 @@ man pages render, the systemd unit names the installed command. With DESTDIR
 the same tree lands in a staging root while every path written into the files
 names PREFIX. `make uninstall` then leaves no file behind."""
 import os
+import pathlib
 import shutil
 import subprocess
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-VERSION = open(os.path.join(ROOT, "VERSION")).read().strip()
+VERSION = pathlib.Path(ROOT, "VERSION").read_text().strip()
 
 # A program that sees the library only through what pkg-config says about it.
 PROGRAM = r"""

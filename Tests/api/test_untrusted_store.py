@@ -20,7 +20,9 @@ rotating share of the value kinds (every kind appears) and the extremes on
 every number (where arithmetic could trap); OUTLIVE_UNTRUSTED_FULL=1
 runs the whole matrix (each column with each kind, each command)."""
 import concurrent.futures
+import contextlib
 import os
+import pathlib
 import re
 import shutil
 import sqlite3
@@ -41,7 +43,7 @@ TIMEOUT = 20
 # else (a crash's garbage, an unknown number) is a failure.
 STATUSES = set(re.findall(r"\b(OUTLIVE_OK|OUTLIVE_E_[A-Z_]+)\b",
                           re.search(r"typedef enum outlive_status \{(.*?)\} outlive_status;",
-                                    open(os.path.join(ROOT, "include", "outlive.h")).read(), re.S).group(1)))
+                                    pathlib.Path(ROOT, "include", "outlive.h").read_text(), re.S).group(1)))
 # What opening a store whose rows (not schema) are damaged may answer.
 OPEN_STATUSES = {"OUTLIVE_OK", "OUTLIVE_E_CORRUPT", "OUTLIVE_E_VERSION"}
 CLI_EXIT_CODES = {0, 1, 3}  # docs/cli.md
@@ -85,7 +87,7 @@ def base(tmp_path_factory):
     directory = str(tmp_path_factory.mktemp("untrusted") / "base")
     result = subprocess.run([EXERCISER, "populate", directory], capture_output=True, text=True, timeout=60)
     assert result.returncode == -9, f"populate did not die by SIGKILL as planned: {result.returncode} {result.stderr}"
-    with sqlite3.connect(os.path.join(directory, "outlive.db")) as db:
+    with opened(os.path.join(directory, "outlive.db")) as db:
         empty = [t for (t,) in db.execute("SELECT name FROM sqlite_schema WHERE type = 'table'")
                  if db.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] == 0]
     assert not empty, f"the populated store should have rows in every table: {empty} are empty"
@@ -94,12 +96,20 @@ def base(tmp_path_factory):
 
 def columns(database):
     """(table, column, declared type) of every column of every table."""
-    with sqlite3.connect(database) as db:
+    with opened(database) as db:
         tables = [t for (t,) in db.execute("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")]
         return [(t, c[1], c[2].upper()) for t in tables for c in db.execute(f'PRAGMA table_info("{t}")')]
 
 
 # ---------------------------------------------------------------- damaging
+
+def opened(database):
+    """A connection closed when the block ends. sqlite3's own context manager
+    only commits: the connection lives on until the cyclic collector frees it,
+    and that close checkpoints and deletes the -wal file at a random moment,
+    under a copy of the base store running in another thread."""
+    return contextlib.closing(sqlite3.connect(database))
+
 
 def connect(database):
     db = sqlite3.connect(database, isolation_level=None)
@@ -254,7 +264,7 @@ def fifo(name):
 
 
 def lock_fifo(database):
-    with sqlite3.connect(database) as db:
+    with opened(database) as db:
         (run,) = db.execute("SELECT run_id FROM outlive_runs").fetchone()
     path = os.path.join(os.path.dirname(database), "runs", run + ".lock")
     os.unlink(path)
@@ -403,7 +413,7 @@ def test_a_run_ended_in_the_database_is_gone_and_the_canary_kept(base, tmp_path)
     for _ in range(2):
         result = subprocess.run([EXERCISER, "exercise", store], capture_output=True, text=True, timeout=TIMEOUT)
         assert "open OUTLIVE_OK" in result.stdout, result.stdout + result.stderr
-    with sqlite3.connect(os.path.join(store, "outlive.db")) as db:
+    with opened(os.path.join(store, "outlive.db")) as db:
         assert db.execute("SELECT count(*) FROM outlive_runs WHERE run_id = ?", (TRAVERSAL,)).fetchone()[0] == 0
     assert (canary / "victim.lock").read_text() == "canary\n"
 
@@ -419,7 +429,7 @@ def test_a_task_whose_handler_name_is_a_blob_is_skipped_and_the_store_stays_writ
     assert result.returncode == 0 and "closed" in result.stdout, result.stdout + result.stderr
     assert "tasks_run_now OUTLIVE_OK" in result.stdout and "kv_set OUTLIVE_OK" in result.stdout
     # The damaged rows are still there, pending, for a person to look at.
-    with sqlite3.connect(os.path.join(store, "outlive.db")) as db:
+    with opened(os.path.join(store, "outlive.db")) as db:
         assert db.execute("SELECT count(*) FROM outlive_tasks WHERE typeof(handler_name) = 'blob'").fetchone()[0] >= 1
 
 

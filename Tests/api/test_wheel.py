@@ -7,6 +7,7 @@ libsqlite3 and libffi are empty files. `pip install ./bindings/python` leaves
 nothing behind in the source tree."""
 import glob
 import os
+import pathlib
 import re
 import shutil
 import subprocess
@@ -18,7 +19,7 @@ import pytest
 from test_examples import PYTHON_EXPECTED, assert_lines_in_order
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-VERSION = open(os.path.join(ROOT, "VERSION")).read().strip()
+VERSION = pathlib.Path(ROOT, "VERSION").read_text().strip()
 PACKAGE_SOURCE = os.path.join(ROOT, "bindings", "python")
 # What the bundled copies are called: auditwheel adds a hash of the content to the name.
 BUNDLED = {"sqlite": re.compile(r"^libsqlite3-[0-9a-f]{8}\.so(\.\d+)+$"), "ffi": re.compile(r"^libffi-[0-9a-f]{8}\.so(\.\d+)+$")}

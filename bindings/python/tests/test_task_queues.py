@@ -107,6 +107,7 @@ def test_parallel_claims_on_postgresql_go_on_while_a_writer_holds_the_store_lock
         finally:
             holder.stdin.close()
             holder.wait(timeout=30)
+            holder.stdout.close()
         for completion in held:
             completion(success=True)
         assert dispatch_until(store, lambda: len(store.tasks) == 0)

@@ -69,21 +69,21 @@ def test_a_cancel_that_meets_a_claim_under_way_tells_the_task_it_now_runs(locati
     with outlive.Store(location) as store:
         store.queues.serve("default", 0)
         task = store.tasks.add(outlive.Handler("py.lifecycle.never"))
-        claimer = subprocess.Popen(["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", server], stdin=subprocess.PIPE,
-                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        claimer.stdin.write(f"SET search_path = outlive_{store_name};\nBEGIN;\n"
-                            f"UPDATE outlive_tasks SET state = 1, runner = '{store.run_id}', claim = 'psql', attempts = 1 "
-                            f"WHERE id = '{task}';\n\\echo claimed\n")
-        claimer.stdin.flush()
-        assert claimer.stdout.readline().strip() == "claimed"
-        cancelled = []
-        canceller = threading.Thread(target=lambda: cancelled.append(store.tasks.cancel(task)))
-        canceller.start()
-        canceller.join(0.5)
-        assert canceller.is_alive(), "the cancel did not wait for the claim under way"
-        claimer.stdin.write("COMMIT;\n")
-        claimer.stdin.close()
-        assert claimer.wait(timeout=30) == 0
+        with subprocess.Popen(["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", server], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as claimer:
+            claimer.stdin.write(f"SET search_path = outlive_{store_name};\nBEGIN;\n"
+                                f"UPDATE outlive_tasks SET state = 1, runner = '{store.run_id}', claim = 'psql', attempts = 1 "
+                                f"WHERE id = '{task}';\n\\echo claimed\n")
+            claimer.stdin.flush()
+            assert claimer.stdout.readline().strip() == "claimed"
+            cancelled = []
+            canceller = threading.Thread(target=lambda: cancelled.append(store.tasks.cancel(task)))
+            canceller.start()
+            canceller.join(0.5)
+            assert canceller.is_alive(), "the cancel did not wait for the claim under way"
+            claimer.stdin.write("COMMIT;\n")
+            claimer.stdin.close()
+            assert claimer.wait(timeout=30) == 0
         canceller.join(30)
         assert cancelled == [True]
         [info] = store.tasks.list()
