@@ -72,7 +72,7 @@ VALUES = {
 }
 TABLE_COMMANDS = {
     "outlive_kv": ["kv"], "outlive_tasks": ["tasks"], "outlive_task_runner": ["tasks"],
-    "sqlite_sequence": ["tasks"], "outlive_signals": ["signals"],
+    "outlive_signals": ["signals"],
     "outlive_signal_consumers": ["signals"], "outlive_messages": ["messages"],
     "outlive_message_categories": ["messages"], "outlive_message_presenters": ["messages"],
     "outlive_schedules": ["schedules"],

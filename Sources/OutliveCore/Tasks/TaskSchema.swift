@@ -1,6 +1,7 @@
 /// The task queue's tables.
 ///
-/// `outlive_tasks` holds one row per stored task; `seq` is the queue order.
+/// `outlive_tasks` holds one row per stored task; `seq` is the queue order
+/// (on SQLite a plain rowid since step 8: max + 1, see there).
 /// `state`: 0 ready (pending, due now), 1 running, 2 dead, 3 waiting (pending,
 /// in backoff until `waiting_until`). Partial indexes make each step of a run
 /// an indexed lookup whatever the queue's length:
@@ -137,6 +138,78 @@ enum TaskSchema {
         // Step 7 is PostgreSQL's alone (claims without the store's lock, which
         // SQLite has no use for: it has one writer at a time).
         "",
+        // Step 8: `seq` without AUTOINCREMENT. AUTOINCREMENT keeps the highest
+        // seq ever used in `sqlite_sequence`, a page of its own written by
+        // every add (one of five at synchronous=NORMAL, where an add's cost is
+        // the pages its commit writes). A plain rowid is max(seq) + 1, so the
+        // queue's order among stored tasks is the same; what it no longer
+        // promises is that a seq is never used again once the newest tasks
+        // are gone. Nothing remembers a seq across a deletion: a run's cursor
+        // is followed by a rewind at every add (`tasksBecameReady`), an
+        // attempt's claim is fenced by its token (a UUID), a list pages from a
+        // task that still exists. SQLite cannot drop AUTOINCREMENT in place:
+        // the table is rebuilt, rows copied as they are, its indexes and
+        // triggers made again as steps 2 to 6 left them.
+        """
+        ALTER TABLE outlive_tasks RENAME TO outlive_tasks_autoincrement;
+        CREATE TABLE outlive_tasks(
+            seq INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            handler_name TEXT NOT NULL,
+            handler BLOB NOT NULL,
+            group_start TEXT,
+            group_members BLOB,
+            created REAL NOT NULL,
+            age_from REAL NOT NULL,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            last_error TEXT,
+            state INTEGER NOT NULL DEFAULT 0,
+            waiting_until REAL,
+            runner TEXT,
+            claim TEXT,
+            outcome INTEGER,
+            queue TEXT NOT NULL DEFAULT 'default',
+            priority INTEGER NOT NULL DEFAULT 0,
+            unique_key TEXT,
+            cancelled INTEGER NOT NULL DEFAULT 0,
+            result_signal TEXT,
+            result BLOB);
+        INSERT INTO outlive_tasks(seq, id, handler_name, handler, group_start, group_members, created, age_from, attempts,
+                                  last_error, state, waiting_until, runner, claim, outcome, queue, priority, unique_key,
+                                  cancelled, result_signal, result)
+            SELECT seq, id, handler_name, handler, group_start, group_members, created, age_from, attempts,
+                   last_error, state, waiting_until, runner, claim, outcome, queue, priority, unique_key,
+                   cancelled, result_signal, result
+            FROM outlive_tasks_autoincrement;
+        DROP TABLE outlive_tasks_autoincrement;
+        CREATE INDEX outlive_tasks_ready ON outlive_tasks(queue, handler_name, priority DESC, seq) WHERE state = 0;
+        CREATE INDEX outlive_tasks_waiting ON outlive_tasks(queue, waiting_until) WHERE state = 3;
+        CREATE INDEX outlive_tasks_running ON outlive_tasks(runner) WHERE state = 1;
+        CREATE INDEX outlive_tasks_group_start ON outlive_tasks(group_start) WHERE group_start IS NOT NULL;
+        CREATE UNIQUE INDEX outlive_tasks_unique_key ON outlive_tasks(queue, unique_key)
+            WHERE unique_key IS NOT NULL AND cancelled = 0 AND state IN (0, 1, 3);
+
+        """ + SchemaComponent.requiringRegisteredRun("outlive_tasks", "runner", onInsert: false) + """
+
+        CREATE TRIGGER outlive_tasks_queue_count_delete AFTER DELETE ON outlive_tasks BEGIN
+            UPDATE outlive_task_queues SET pending = ifnull(pending, 0) - (OLD.state IN (0, 3)), running = ifnull(running, 0) - (OLD.state = 1),
+                dead = ifnull(dead, 0) - (OLD.state = 2) WHERE name = OLD.queue;
+        END;
+        CREATE TRIGGER outlive_tasks_queue_count_update AFTER UPDATE OF state, queue ON outlive_tasks
+            WHEN OLD.queue = NEW.queue AND ((OLD.state = 1) != (NEW.state = 1) OR (OLD.state = 2) != (NEW.state = 2)
+                OR (OLD.state IN (0, 3)) != (NEW.state IN (0, 3))) BEGIN
+            UPDATE outlive_task_queues SET pending = ifnull(pending, 0) - (OLD.state IN (0, 3)) + (NEW.state IN (0, 3)),
+                running = ifnull(running, 0) - (OLD.state = 1) + (NEW.state = 1),
+                dead = ifnull(dead, 0) - (OLD.state = 2) + (NEW.state = 2) WHERE name = NEW.queue;
+        END;
+        CREATE TRIGGER outlive_tasks_queue_count_move AFTER UPDATE OF state, queue ON outlive_tasks
+            WHEN OLD.queue != NEW.queue BEGIN
+            UPDATE outlive_task_queues SET pending = ifnull(pending, 0) - (OLD.state IN (0, 3)), running = ifnull(running, 0) - (OLD.state = 1),
+                dead = ifnull(dead, 0) - (OLD.state = 2) WHERE name = OLD.queue;
+            UPDATE outlive_task_queues SET pending = ifnull(pending, 0) + (NEW.state IN (0, 3)), running = ifnull(running, 0) + (NEW.state = 1),
+                dead = ifnull(dead, 0) + (NEW.state = 2) WHERE name = NEW.queue;
+        END
+        """,
     ], postgresql: [
         // Tasks came to PostgreSQL at version 6: the first step makes the
         // tables as SQLite's six steps leave them, the others have nothing
@@ -203,6 +276,9 @@ enum TaskSchema {
         UPDATE outlive_task_queues SET pending = coalesce(pending, 0) + coalesce(running, 0), running = 0;
         CREATE INDEX outlive_tasks_running_queue ON outlive_tasks(queue) WHERE state = 1;
         """ + queueCountsUnended.ddl,
+        // Step 8 is SQLite's alone: an identity never takes a value twice and
+        // costs no page of its own.
+        "",
     ], postgresqlFunctions: [queueCountsUnended])
 
     /// SQLite's count triggers of step 6 in PL/pgSQL: a task deleted, or
