@@ -71,7 +71,7 @@ VALUES = {
     "empty_blob": "x''",
 }
 TABLE_COMMANDS = {
-    "outlive_kv": ["kv"], "outlive_tasks": ["tasks"], "outlive_task_runner": ["tasks"],
+    "outlive_kv": ["kv"], "outlive_tasks": ["tasks"], "outlive_task_runner": ["tasks"], "outlive_task_counted": ["tasks"],
     "outlive_signals": ["signals"],
     "outlive_signal_consumers": ["signals"], "outlive_messages": ["messages"],
     "outlive_message_categories": ["messages"], "outlive_message_presenters": ["messages"],

@@ -471,10 +471,15 @@ static const struct { const char *sql; const char *what; } zero[] = {
     {"SELECT count(*) FROM outlive_watchers", "feed watchers of ended runs"},
     {"SELECT count(*) FROM outlive_task_runner", "task runner claims of dead runs"},
     {"SELECT count(*) FROM outlive_tasks WHERE state = 1 OR runner IS NOT NULL", "tasks held by a dead runner"},
-    {"SELECT (SELECT sum(pending + running) FROM outlive_task_queues) - (SELECT count(*) FROM outlive_tasks WHERE state <> 2)",
-     "difference between the kept pending count and the rows"},
-    {"SELECT (SELECT sum(dead) FROM outlive_task_queues) - (SELECT count(*) FROM outlive_tasks WHERE state = 2)",
-     "difference between the kept dead count and the rows"},
+    /* Tasks above the counted mark are counted from their rows, not kept (TaskSchema step 9): the
+     * counters must equal the rows at or below it. */
+    {"SELECT (SELECT sum(pending + running) FROM outlive_task_queues) - (SELECT count(*) FROM outlive_tasks WHERE state <> 2 "
+     "AND seq <= (SELECT seq FROM outlive_task_counted WHERE slot = 0))",
+     "difference between the kept pending count and the counted rows"},
+    {"SELECT (SELECT sum(dead) FROM outlive_task_queues) - (SELECT count(*) FROM outlive_tasks WHERE state = 2 "
+     "AND seq <= (SELECT seq FROM outlive_task_counted WHERE slot = 0))",
+     "difference between the kept dead count and the counted rows"},
+    {"SELECT count(*) - 1 FROM outlive_task_counted WHERE slot = 0", "counted marks other than the one"},
     {"SELECT count(*) FROM outlive_signal_consumers WHERE claim_run IS NOT NULL", "signal consumers claimed by a dead run"},
     {"SELECT count(*) FROM outlive_signal_consumers WHERE lifetime = 1", "this-run consumers of dead runs"},
     {"SELECT count(*) FROM outlive_signal_consumers WHERE signal_id NOT IN (SELECT signal_id FROM outlive_signals)",

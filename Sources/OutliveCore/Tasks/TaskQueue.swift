@@ -282,11 +282,7 @@ public final class TaskQueue {
         let id = Identifier.make()
         // A task due later waits like one in backoff: the due timer starts it.
         let dueLater = task.due.flatMap { $0 > now ? $0 : nil }
-        let sql = """
-            INSERT INTO outlive_tasks(id, handler_name, handler, group_start, group_members, created, age_from,
-                                      queue, priority, state, waiting_until, unique_key, result_signal)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)\(task.uniqueKey == nil ? "" : " ON CONFLICT DO NOTHING")
-            """
+        let sql = insertSQL(transaction.engine, unique: task.uniqueKey != nil)
         let arguments: [SQLValue] = [.text(id), .text(task.work.name), .blob(handler),
                   task.groupStart.map { .text($0) } ?? .null,
                   TaskSchema.encode(members: task.groupMembers).map { .blob($0) } ?? .null,
@@ -303,17 +299,43 @@ public final class TaskQueue {
         return transaction.changedRows == 0 ? nil : id
     }
 
+    /// On SQLite a task's seq is above every stored one and above the
+    /// counted mark (TaskSchema step 9): a rowid of max + 1 could fall below
+    /// the mark once the newest tasks are gone, and be taken for counted.
+    private static func insertSQL(_ engine: StoreEngine, unique: Bool) -> String {
+        let conflict = unique ? " ON CONFLICT DO NOTHING" : ""
+        switch engine {
+        case .sqlite:
+            return """
+                INSERT INTO outlive_tasks(seq, id, handler_name, handler, group_start, group_members, created, age_from,
+                                          queue, priority, state, waiting_until, unique_key, result_signal)
+                VALUES (max(ifnull((SELECT max(seq) FROM outlive_tasks), 0), ifnull(\(TaskSchema.countedMark), 0)) + 1,
+                        ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)\(conflict)
+                """
+        case .postgresql:
+            return """
+                INSERT INTO outlive_tasks(id, handler_name, handler, group_start, group_members, created, age_from,
+                                          queue, priority, state, waiting_until, unique_key, result_signal)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)\(conflict)
+                """
+        }
+    }
+
     // MARK: - Inspection and repair
 
     /// Tasks not yet done, dead ones excluded (running and in backoff included).
     public func pendingCount() throws -> Int {
         try store.checkUsable()
-        return Int(try store.database.read { try $0.integer("SELECT sum(pending + running) FROM outlive_task_queues") } ?? 0)
+        return Int(try store.database.read {
+            try $0.integer("SELECT coalesce((SELECT sum(pending + running) FROM outlive_task_queues), 0)\(TaskSchema.uncounted($0.engine, "state <> 2"))")
+        } ?? 0)
     }
 
     public func deadCount() throws -> Int {
         try store.checkUsable()
-        return Int(try store.database.read { try $0.integer("SELECT sum(dead) FROM outlive_task_queues") } ?? 0)
+        return Int(try store.database.read {
+            try $0.integer("SELECT coalesce((SELECT sum(dead) FROM outlive_task_queues), 0)\(TaskSchema.uncounted($0.engine, "state = 2"))")
+        } ?? 0)
     }
 
     public static let maxListLimit = 100_000
@@ -460,7 +482,10 @@ public final class TaskQueue {
               runs[TaskQueueName.default] == nil else { return }
         // Counted as before queues existed: every task not yet done, running ones too.
         let pending = (try? store.database.read { transaction in
-            try transaction.integer("SELECT pending + running FROM outlive_task_queues WHERE name = ?", [.text(TaskQueueName.default)])
+            try transaction.integer("""
+                SELECT pending + running\(TaskSchema.uncounted(transaction.engine, "queue = '\(TaskQueueName.default)' AND state <> 2")) \
+                FROM outlive_task_queues WHERE name = ?
+                """, [.text(TaskQueueName.default)])
         }) ?? nil
         guard let pending, pending > 0 else { return }
         let settings = lock.withLock { triggers }

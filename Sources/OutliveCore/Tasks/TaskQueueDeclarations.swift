@@ -72,8 +72,10 @@ extension TaskQueue {
             // PostgreSQL keeps no running count (a claim writes no counter:
             // TaskSchema step 7): its `pending` counts the running tasks too.
             let sql = store.engine == .sqlite ? """
-                SELECT name, kind, pending, running, dead FROM outlive_task_queues
-                WHERE name > ? AND typeof(name) = 'text' ORDER BY name LIMIT ?
+                SELECT name, kind, pending\(TaskSchema.uncounted(.sqlite, "queue = q.name AND state IN (0, 3)")),
+                    running\(TaskSchema.uncounted(.sqlite, "queue = q.name AND state = 1")),
+                    dead\(TaskSchema.uncounted(.sqlite, "queue = q.name AND state = 2"))
+                FROM outlive_task_queues q WHERE name > ? AND typeof(name) = 'text' ORDER BY name LIMIT ?
                 """ : """
                 SELECT name, kind, pending - running, running, dead FROM (
                     SELECT name, kind, pending, dead,

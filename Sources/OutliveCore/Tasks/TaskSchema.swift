@@ -210,6 +210,41 @@ enum TaskSchema {
                 dead = ifnull(dead, 0) + (NEW.state = 2) WHERE name = NEW.queue;
         END
         """,
+        // Step 9: an add writes no counter. Its queue's row was a page of
+        // the four an add writes. Tasks above the counted mark
+        // (`outlive_task_counted.seq`) are not in the queues' counters: a
+        // read of the counts adds them up from their rows (at most
+        // `foldAfter` of them, and a batch), and an add that finds the tail
+        // that long folds it into the counters (`addPending`). The count
+        // triggers leave such tasks alone. A task's seq is above every seq
+        // stored and above the mark (`TaskQueue.insert`): a task below the
+        // mark is always a counted one.
+        """
+        CREATE TABLE outlive_task_counted(slot INTEGER PRIMARY KEY, seq INTEGER NOT NULL);
+        INSERT INTO outlive_task_counted(slot, seq) VALUES (0, coalesce((SELECT max(seq) FROM outlive_tasks), 0));
+        DROP TRIGGER outlive_tasks_queue_count_delete;
+        DROP TRIGGER outlive_tasks_queue_count_update;
+        DROP TRIGGER outlive_tasks_queue_count_move;
+        CREATE TRIGGER outlive_tasks_queue_count_delete AFTER DELETE ON outlive_tasks
+            WHEN OLD.seq <= (SELECT seq FROM outlive_task_counted WHERE slot = 0) BEGIN
+            UPDATE outlive_task_queues SET pending = ifnull(pending, 0) - (OLD.state IN (0, 3)), running = ifnull(running, 0) - (OLD.state = 1),
+                dead = ifnull(dead, 0) - (OLD.state = 2) WHERE name = OLD.queue;
+        END;
+        CREATE TRIGGER outlive_tasks_queue_count_update AFTER UPDATE OF state, queue ON outlive_tasks
+            WHEN OLD.queue = NEW.queue AND ((OLD.state = 1) != (NEW.state = 1) OR (OLD.state = 2) != (NEW.state = 2)
+                OR (OLD.state IN (0, 3)) != (NEW.state IN (0, 3))) AND OLD.seq <= (SELECT seq FROM outlive_task_counted WHERE slot = 0) BEGIN
+            UPDATE outlive_task_queues SET pending = ifnull(pending, 0) - (OLD.state IN (0, 3)) + (NEW.state IN (0, 3)),
+                running = ifnull(running, 0) - (OLD.state = 1) + (NEW.state = 1),
+                dead = ifnull(dead, 0) - (OLD.state = 2) + (NEW.state = 2) WHERE name = NEW.queue;
+        END;
+        CREATE TRIGGER outlive_tasks_queue_count_move AFTER UPDATE OF state, queue ON outlive_tasks
+            WHEN OLD.queue != NEW.queue AND OLD.seq <= (SELECT seq FROM outlive_task_counted WHERE slot = 0) BEGIN
+            UPDATE outlive_task_queues SET pending = ifnull(pending, 0) - (OLD.state IN (0, 3)), running = ifnull(running, 0) - (OLD.state = 1),
+                dead = ifnull(dead, 0) - (OLD.state = 2) WHERE name = OLD.queue;
+            UPDATE outlive_task_queues SET pending = ifnull(pending, 0) + (NEW.state IN (0, 3)), running = ifnull(running, 0) + (NEW.state = 1),
+                dead = ifnull(dead, 0) + (NEW.state = 2) WHERE name = NEW.queue;
+        END
+        """,
     ], postgresql: [
         // Tasks came to PostgreSQL at version 6: the first step makes the
         // tables as SQLite's six steps leave them, the others have nothing
@@ -278,6 +313,9 @@ enum TaskSchema {
         """ + queueCountsUnended.ddl,
         // Step 8 is SQLite's alone: an identity never takes a value twice and
         // costs no page of its own.
+        "",
+        // Step 9 is SQLite's alone: PostgreSQL's adds count their tasks in the
+        // same statement round trip (`addPending`, sent with the commit).
         "",
     ], postgresqlFunctions: [queueCountsUnended])
 
@@ -353,12 +391,52 @@ enum TaskSchema {
     }
 
     /// Counts tasks added (pending: ready or due later) to each queue, as
-    /// `TaskQueue.insert` stored them in this transaction.
+    /// `TaskQueue.insert` stored them in this transaction. On SQLite they are
+    /// above the counted mark (step 9), counted from their rows when counts
+    /// are read; once `foldAfter` tasks are, they are folded into the
+    /// counters.
     static func addPending(_ added: [String: Int64], in transaction: StoreTransaction) throws {
+        if transaction.engine == .sqlite {
+            guard let uncounted = try transaction.integer(
+                "SELECT (SELECT max(seq) FROM outlive_tasks) - seq FROM outlive_task_counted WHERE slot = 0"),
+                uncounted >= foldAfter else { return }
+            try foldCounts(in: transaction)
+            return
+        }
         for (queue, count) in added where count != 0 {
             try transaction.executeLater("UPDATE outlive_task_queues SET pending = coalesce(pending, 0) + ? WHERE name = ?",
                                          [.integer(count), .text(queue)])
         }
+    }
+
+    /// How many tasks at most lie above the counted mark after an add (but
+    /// those of one batch): what a read of the counts adds up from rows.
+    static let foldAfter: Int64 = 64
+
+    /// The mark above which tasks are not in the queues' counters (SQLite).
+    static let countedMark = "(SELECT seq FROM outlive_task_counted WHERE slot = 0)"
+
+    /// The tasks above the counted mark that `condition` selects, as a term
+    /// to add to a count read from the counters ("" on PostgreSQL, whose
+    /// counters count every task).
+    static func uncounted(_ engine: StoreEngine, _ condition: String) -> String {
+        engine == .sqlite ? " + (SELECT count(*) FROM outlive_tasks WHERE seq > \(countedMark) AND \(condition))" : ""
+    }
+
+    /// Moves the tasks above the counted mark into their queues' counters,
+    /// each by its state now, and the mark to the newest task.
+    static func foldCounts(in transaction: StoreTransaction) throws {
+        let above = "FROM outlive_tasks t WHERE t.seq > \(countedMark) AND t.queue = outlive_task_queues.name AND"
+        try transaction.execute("""
+            UPDATE outlive_task_queues SET
+                pending = ifnull(pending, 0) + (SELECT count(*) \(above) t.state IN (0, 3)),
+                running = ifnull(running, 0) + (SELECT count(*) \(above) t.state = 1),
+                dead = ifnull(dead, 0) + (SELECT count(*) \(above) t.state = 2)
+            """)
+        try transaction.execute("""
+            UPDATE outlive_task_counted SET seq = (SELECT max(seq) FROM outlive_tasks)
+            WHERE slot = 0 AND (SELECT max(seq) FROM outlive_tasks) > seq
+            """)
     }
 
     enum QueueKind: Int64 {

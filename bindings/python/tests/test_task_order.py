@@ -44,7 +44,8 @@ def connect(directory):
 
 def back_to_version_7(directory, highest_seq_used):
     """Rebuilds outlive_tasks as version 7 made it (AUTOINCREMENT, the same
-    indexes and triggers), rows and seq kept, `sqlite_sequence` remembering
+    indexes, the count triggers without the counted mark of step 9), rows and
+    seq kept, every task in the counters, `sqlite_sequence` remembering
     `highest_seq_used` (tasks added and deleted since)."""
     db = connect(directory)
     try:
@@ -55,8 +56,15 @@ def back_to_version_7(directory, highest_seq_used):
         db.execute(TASKS_TABLE_AT_VERSION_7)
         db.execute("INSERT INTO outlive_tasks SELECT * FROM outlive_tasks_version_8")
         db.execute("DROP TABLE outlive_tasks_version_8")
+        # Version 7 counted every task in the counters; step 9 made the mark and its triggers.
+        db.execute("""UPDATE outlive_task_queues SET
+            pending = (SELECT count(*) FROM outlive_tasks WHERE queue = name AND state IN (0, 3)),
+            running = (SELECT count(*) FROM outlive_tasks WHERE queue = name AND state = 1),
+            dead = (SELECT count(*) FROM outlive_tasks WHERE queue = name AND state = 2)""")
+        db.execute("DROP TABLE outlive_task_counted")
+        mark = " AND OLD.seq <= (SELECT seq FROM outlive_task_counted WHERE slot = 0)"
         for sql in kept:
-            db.execute(sql)
+            db.execute(sql.replace("\n    WHEN" + mark[4:] + " BEGIN", " BEGIN").replace(mark, ""))
         db.execute("UPDATE sqlite_sequence SET seq = ? WHERE name = 'outlive_tasks'", (highest_seq_used,))
         db.execute("UPDATE outlive_schema SET version = 7 WHERE component = 'tasks'")
         db.execute("COMMIT")
@@ -101,7 +109,7 @@ def test_a_store_of_the_previous_tasks_schema_migrates_keeping_its_tasks_ids_ord
         (sql,) = db.execute("SELECT sql FROM sqlite_schema WHERE name = 'outlive_tasks'").fetchone()
         assert "AUTOINCREMENT" not in sql
         assert db.execute("SELECT count(*) FROM sqlite_sequence WHERE name = 'outlive_tasks'").fetchone()[0] == 0
-        assert db.execute("SELECT version FROM outlive_schema WHERE component = 'tasks'").fetchone()[0] == 8
+        assert db.execute("SELECT version FROM outlive_schema WHERE component = 'tasks'").fetchone()[0] == 9
     finally:
         db.close()
 
