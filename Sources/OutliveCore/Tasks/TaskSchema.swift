@@ -15,7 +15,8 @@
 /// `outlive_task_runner` is the claim of the one runner across processes;
 /// `age_from` is when the task's max age started counting (created, or its
 /// last retry). Each queue's row of `outlive_task_queues` keeps its counts (kept
-/// by triggers), so that triggers and counts never count rows.
+/// by triggers), so that triggers and counts never count rows — on SQLite
+/// but for the few newest tasks, above `outlive_task_counted` (step 9).
 enum TaskSchema {
     static let component = SchemaComponent(name: "tasks", migrations: [
         """
