@@ -466,20 +466,12 @@ static long long scalar(sqlite3 *db, const char *sql) {
 
 /* What must be zero once every process ended: nothing of a dead run left, the
  * kept counts equal to the rows. */
-static const struct { const char *sql; const char *what; } zero[] = {
+struct zero_check { const char *sql; const char *what; };
+static const struct zero_check zero[] = {
     {"SELECT count(*) FROM outlive_runs", "runs still registered after every process ended"},
     {"SELECT count(*) FROM outlive_watchers", "feed watchers of ended runs"},
     {"SELECT count(*) FROM outlive_task_runner", "task runner claims of dead runs"},
     {"SELECT count(*) FROM outlive_tasks WHERE state = 1 OR runner IS NOT NULL", "tasks held by a dead runner"},
-    /* Tasks above the counted mark are counted from their rows, not kept (TaskSchema step 9): the
-     * counters must equal the rows at or below it. */
-    {"SELECT (SELECT sum(pending + running) FROM outlive_task_queues) - (SELECT count(*) FROM outlive_tasks WHERE state <> 2 "
-     "AND seq <= (SELECT seq FROM outlive_task_counted WHERE slot = 0))",
-     "difference between the kept pending count and the counted rows"},
-    {"SELECT (SELECT sum(dead) FROM outlive_task_queues) - (SELECT count(*) FROM outlive_tasks WHERE state = 2 "
-     "AND seq <= (SELECT seq FROM outlive_task_counted WHERE slot = 0))",
-     "difference between the kept dead count and the counted rows"},
-    {"SELECT count(*) - 1 FROM outlive_task_counted WHERE slot = 0", "counted marks other than the one"},
     {"SELECT count(*) FROM outlive_signal_consumers WHERE claim_run IS NOT NULL", "signal consumers claimed by a dead run"},
     {"SELECT count(*) FROM outlive_signal_consumers WHERE lifetime = 1", "this-run consumers of dead runs"},
     {"SELECT count(*) FROM outlive_signal_consumers WHERE signal_id NOT IN (SELECT signal_id FROM outlive_signals)",
@@ -494,6 +486,25 @@ static const struct { const char *sql; const char *what; } zero[] = {
      "difference between the kept message count and the rows"},
 };
 #define ZERO_COUNT (sizeof zero / sizeof zero[0])
+
+/* The kept counts equal to the rows. On SQLite the tasks above the counted mark are counted from their
+ * rows, not kept (TaskSchema step 9): the counters must equal the rows at or below it. */
+static const struct zero_check sqlite_counts[] = {
+    {"SELECT (SELECT sum(pending + running) FROM outlive_task_queues) - (SELECT count(*) FROM outlive_tasks WHERE state <> 2 "
+     "AND seq <= (SELECT seq FROM outlive_task_counted WHERE slot = 0))",
+     "difference between the kept pending count and the counted rows"},
+    {"SELECT (SELECT sum(dead) FROM outlive_task_queues) - (SELECT count(*) FROM outlive_tasks WHERE state = 2 "
+     "AND seq <= (SELECT seq FROM outlive_task_counted WHERE slot = 0))",
+     "difference between the kept dead count and the counted rows"},
+    {"SELECT count(*) - 1 FROM outlive_task_counted WHERE slot = 0", "counted marks other than the one"},
+};
+static const struct zero_check postgresql_counts[] = {
+    {"SELECT (SELECT sum(pending + running) FROM outlive_task_queues) - (SELECT count(*) FROM outlive_tasks WHERE state <> 2)",
+     "difference between the kept pending count and the rows"},
+    {"SELECT (SELECT sum(dead) FROM outlive_task_queues) - (SELECT count(*) FROM outlive_tasks WHERE state = 2)",
+     "difference between the kept dead count and the rows"},
+};
+#define COUNTS_COUNT(list) (sizeof list / sizeof list[0])
 
 static int postgresql_location(const char *location) { return strncmp(location, "postgres", 8) == 0; }
 
@@ -517,19 +528,23 @@ static int wait_for_the_drivers_sessions_to_end(const char *location, char *why,
 static int verify_postgresql_database(const char *location, char *why, size_t why_size) {
     static char sql[8192];
     size_t used = (size_t)snprintf(sql, sizeof sql, "SELECT ");
-    for (size_t i = 0; i < ZERO_COUNT; i++)
-        used += (size_t)snprintf(sql + used, sizeof sql - used, "%s(%s)", i ? ", " : "", zero[i].sql);
+    const struct zero_check *checks[ZERO_COUNT + COUNTS_COUNT(postgresql_counts)];
+    size_t count = 0;
+    for (size_t i = 0; i < ZERO_COUNT; i++) checks[count++] = &zero[i];
+    for (size_t i = 0; i < COUNTS_COUNT(postgresql_counts); i++) checks[count++] = &postgresql_counts[i];
+    for (size_t i = 0; i < count; i++)
+        used += (size_t)snprintf(sql + used, sizeof sql - used, "%s(%s)", i ? ", " : "", checks[i]->sql);
     char out[2048];
     if (!harness_psql(location, sql, out, sizeof out)) {
         snprintf(why, why_size, "psql: %.400s", out[0] ? out : "failed (its error is on stderr)");
         return 0;
     }
     char *field = out;
-    for (size_t i = 0; i < ZERO_COUNT; i++) {
+    for (size_t i = 0; i < count; i++) {
         char *end = NULL;
         long long value = strtoll(field, &end, 10);
         if (end == field || value != 0) {
-            snprintf(why, why_size, "%.40s %s (%s)", field, zero[i].what, zero[i].sql);
+            snprintf(why, why_size, "%.40s %s (%s)", field, checks[i]->what, checks[i]->sql);
             return 0;
         }
         field = end + (*end == '|');
@@ -558,10 +573,11 @@ static int verify_database(const char *dir, char *why, size_t why_size) {
         ok = 0;
     }
     sqlite3_finalize(statement);
-    for (size_t i = 0; ok && i < ZERO_COUNT; i++) {
-        long long value = scalar(db, zero[i].sql);
+    for (size_t i = 0; ok && i < ZERO_COUNT + COUNTS_COUNT(sqlite_counts); i++) {
+        const struct zero_check *check = i < ZERO_COUNT ? &zero[i] : &sqlite_counts[i - ZERO_COUNT];
+        long long value = scalar(db, check->sql);
         if (value != 0) {
-            snprintf(why, why_size, "%lld %s (%s)", value, zero[i].what, value == -1 ? sqlite3_errmsg(db) : zero[i].sql);
+            snprintf(why, why_size, "%lld %s (%s)", value, check->what, value == -1 ? sqlite3_errmsg(db) : check->sql);
             ok = 0;
         }
     }
