@@ -15,8 +15,6 @@ final class GroupCommitTests: XCTestCase {
         var template = Array("/tmp/outlive-group-XXXXXX".utf8CString)
         directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
         backend = try SQLiteBackend(path: directory + "/store.db", durability: .normal, busyTimeoutMilliseconds: 30_000)
-        // At NORMAL a commit costs no fsync, and grouped writes would commit alone.
-        backend.groupsCheapCommits = true
         let table = SchemaComponent(name: "grouped", migrations: ["CREATE TABLE grouped(k TEXT PRIMARY KEY, v INTEGER NOT NULL)"])
         try Schema.migrate(backend, components: [Schema.store, table])
         try backend.write {
@@ -123,29 +121,3 @@ final class GroupCommitTests: XCTestCase {
     }
 }
 
-/// When grouped writes wait for a group: only while the last commit cost an
-/// fsync; a cheap commit makes the next write commit alone.
-final class GroupCommitPolicyTests: XCTestCase {
-    func testWritesGroupOnlyWhileTheLastCommitWasSlow() {
-        let group = GroupCommit()
-        XCTAssertFalse(group.grouping, "no commit measured yet: the first write commits alone")
-        group.committedAlone(nanoseconds: 400_000)
-        XCTAssertTrue(group.grouping, "a commit with an fsync is worth sharing")
-        group.committedAlone(nanoseconds: 12_000)
-        XCTAssertFalse(group.grouping, "a commit without an fsync is not")
-        group.groupsCheapCommits = true
-        XCTAssertTrue(group.grouping)
-    }
-
-    func testALoneLeaderReportsItsCommitTime() {
-        let group = GroupCommit()
-        let member = GroupCommit.Member { _ in }
-        var groups: [Int] = []
-        group.submit(member) { members in
-            groups.append(members.count)
-            return 300_000
-        }
-        XCTAssertEqual(groups, [1])
-        XCTAssertTrue(group.grouping, "the group's COMMIT took 300 µs")
-    }
-}

@@ -5,28 +5,28 @@ import Glibc
 /// together: one transaction and one fsync for all of them instead of one
 /// each. No thread of its own: the first caller to find no group under way
 /// becomes the leader and commits the writes queued at that moment, its own
-/// first; the others sleep until the leader has committed theirs (their
-/// change is durable when they return) or hands them the lead for the writes
-/// that queued meanwhile. A lone caller leads at once: nobody waits for company.
+/// first; the others sleep until a leader has committed theirs (their change
+/// is durable when they return) or hands them the lead for the writes that
+/// queued meanwhile. A lone caller leads at once: nobody waits for company.
 ///
-/// Only where a commit costs an fsync. Waking a sleeping thread costs two
-/// context switches (tens of µs on a busy machine), more than a commit without
-/// an fsync (`synchronous=NORMAL`: about 15 µs), and a group hands off at least
-/// once per commit: there, grouping made 2 threads a third as fast as one. So
-/// while the last COMMIT took less than `worthGrouping`, a write commits alone
-/// under the connection's lock (SQLiteBackend), where the threads' work
-/// outside the transaction still runs side by side; each commit measured
-/// decides again, so a store whose commits turn slow groups again.
-///
-/// A member sleeps on a semaphore of its own and returns without taking the
-/// mutex again: the members a group releases do not queue on the mutex one
-/// behind the other.
+/// A thread woken costs two context switches, tens of µs on a busy machine:
+/// more than a commit without an fsync (`synchronous=NORMAL`, about 15 µs). So
+/// no wake-up may stand between two commits:
+/// - After a COMMIT that took less than `worthGrouping` (no fsync), the leader
+///   commits the writes queued meanwhile itself, up to `groupsPerLead` groups,
+///   instead of waking one of their threads to lead them (a hand-off per
+///   commit made 2 threads at NORMAL a third as fast as one). After one with
+///   an fsync it hands the lead on: the hand-off costs little beside the next
+///   fsync, and its own thread's next write can join that group.
+/// - It gathers (below) only after a COMMIT with an fsync.
+/// - A member sleeps on a semaphore of its own and returns without taking the
+///   mutex again: the members a group releases do not queue on the mutex.
 ///
 /// Gathering: the members a group releases come back one by one, and the
 /// first would otherwise commit alone while the rest queue behind it (groups
 /// of 1, 7, 1, 7 for 8 busy threads). So a leader that finds fewer writes
 /// queued than the last group held waits for them, at most half the time the
-/// last COMMIT took (the fsync, not the members' statements): never more than
+/// last COMMIT took (its fsync, not the members' statements): never more than
 /// a fraction of the commit it may save, and nothing for a thread writing
 /// alone (its last group was itself).
 ///
@@ -84,7 +84,6 @@ final class GroupCommit {
     private var commitNanoseconds: Int64 = 0
     /// Writes a gathering leader waits for (0: nobody gathers).
     private var gatherTarget = 0
-    private var alwaysGroups = false
 
     init() {
         mutex = .allocate(capacity: 1)
@@ -122,58 +121,51 @@ final class GroupCommit {
         }
         // The lead: this member first, then every write queued until now.
         if queue.count + 1 < lastGroupSize && commitNanoseconds >= GroupCommit.worthGrouping { gather() }
-        let group = [member] + queue
-        queue.removeAll(keepingCapacity: true)
-        lastGroupSize = group.count
-        pthread_mutex_unlock(mutex)
+        var group = [member] + queue
+        var led = 0
+        while true {
+            queue.removeAll(keepingCapacity: true)
+            lastGroupSize = group.count
+            pthread_mutex_unlock(mutex)
 
-        let took = commit(group)
+            let took = commit(group)
 
-        pthread_mutex_lock(mutex)
-        commitNanoseconds = took
-        for other in group {
-            other.work = nil
-            other.state = .done
+            pthread_mutex_lock(mutex)
+            commitNanoseconds = took
+            for other in group {
+                other.work = nil
+                other.state = .done
+            }
+            led += 1
+            // Writes queued during this commit form the next group. After a
+            // commit without an fsync this thread leads it (a few groups at
+            // most: its own caller waits meanwhile); after one with an fsync,
+            // the first of them does, and this thread's next write can join.
+            let more = !queue.isEmpty && took < GroupCommit.worthGrouping && led < GroupCommit.groupsPerLead
+            var next: Member?
+            if queue.isEmpty {
+                leading = false
+            } else if !more {
+                next = queue.removeFirst()
+                next?.state = .leading
+            }
+            pthread_mutex_unlock(mutex)
+            // Woken after the unlock: `group` keeps each member alive.
+            for other in group where other !== member { other.wake() }
+            next?.wake()
+            guard more else { return }
+            // Only the leader takes from the queue: it still holds the writes
+            // seen above, and those queued while it woke the others.
+            pthread_mutex_lock(mutex)
+            group = queue
         }
-        // Writes queued during this commit form the next group, led by the first of them.
-        var next: Member?
-        if queue.isEmpty {
-            leading = false
-        } else {
-            next = queue.removeFirst()
-            next?.state = .leading
-        }
-        pthread_mutex_unlock(mutex)
-        // Woken after the unlock: `group` keeps each member alive.
-        for other in group where other !== member { other.wake() }
-        next?.wake()
     }
 
-    /// Whether a write should be queued for a group rather than commit alone:
-    /// the last COMMIT cost an fsync (or `groupsCheapCommits`).
-    var grouping: Bool {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return alwaysGroups || commitNanoseconds >= GroupCommit.worthGrouping
-    }
-
-    /// Groups writes however cheap a commit is (for tests that line up a group
-    /// on a store at `synchronous=NORMAL`).
-    var groupsCheapCommits: Bool {
-        get { pthread_mutex_lock(mutex); defer { pthread_mutex_unlock(mutex) }; return alwaysGroups }
-        set { pthread_mutex_lock(mutex); alwaysGroups = newValue; pthread_mutex_unlock(mutex) }
-    }
-
-    /// A write committed alone took `nanoseconds` in its COMMIT.
-    func committedAlone(nanoseconds: Int64) {
-        pthread_mutex_lock(mutex)
-        commitNanoseconds = nanoseconds
-        pthread_mutex_unlock(mutex)
-    }
-
-    /// A COMMIT shorter than this made no fsync worth sharing: a wake-up of
-    /// another thread costs about as much.
+    /// A COMMIT shorter than this made no fsync: waking a thread costs about
+    /// as much as it would save.
     static let worthGrouping: Int64 = 50_000
+    /// Groups a leader commits in a row before it hands the lead on.
+    static let groupsPerLead = 8
     static let longestGather: Int64 = 2_000_000
 
     /// Writes waiting for a group (for tests that line up a group).

@@ -90,8 +90,7 @@ final class SQLiteBackend: StoreBackend {
         }
     }
 
-    /// Also returns how long its COMMIT took.
-    private func transaction<T>(begin: String, _ body: (StoreTransaction) throws -> T) throws -> (T, Transaction, Int64) {
+    private func transaction<T>(begin: String, _ body: (StoreTransaction) throws -> T) throws -> (T, Transaction) {
         try enter()
         return try lock.withLock {
             let marker = Unmanaged.passUnretained(self).toOpaque()
@@ -102,9 +101,8 @@ final class SQLiteBackend: StoreBackend {
             try connection.run(begin, [])
             do {
                 let result = try body(transaction)
-                let started = Clock.monotonicNanoseconds()
                 try connection.run("COMMIT", [])
-                return (result, transaction, Clock.monotonicNanoseconds() - started)
+                return (result, transaction)
             } catch {
                 if sqlite3_get_autocommit(connection.handle) == 0 { try? connection.run("ROLLBACK", []) }
                 throw error
@@ -113,7 +111,7 @@ final class SQLiteBackend: StoreBackend {
     }
 
     func write<T>(_ body: (StoreTransaction) throws -> T) throws -> T {
-        let (result, transaction, _) = try self.transaction(begin: "BEGIN IMMEDIATE", body)
+        let (result, transaction) = try self.transaction(begin: "BEGIN IMMEDIATE", body)
         if let sequence = transaction.newestSequence { onChangesCommitted?(sequence) }
         for action in transaction.commitActions { action() }
         return result
@@ -126,16 +124,8 @@ final class SQLiteBackend: StoreBackend {
     /// (SQLite rolls back everything on a full disk, an I/O error, no memory,
     /// or an `OR ROLLBACK` conflict) or the commit fails, nothing of the group
     /// was stored: every member then runs again alone, in a transaction of its
-    /// own, and gets the status it gets there. While commits cost no fsync, a
-    /// grouped write commits alone (see GroupCommit).
+    /// own, and gets the status it gets there.
     func groupedWrite<T>(_ body: (StoreTransaction) throws -> T) throws -> T {
-        if !group.grouping {
-            let (result, transaction, took) = try self.transaction(begin: "BEGIN IMMEDIATE", body)
-            group.committedAlone(nanoseconds: took)
-            if let sequence = transaction.newestSequence { onChangesCommitted?(sequence) }
-            for action in transaction.commitActions { action() }
-            return result
-        }
         try enter()
         var result: T?
         try withoutActuallyEscaping(body) { body in
@@ -149,13 +139,6 @@ final class SQLiteBackend: StoreBackend {
 
     /// Grouped writes waiting for the group under way (for tests).
     var queuedGroupedWrites: Int { group.queuedCount }
-
-    /// Groups concurrent grouped writes even where commits are cheap (for
-    /// tests that line up a group).
-    var groupsCheapCommits: Bool {
-        get { group.groupsCheapCommits }
-        set { group.groupsCheapCommits = newValue }
-    }
 
     private struct GroupUndone: Error {}
 
