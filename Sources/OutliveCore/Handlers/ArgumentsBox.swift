@@ -20,6 +20,16 @@ public final class ArgumentsBox {
         for name in cNames { name.deallocate() }
     }
 
+    /// Runs `body` with the entries read in place (not copied, not retained):
+    /// the path of `outlive_handler_call`.
+    @inline(__always)
+    public func withEntries<R>(_ body: (UnsafeBufferPointer<Argument>) throws -> R) rethrows -> R {
+        // Through the property's address: a plain read would copy the array
+        // (a retain and a release) in case it changed during `body`, which
+        // only a caller breaking the contract above could do.
+        try withUnsafeMutablePointer(to: &arguments) { try $0.pointee.entries.withUnsafeBufferPointer(body) }
+    }
+
     /// Sets one argument; throws `.invalidArgument` past the limits.
     public func set(_ name: String, _ value: Value) throws {
         try ArgumentName.validate(name)

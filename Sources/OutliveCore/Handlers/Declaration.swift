@@ -24,12 +24,22 @@ public final class Declaration {
     public let signature: Signature
     public let body: Body
     public let origin: Origin
+    /// The parts of a `.function` body, also kept apart from `body`: a call
+    /// reads them without copying the enum's payload out (a retain each).
+    let callInterface: CallInterface?
+    let cFunction: CFunction?
+    let resolver: Resolver?
 
     init(name: String, signature: Signature, body: Body, origin: Origin) {
         self.name = name
         self.signature = signature
         self.body = body
         self.origin = origin
+        if case .function(let function, let resolver, let callInterface) = body {
+            (cFunction, self.resolver, self.callInterface) = (function, resolver, callInterface)
+        } else {
+            (cFunction, resolver, callInterface) = (nil, nil, nil)
+        }
     }
 
     static func function(name: String, signature: Signature, function: CFunction, resolver: Resolver?, origin: Origin) throws -> Declaration {
