@@ -12,12 +12,14 @@ import typing
 from . import _callbacks, _ffi, results
 from .errors import ClosedError, check, error_for
 from .parameters import Parameter, parameters_of
-from .values import Args, args_to_dict, object_bytes, serialized_handler, value_bytes
+from .values import Args, CallArgs, args_to_dict, object_bytes, serialized_handler, value_bytes
 
 if typing.TYPE_CHECKING:
     import asyncio
 
 _logger = logging.getLogger("outlive")
+_call_args = CallArgs()
+_call = _ffi.BY_ADDRESS["outlive_handler_call"]
 
 
 class Handler:
@@ -107,7 +109,20 @@ class Handler:
     def __call__(self, **call_args: typing.Any) -> None:
         """Calls the handler in this process with these call-time arguments."""
         handle = self.handle
-        if call_args:
+        scratch = _call_args
+        if call_args and not scratch.busy and None not in call_args.values():
+            # The path of every call: its thread's reused argument set, and C
+            # functions taking addresses (see _ffi.BY_ADDRESS).
+            address, large = scratch.fill(call_args)
+            scratch.busy = True
+            try:
+                with _callbacks.collecting():
+                    status = _call(handle.value, address)
+            finally:
+                scratch.busy = False
+            if large:
+                scratch.clear()
+        elif call_args:
             with Args(call_args) as args, _callbacks.collecting():
                 status = _ffi.outlive_handler_call(handle, args.handle)
         else:
