@@ -27,6 +27,9 @@ class _Pending(threading.local):
 
 
 _pending = _Pending()
+# For a caller that does what collecting() and raise_pending() do, inline
+# (Handler.__call__).
+pending = _pending
 
 
 def register(obj: typing.Any) -> int:

@@ -418,7 +418,7 @@ _declare(_DECLARATIONS)
 # (a Handler's, its thread's reused outlive_args), and C checks every handle's
 # kind again (OUTLIVE_E_INVALID_ARGUMENT). Their other argtypes are the
 # declarations' own (tests/test_ffi_declarations.py checks both).
-_BY_ADDRESS = ("outlive_handler_call", "outlive_args_set_id", "outlive_args_set_integer",
+_BY_ADDRESS = ("outlive_handler_call", "outlive_args_set_id", "outlive_args_set_string", "outlive_args_set_integer",
                "outlive_args_set_double", "outlive_args_set_bool", "outlive_args_remove")
 
 

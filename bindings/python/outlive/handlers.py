@@ -111,24 +111,31 @@ class Handler:
         handle = self.handle
         scratch = _call_args
         if call_args and not scratch.busy and None not in call_args.values():
-            # The path of every call: its thread's reused argument set, and C
-            # functions taking addresses (see _ffi.BY_ADDRESS).
-            address, large = scratch.fill(call_args)
+            # The path of every call, where each Python step costs about what
+            # the C call does: its thread's reused argument set, C functions
+            # taking addresses (see _ffi.BY_ADDRESS), and what
+            # _callbacks.collecting() and raise_pending() do, inline.
+            large = scratch.fill(call_args)
+            pending = _callbacks.pending
+            pending.depth += 1
             scratch.busy = True
             try:
-                with _callbacks.collecting():
-                    status = _call(handle.value, address)
+                status = _call(handle.value, scratch.address)
             finally:
                 scratch.busy = False
+                pending.depth -= 1
             if large:
                 scratch.clear()
+            if pending.errors:
+                _callbacks.raise_pending()
         elif call_args:
             with Args(call_args) as args, _callbacks.collecting():
                 status = _ffi.outlive_handler_call(handle, args.handle)
+            _callbacks.raise_pending()
         else:
             with _callbacks.collecting():
                 status = _ffi.outlive_handler_call(handle, None)
-        _callbacks.raise_pending()
+            _callbacks.raise_pending()
         if status:
             raise error_for(status)
 

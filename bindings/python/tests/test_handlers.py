@@ -162,8 +162,9 @@ def test_call_time_arguments_of_one_call_never_reach_the_next():
     h(first="x" * 100_000, second="3")  # large: removed after the call
     h(second="4")
     h(second="5", first="d")  # the same names in another order
+    h(first="nul\0inside", second="é")
     assert seen == [("a", "1"), (None, "2"), ("b", None), ("c", None), (None, None), ("x" * 100_000, "3"),
-                    (None, "4"), ("d", "5")]
+                    (None, "4"), ("d", "5"), ("nul\0inside", "é")]
 
 
 def test_a_refused_call_time_argument_leaves_the_next_call_clean():
