@@ -21,13 +21,14 @@ public final class ArgumentsBox {
     }
 
     /// Runs `body` with the entries read in place (not copied, not retained):
-    /// the path of `outlive_handler_call`.
+    /// the path of `outlive_handler_call`. The set is under a read access for
+    /// the whole of `body`, the handler's run included: reading the set again
+    /// meanwhile (a getter, another call with it) is fine; changing it (which
+    /// `const outlive_args *call_args` forbids) stops the process with Swift's
+    /// exclusivity error rather than freeing what the call reads.
     @inline(__always)
     public func withEntries<R>(_ body: (UnsafeBufferPointer<Argument>) throws -> R) rethrows -> R {
-        // Through the property's address: a plain read would copy the array
-        // (a retain and a release) in case it changed during `body`, which
-        // only a caller breaking the contract above could do.
-        try withUnsafeMutablePointer(to: &arguments) { try $0.pointee.entries.withUnsafeBufferPointer(body) }
+        try withUnsafePointer(to: arguments) { try $0.pointee.entries.withUnsafeBufferPointer(body) }
     }
 
     /// Sets one argument; throws `.invalidArgument` past the limits.
