@@ -108,7 +108,9 @@ class Handler:
 
     def __call__(self, **call_args: typing.Any) -> None:
         """Calls the handler in this process with these call-time arguments."""
-        handle = self.handle
+        handle = self._handle  # self.handle, without a property call
+        if not handle:
+            raise ClosedError("handler")
         scratch = _call_args
         if call_args and not scratch.busy and None not in call_args.values():
             # The path of every call, where each Python step costs about what
