@@ -1,3 +1,5 @@
+import COutliveSystem
+
 /// What a handler name resolves to: its parameters and how to call it.
 public final class Declaration {
     /// A C function taking the declared parameters (after `self` when it has a resolver).
@@ -26,9 +28,12 @@ public final class Declaration {
     public let origin: Origin
     /// The parts of a `.function` body, also kept apart from `body`: a call
     /// reads them without copying the enum's payload out (a retain each).
-    let callInterface: CallInterface?
     let cFunction: CFunction?
     let resolver: Resolver?
+    /// The prepared cif of `body`'s call interface (which `body` keeps alive)
+    /// and its count of C parameters: plain values, read without a retain.
+    let cif: UnsafeMutablePointer<ffi_cif>?
+    let cParameterCount: Int
 
     init(name: String, signature: Signature, body: Body, origin: Origin) {
         self.name = name
@@ -36,9 +41,9 @@ public final class Declaration {
         self.body = body
         self.origin = origin
         if case .function(let function, let resolver, let callInterface) = body {
-            (cFunction, self.resolver, self.callInterface) = (function, resolver, callInterface)
+            (cFunction, self.resolver, cif, cParameterCount) = (function, resolver, callInterface.cif, callInterface.count)
         } else {
-            (cFunction, resolver, callInterface) = (nil, nil, nil)
+            (cFunction, resolver, cif, cParameterCount) = (nil, nil, nil, 0)
         }
     }
 

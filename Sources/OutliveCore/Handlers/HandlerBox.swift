@@ -69,8 +69,11 @@ public final class HandlerBox {
         /// A method of the snapshot, so that its parts are read in place
         /// (borrowed from `self`) rather than copied out and retained.
         func invoke(call: ArgumentsBox?) throws {
-            guard let call else { return try declaration.invoke(bound: handler.bound, call: Arguments()) }
-            try declaration.invoke(bound: handler.bound, call: call)
+            // The declaration lives as long as self, which the caller holds.
+            try Unmanaged.passUnretained(declaration)._withUnsafeGuaranteedRef { declaration in
+                guard let call else { return try declaration.invoke(bound: handler.bound, call: Arguments()) }
+                try declaration.invoke(bound: handler.bound, call: call)
+            }
         }
     }
 

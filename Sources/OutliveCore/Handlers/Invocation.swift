@@ -50,16 +50,17 @@ extension Declaration {
             try body(bound.merged(with: call))
         case .function(let function, let resolver, let callInterface):
             try call.entries.withUnsafeBufferPointer { callEntries in
-                try invoke(function, resolver: resolver, callInterface, bound: bound, call: callEntries)
+                try invoke(function, resolver: resolver, callInterface.cif, count: callInterface.count, bound: bound,
+                           call: callEntries)
             }
         }
     }
 
     /// The same with the call-time arguments of a box, read in place.
     public func invoke(bound: Arguments, call box: ArgumentsBox) throws {
-        guard let callInterface, let function = cFunction else { return try invoke(bound: bound, call: box.arguments) }
+        guard let cif, let function = cFunction else { return try invoke(bound: bound, call: box.arguments) }
         try box.withEntries { callEntries in
-            try invoke(function, resolver: resolver, callInterface, bound: bound, call: callEntries)
+            try invoke(function, resolver: resolver, cif, count: cParameterCount, bound: bound, call: callEntries)
         }
     }
 
@@ -108,9 +109,8 @@ extension Declaration {
         }
     }
 
-    private func invoke(_ function: CFunction, resolver: Resolver?, _ callInterface: CallInterface,
+    private func invoke(_ function: CFunction, resolver: Resolver?, _ cif: UnsafeMutablePointer<ffi_cif>, count: Int,
                         bound: Arguments, call callEntries: UnsafeBufferPointer<Argument>) throws {
-        let count = callInterface.count
         // One slot per C parameter plus one for the (void) return value.
         try withUnsafeTemporaryAllocation(of: UInt64.self, capacity: count + 1) { slots in
             try withUnsafeTemporaryAllocation(of: UnsafeMutableRawPointer?.self, capacity: count + 1) { values in
@@ -150,7 +150,7 @@ extension Declaration {
                 // alive; nested the handler boxes.
                 withExtendedLifetime(nested) {
                     withExtendedLifetime(bound) {
-                        ffi_call(callInterface.cif, function, returnSlot, valueBase)
+                        ffi_call(cif, function, returnSlot, valueBase)
                     }
                 }
             }
