@@ -91,7 +91,7 @@ public final class Signals {
         guard Identifier.isValid(signalID) else {
             throw OutliveError.invalidArgument("\(argument) \"\(signalID.prefix(64))\" is not a UUID (8-4-4-4-12 hexadecimal digits)")
         }
-        return signalID.lowercased()
+        return Identifier.lowercased(signalID)
     }
 
     public static func validate(scope: String?) throws {

@@ -79,7 +79,12 @@ final class SQLiteConnection {
 
     /// Binds, steps through every row, resets. `row` reads the current row.
     func run(_ sql: String, _ arguments: [SQLValue], row: ((SQLRow) throws -> Void)? = nil) throws {
-        let statement = try prepared(sql)
+        try run(prepared(sql), sql, arguments, row: row)
+    }
+
+    /// `run` of a statement `prepared` returned for `sql` (a caller that keeps
+    /// it saves the cache's lookup: BEGIN and COMMIT, run by every write).
+    func run(_ statement: OpaquePointer, _ sql: String, _ arguments: [SQLValue] = [], row: ((SQLRow) throws -> Void)? = nil) throws {
         // Bindings are cleared only when a call may have left some of them
         // unbound: every call binding all of them rebinds each anyway.
         let unbound = arguments.count < Int(sqlite3_bind_parameter_count(statement))
