@@ -42,24 +42,15 @@ final class SQLiteBackend: StoreBackend {
         }
         guard mode.lowercased() == "wal" else { throw OutliveError(.io, "database \(path) cannot use WAL mode (journal mode is \(mode))") }
         try connection.exec("PRAGMA synchronous=\(durability == .full ? "FULL" : "NORMAL"); PRAGMA foreign_keys=ON")
-        beginImmediate = try connection.prepared(SQLiteBackend.beginImmediateSQL)
-        commitStatement = try connection.prepared(SQLiteBackend.commitSQL)
     }
-
-    // Every write's first and last statements, kept (finalized with the
-    // connection's cache): a cache lookup each cost a sixtieth of a signal post.
-    private static let beginImmediateSQL = "BEGIN IMMEDIATE"
-    private static let commitSQL = "COMMIT"
-    private let beginImmediate: OpaquePointer
-    private let commitStatement: OpaquePointer
 
     /// BEGIN IMMEDIATE for a write, BEGIN for a read.
     private func begin(writing: Bool) throws {
-        if writing { try connection.run(beginImmediate, SQLiteBackend.beginImmediateSQL) } else { try connection.run("BEGIN", []) }
+        if writing { try connection.run(.beginImmediate, []) } else { try connection.run("BEGIN", []) }
     }
 
     private func commit() throws {
-        try connection.run(commitStatement, SQLiteBackend.commitSQL)
+        try connection.run(.commit, [])
     }
 
     private final class Transaction: StoreTransaction {
@@ -82,13 +73,9 @@ final class SQLiteBackend: StoreBackend {
         var changedRows: Int { connection.changes }
 
         func recordChange(topic: String, key: String) throws {
-            // No live run reads this topic: the entry would only cost a page
-            // write. One statement for the look and the entry, not two; OR
-            // ROLLBACK spares it the statement journal of an INSERT ... SELECT
-            // (a failure rolls the whole transaction back anyway).
-            try connection.run("""
-                INSERT OR ROLLBACK INTO outlive_feed(topic, key) SELECT ?1, ?2 WHERE EXISTS (SELECT 1 FROM outlive_watchers WHERE topic = ?1)
-                """, [.text(topic), .text(key)])
+            // Written only when a live run reads this topic: otherwise the
+            // entry would only cost a page write (see KeptStatement.feedEntry).
+            try connection.run(.feedEntry, [.text(topic), .text(key)])
             guard connection.changes == 1 else { return }
             let sequence = connection.lastInsertRowID
             newestSequence = sequence
@@ -151,6 +138,12 @@ final class SQLiteBackend: StoreBackend {
             defer { group.endAlone() }
             return try write(body)
         }
+        return try writeInGroup(body)
+    }
+
+    /// A function of its own, so that a lone write does not look up the
+    /// metadata of `T?` (a generic caller's type) that only a member needs.
+    private func writeInGroup<T>(_ body: (StoreTransaction) throws -> T) throws -> T {
         var result: T?
         try withoutActuallyEscaping(body) { body in
             let member = GroupCommit.Member { result = try body($0) }

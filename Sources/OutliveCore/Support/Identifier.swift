@@ -32,7 +32,8 @@ public enum Identifier {
         text.utf8.withContiguousStorageIfAvailable(isValid) ?? Array(text.utf8).withUnsafeBufferPointer(isValid)
     }
 
-    private static func isValid(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
+    /// True for 8-4-4-4-12 hexadecimal bytes (either case).
+    public static func isValid(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
         guard utf8.count == 36 else { return false }
         for index in 0..<36 {
             let byte = utf8[index]
