@@ -1,7 +1,8 @@
 /* Signal benchmarks, each beside its peers measured in the same run:
  *  - at synchronous FULL and NORMAL: the outlive_signal_post call beside a raw
  *    SQLite commit of a comparable row, and post → handler in another process
- *    beside a raw commit + an inotify wake-up of that same process;
+ *    beside a raw commit + an inotify wake-up of another process asleep as
+ *    the consumer is; and the post's own protocol written by hand (its floor);
  *  - throughput of posts to a signal with 1, 10 and 100 consumers in another
  *    process: posts per second, and the time until every consumer received the
  *    final version.
@@ -59,12 +60,18 @@
  *    posting again, back to back: posts never met the consumer's own work;
  *  - only FULL, where the fsync hides the library's own cost; at NORMAL the
  *    post was 2.7× the commit.
- * What a post costs beyond the raw commit (callgrind, strace): about 55k
- * instructions against 25k (the feed entry and the watcher look, the version
- * read, a second WAL frame, the Swift side: validation, the statement cache,
- * binding), the pages the consumer's recording commit changed read again (4
- * preads), the doorbell (fstat + pwrite); and, until issue 17, a statement
- * journal on the UPDATE that made the heap grow and shrink (2 brk) every post.
+ * What a post costs beyond the raw commit (callgrind, strace, perf): 41.7k
+ * instructions against about 18k (was 55k, then 50.7k before the cuts of
+ * issue 17), of which SQLite 29k: BEGIN, the UPDATE, the feed entry and its
+ * watcher look, COMMIT writing two WAL frames (checksums over two pages);
+ * then the doorbell, a link-count check and a write whose inotify wake-up of
+ * a sleeping process costs 5-9 µs on this 2-vCPU machine. Posts a few ms
+ * apart run cold (2-4× their cost back to back, as the raw commit does): the
+ * protocol's floor above is 0.45-0.55× a commit at NORMAL (its two-page
+ * transaction ~1.3 commits, the doorbell ~0.6), and the post 1.0-1.3× that
+ * floor. Whether the consumer runs on the poster's CPU or the other made no
+ * measurable difference (taskset), nor did a consumer stopped with SIGSTOP:
+ * the wake-up is paid in the poster's write, not by preemption.
  * Usage: signals_bench SCRATCH_DIR. Prints a markdown section. */
 #define _GNU_SOURCE
 #include "bench_util.h"
