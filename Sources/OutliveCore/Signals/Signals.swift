@@ -80,7 +80,9 @@ public final class Signals {
         store.onRunEnded { transaction, run in try Signals.runEnded(run, in: transaction) }
         deliveryClaim = RunClaim(store: store, table: "outlive_signal_consumers", key: "consumer_id", run: "claim_run",
                                  form: .columns, freed: Signals.deliveriesEnded)
-        _ = try store.subscribe(topic: Signals.topic) { [weak self] batch in self?.changed(batch) }
+        _ = try store.subscribe(topic: Signals.topic, reading: { [weak self] batch, transaction in
+            try self?.read(batch, in: transaction)
+        }) { [weak self] batch in self?.changed(batch) }
         store.loop.post { [weak self] in self?.deliverWaiting() }
     }
 
