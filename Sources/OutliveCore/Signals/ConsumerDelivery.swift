@@ -61,10 +61,10 @@ extension Signals {
         if batch.resync { return { [weak self] in self?.deliverWaiting() } }
         var seen = Set<String>()
         let signals = batch.keys.filter { seen.insert($0).inserted }
-        let calledBefore = handlersCalled
+        let epoch = deliveryEpoch
         let due = try dueConsumers(of: signals, in: transaction)
         guard !due.isEmpty else { return nil }
-        return { [weak self] in self?.deliverDue(due, handlersCalledWhenRead: calledBefore) }
+        return { [weak self] in self?.deliverDue(due, epochWhenRead: epoch) }
     }
 
     /// Every signal with a consumer this run may deliver now: at open, and when
@@ -101,22 +101,22 @@ extension Signals {
         var remaining = signals
         while !remaining.isEmpty {
             guard (try? store.checkUsable()) != nil else { return }
-            let calledBefore = handlersCalled
+            let epoch = deliveryEpoch
             guard let due = try? store.database.read({ try dueConsumers(of: remaining, in: $0) }) else { return }
-            remaining = deliverRound(due, handlersCalledWhenRead: calledBefore)
+            remaining = deliverRound(due, epochWhenRead: epoch)
         }
     }
 
     /// Delivers what `dueConsumers` found, then what became due meanwhile.
-    private func deliverDue(_ due: [DueSignal], handlersCalledWhenRead calledBefore: UInt64) {
+    private func deliverDue(_ due: [DueSignal], epochWhenRead epoch: UInt64) {
         guard (try? store.checkUsable()) != nil else { return }
-        deliver(deliverRound(due, handlersCalledWhenRead: calledBefore))
+        deliver(deliverRound(due, epochWhenRead: epoch))
     }
 
     /// Delivers what `dueConsumers` found; returns the signals whose version
     /// moved on while their handlers ran.
-    private func deliverRound(_ due: [DueSignal], handlersCalledWhenRead calledBefore: UInt64) -> [String] {
-        due.filter { deliver($0.posted, to: $0.consumers, handlersCalledWhenRead: calledBefore) }.map(\.signal)
+    private func deliverRound(_ due: [DueSignal], epochWhenRead epoch: UInt64) -> [String] {
+        due.filter { deliver($0.posted, to: $0.consumers, epochWhenRead: epoch) }.map(\.signal)
     }
 
     /// A signal with something due: the version posted last and the consumers
@@ -161,7 +161,7 @@ extension Signals {
     /// shared (process, any-process) ones in one transaction, calls each
     /// handler, and records what was delivered in one transaction. True when
     /// something was delivered and recorded.
-    private func deliver(_ candidate: PostedVersion, to consumers: [PendingConsumer], handlersCalledWhenRead: UInt64) -> Bool {
+    private func deliver(_ candidate: PostedVersion, to consumers: [PendingConsumer], epochWhenRead: UInt64) -> Bool {
         guard let signal = consumers.first?.signalID else { return false }
         var handlers: [String: Handler] = [:]
         for consumer in consumers {
@@ -190,12 +190,13 @@ extension Signals {
                 guard claimed.contains(consumer.consumerID), let claimedVersion else { continue }
                 posted = claimedVersion
             }
-            // An earlier handler of this round may have removed it. Until a
-            // handler ran, the read that found it due still holds (for this
+            // An earlier handler of this round, or a callback of this
+            // dispatch, may have removed it. Until a handler ran or a
+            // consumer was removed, the read that found it due still holds (for this
             // process; a removal by another process meanwhile is a delivery
             // already under way, which completes), and a read per delivery
             // would cost a transaction between the post and its handler.
-            if handlersCalled != handlersCalledWhenRead {
+            if deliveryEpoch != epochWhenRead {
                 guard (try? isDue(consumer, posted)) == true else { continue }
             }
             if payloads[posted.version] == nil {

@@ -377,11 +377,14 @@ public final class Store {
             guard resync || !byTopic.isEmpty else { return }
             let subscribers = lock.withLock { self.subscribers }
             // After a resync every subscriber is told, whether its topic has entries or not.
-            for (topic, list) in subscribers {
+            // Topics in name order and subscribers in subscription order: what a
+            // dispatch calls first does not change from run to run.
+            for topic in subscribers.keys.sorted() {
                 let keys = byTopic[topic] ?? []
-                guard resync || !keys.isEmpty else { continue }
+                guard resync || !keys.isEmpty, let list = subscribers[topic] else { continue }
                 let batch = ChangeBatch(keys: keys, resync: resync)
-                for subscriber in list.values {
+                for token in list.keys.sorted() {
+                    guard let subscriber = list[token] else { continue }
                     guard let reader = subscriber.reader else {
                         work.append { subscriber.handler(batch) }
                         continue
