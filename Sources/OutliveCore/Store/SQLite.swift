@@ -263,8 +263,11 @@ public struct SQLRow {
     /// The value if it is TEXT that is UTF-8 without NUL, else nil; never corrupt.
     public func textIfValid(_ column: Int32) -> String? {
         if let postgres { return postgres.text(column) }
-        guard sqlite3_column_type(statement, column) == SQLITE_TEXT, let bytes = textBytes(column) else { return nil }
-        guard !bytes.contains(0) else { return nil }
+        guard sqlite3_column_type(statement, column) == SQLITE_TEXT, let pointer = sqlite3_column_text(statement, column) else { return nil }
+        // Checked and decoded where SQLite keeps them: a copy into an array
+        // first cost an allocation per column read (every feed entry, every row).
+        let bytes = UnsafeBufferPointer(start: pointer, count: Int(sqlite3_column_bytes(statement, column)))
+        guard memchr(pointer, 0, bytes.count) == nil else { return nil }
         return String(validating: bytes, as: UTF8.self)
     }
 

@@ -222,18 +222,7 @@ final class SQLiteBackend: StoreBackend {
     }
 
     func changes(after sequence: Int64, limit: Int) throws -> (changes: [Change], oldestKept: Int64?) {
-        try read { transaction in
-            var changes: [Change] = []
-            try transaction.query("SELECT seq, topic, key FROM outlive_feed WHERE seq > ? ORDER BY seq LIMIT ?",
-                                  [.integer(sequence), .integer(Int64(limit))]) {
-                // A damaged entry is passed on under no topic: the cursor moves past it.
-                changes.append(Change(sequence: $0.integer(0), topic: $0.textIfValid(1) ?? "", key: $0.textIfValid(2) ?? ""))
-            }
-            // Only a gap after the cursor can mean pruned entries: then look for the oldest kept.
-            if let first = changes.first, first.sequence == sequence &+ 1 { return (changes, first.sequence) }
-            let oldest = try transaction.integer("SELECT min(seq) FROM outlive_feed")
-            return (changes, oldest)
-        }
+        try read { try changes(after: sequence, limit: limit, in: $0) }
     }
 
     func latestSequence() throws -> Int64 {
