@@ -168,6 +168,39 @@ final class GroupCommit {
     static let groupsPerLead = 8
     static let longestGather: Int64 = 2_000_000
 
+    /// The lone caller's way in, without a member: true when no group is
+    /// under way and the last one was a single write (so `submit` would lead
+    /// at once and gather nothing); the caller then commits its write itself,
+    /// alone, and must call `endAlone()` after. A member's semaphore, the
+    /// group's array and the closure that carries the write cost a tenth of a
+    /// signal post at NORMAL, for the case that needs none of them. False:
+    /// the caller `submit`s.
+    func beginAlone() -> Bool {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        guard !leading, lastGroupSize == 1 else { return false }
+        leading = true
+        return true
+    }
+
+    /// After a `beginAlone()` write committed (or failed): writes queued
+    /// meanwhile form the next group, led by the first of them, as after a
+    /// group. (`lastGroupSize` stays 1, so no leader gathers after it, and
+    /// `commitNanoseconds` keeps the last group's time, which only the lead
+    /// after a group of several uses.)
+    func endAlone() {
+        pthread_mutex_lock(mutex)
+        var next: Member?
+        if queue.isEmpty {
+            leading = false
+        } else {
+            next = queue.removeFirst()
+            next?.state = .leading
+        }
+        pthread_mutex_unlock(mutex)
+        next?.wake()
+    }
+
     /// Writes waiting for a group (for tests that line up a group).
     var queuedCount: Int {
         pthread_mutex_lock(mutex)
