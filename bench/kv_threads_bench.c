@@ -1,8 +1,10 @@
 /* Many writers in one process: durable outlive_kv_set calls from 1, 2, 4 and 8
  * threads sharing one store handle, at synchronous FULL and NORMAL, each beside
  * one thread measured in the same round (rounds interleaved, median of 3).
- * Every thread writes keys of its own for a fixed time; a set counts once it
- * returned OUTLIVE_OK (its change durable). Concurrent calls of one handle share
+ * Every thread writes keys of its own for a fixed time, the same 4096 keys in
+ * all whatever the number of threads (so that 8 threads do not write to a store
+ * 8 times as large, with checkpoints 8 times as costly, as one thread does); a
+ * set counts once it returned OUTLIVE_OK (its change durable). Concurrent calls of one handle share
  * a commit (group commit), so the rate should grow with the threads where a
  * commit costs an fsync.
  * Usage: kv_threads_bench SCRATCH_DIR (OUTLIVE_KV_THREADS_SECONDS sets the time
@@ -15,6 +17,7 @@
 
 #define ROUNDS 3
 #define MAX_THREADS 8
+#define KEYS 4096
 static const int thread_counts[] = {1, 2, 4, 8};
 #define COUNTS (sizeof thread_counts / sizeof thread_counts[0])
 
@@ -23,6 +26,7 @@ static double seconds_each = 1.5;
 struct writer {
     outlive_store *store;
     int index;
+    int keys;
     int64_t end_at;
     atomic_int *ready;
     atomic_int *go;
@@ -37,7 +41,7 @@ static void *write_keys(void *argument) {
     atomic_fetch_add(writer->ready, 1);
     while (!atomic_load(writer->go)) sched_yield();
     for (uint64_t i = 0; bench_now_ns() < writer->end_at; i++) {
-        snprintf(key, sizeof key, "t%d/key%06llu", writer->index, (unsigned long long)(i % 4096));
+        snprintf(key, sizeof key, "t%d/key%06llu", writer->index, (unsigned long long)(i % (uint64_t)writer->keys));
         /* A new value every time: SQLite writes nothing for a row set to the bytes it holds. */
         snprintf(value, sizeof value, "%llu", (unsigned long long)i);
         if (outlive_kv_set(writer->store, key, value, sizeof value) != OUTLIVE_OK) {
@@ -66,7 +70,7 @@ static double sets_per_second(outlive_durability durability, int threads, int ro
     pthread_t ids[MAX_THREADS];
     atomic_int ready = 0, go = 0;
     for (int t = 0; t < threads; t++) {
-        writers[t] = (struct writer){store, t, 0, &ready, &go, 0, 0};
+        writers[t] = (struct writer){store, t, KEYS / threads, 0, &ready, &go, 0, 0};
         if (pthread_create(&ids[t], NULL, write_keys, &writers[t]) != 0) exit(1);
     }
     while (atomic_load(&ready) < threads) sched_yield();

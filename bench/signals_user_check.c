@@ -34,7 +34,10 @@
  *    post (more statements, two pages instead of one, the pages the other
  *    process changed read again, the doorbell) is 2-3× the commit.
  * Registering the handler with outlive_handler_register rather than resolving
- * it with dlsym made no measurable difference.
+ * it with dlsym made no measurable difference. Why the two still differed
+ * after that (a peer wake-up of the consumer itself there, 4 ms rounds, and
+ * FULL figures taken at different moments of a shared disk), and what was
+ * changed in signals_bench: see its head.
  * Usage: signals_user_check SCRATCH_DIR [full|normal] [posts] (both levels
  * when none is given). Prints a markdown section (make bench runs it too). */
 #define _GNU_SOURCE

@@ -491,7 +491,7 @@ OUTLIVE_API const char *outlive_store_run_id(const outlive_store *store);
 OUTLIVE_API const char *outlive_store_process_name(const outlive_store *store);
 
 /* Whether the handle still acts as a live run, without any I/O: OUTLIVE_OK,
- * or OUTLIVE_E_STATE with the reason in outlive_last_error_message when its
+ * or OUTLIVE_E_STATE with the reason in outlive_last_error() when its
  * run ended while it was open (PostgreSQL: its liveness connection to the
  * server was lost — a server restart, a failover, a network cut longer than
  * the liveness bound — so other processes may already have released what it

@@ -16,8 +16,9 @@ func string(_ pointer: UnsafePointer<CChar>?, _ name: String, maxBytes: Int = 1 
     let pointer = try required(pointer, name)
     let length = strnlen(pointer, maxBytes + 1)
     guard length <= maxBytes else { throw OutliveError.invalidArgument("\(name) is longer than \(maxBytes) bytes") }
-    let bytes = UnsafeRawPointer(pointer).bindMemory(to: UInt8.self, capacity: length)
-    guard let text = String(validating: UnsafeBufferPointer(start: bytes, count: length), as: UTF8.self) else {
+    // The C string initializer validates without the generic UTF-8 decoder
+    // (String(validating:as:) instantiated type metadata on every call).
+    guard let text = String(validatingCString: pointer) else {
         throw OutliveError.invalidArgument("\(name) is not valid UTF-8")
     }
     return text

@@ -25,6 +25,25 @@ func borrow<T: AnyObject>(_ handle: OpaquePointer?, _ type: T.Type, _ name: Stri
     return value
 }
 
+/// Whether the object behind a handle is exactly of class T: its first word,
+/// the class metadata, compared without a dynamic cast.
+@inline(__always)
+private func isExactly<T: AnyObject>(_ handle: OpaquePointer, _ type: T.Type) -> Bool {
+    UnsafeRawPointer(handle).load(as: UnsafeRawPointer.self) == unsafeBitCast(type, to: UnsafeRawPointer.self)
+}
+
+/// Runs `body` with the object of a handle of class T, borrowed for the call:
+/// neither retained nor released (the caller's handle keeps it alive), and
+/// checked as `borrow` does (`.invalidArgument` for NULL or another kind).
+@inline(__always)
+func withBorrowed<T: AnyObject, R>(_ handle: OpaquePointer?, _ type: T.Type, _ name: String, _ body: (T) throws -> R) throws -> R {
+    guard let handle else { throw OutliveError.invalidArgument("\(name) is NULL") }
+    guard isExactly(handle, type) || object(handle, type) != nil else {
+        throw OutliveError.invalidArgument("\(name) is a handle of another kind")
+    }
+    return try Unmanaged<T>.fromOpaque(UnsafeRawPointer(handle))._withUnsafeGuaranteedRef(body)
+}
+
 /// The object of a nullable handle: nil for NULL and for a handle of another
 /// kind (accessors answer NULL, 0 or false for both).
 func borrowIfPresent<T: AnyObject>(_ handle: OpaquePointer?, _ type: T.Type) -> T? {

@@ -7,7 +7,14 @@ private func signals(_ store: OpaquePointer?) throws -> Signals {
 }
 
 private func signalID(_ pointer: UnsafePointer<CChar>?, _ name: String = "signal_id") throws -> String {
-    try string(pointer, name, maxBytes: 64)
+    // An id of the one shape the core accepts is ASCII, hence valid UTF-8:
+    // made without validating it again (which cost a fortieth of a post).
+    // Anything else takes the general path, and its messages.
+    if let pointer, strnlen(pointer, Identifier.textLength + 1) == Identifier.textLength {
+        let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self), count: Identifier.textLength)
+        if Identifier.isValid(bytes) { return String(decoding: bytes, as: UTF8.self) }
+    }
+    return try string(pointer, name, maxBytes: 64)
 }
 
 private func delivery(_ value: outlive_delivery) throws -> SignalDelivery {

@@ -23,9 +23,11 @@ private func argumentName(_ name: UnsafePointer<CChar>?) throws -> String {
 
 private func setValue(_ args: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ value: () throws -> Value) -> outlive_status {
     guarded {
-        let box = try argumentsBox(args)
-        let key = try argumentName(name)
-        try box.set(key, try value())
+        // Borrowed, not retained: a setter is on the path of every call built from Python.
+        try withBorrowed(args, ArgumentsBox.self, "args") { box in
+            let key = try argumentName(name)
+            try box.set(key, try value())
+        }
     }
 }
 

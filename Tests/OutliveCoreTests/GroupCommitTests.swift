@@ -120,3 +120,61 @@ final class GroupCommitTests: XCTestCase {
         XCTAssertEqual(taken, 0)
     }
 }
+
+/// Who leads the writes that queued during a commit: the leader itself after a
+/// commit without an fsync (no thread woken between two commits), the first
+/// of them after one with an fsync (the old leader's next write can join).
+final class GroupCommitLeadTests: XCTestCase {
+    /// Two writes queue while a first one commits in a COMMIT said to take
+    /// `took`; returns, for each group, which caller's thread committed it and
+    /// how many writes it held.
+    func groups(afterCommitsTaking took: Int64) -> [(caller: Int, size: Int)] {
+        let group = GroupCommit()
+        let groups = Groups()
+        let committing = DispatchSemaphore(value: 0)
+        let done = DispatchGroup()
+        func submit(_ caller: Int) {
+            done.enter()
+            Thread {
+                defer { done.leave() }
+                var first = true
+                group.submit(GroupCommit.Member { _ in }) { members in
+                    groups.append(caller: caller, size: members.count)
+                    if caller == 0 && first {
+                        first = false
+                        committing.signal()
+                        while group.queuedCount < 2 { usleep(100) }
+                    }
+                    return took
+                }
+            }.start()
+        }
+        submit(0)
+        committing.wait()
+        submit(1)
+        submit(2)
+        done.wait()
+        return groups.all
+    }
+
+    final class Groups: @unchecked Sendable {
+        private let lock = Lock()
+        private var stored: [(caller: Int, size: Int)] = []
+        func append(caller: Int, size: Int) { lock.withLock { stored.append((caller, size)) } }
+        var all: [(caller: Int, size: Int)] { lock.withLock { stored } }
+    }
+
+    func testAfterACommitWithoutAnFsyncTheLeaderCommitsTheQueuedWritesItself() {
+        let groups = groups(afterCommitsTaking: 10_000)
+        XCTAssertEqual(groups.map(\.caller), [0, 0])
+        XCTAssertEqual(groups.map(\.size), [1, 2])
+    }
+
+    func testAfterACommitWithAnFsyncTheFirstQueuedWriteLeads() {
+        let groups = groups(afterCommitsTaking: 2_000_000)
+        XCTAssertEqual(groups.count, 2)
+        XCTAssertEqual(groups.first?.caller, 0)
+        XCTAssertNotEqual(groups.last?.caller, 0, "the lead was handed to a queued write")
+        XCTAssertEqual(groups.map(\.size), [1, 2])
+    }
+}

@@ -46,6 +46,55 @@ final class StoreTests: XCTestCase {
         store.close()
     }
 
+    func testAReaderReadsInTheFeedsTransactionAndItsWorkRunsAfterIt() throws {
+        let loop = try Loop()
+        let store = try Store(path: directory, processName: "app", loop: loop, components: [KeyValueStore.schema])
+        let kv = KeyValueStore(store: store)
+        var read: [String: [UInt8]] = [:]
+        var storeUsableInWork = false
+        var handled = 0
+        _ = try store.subscribe(topic: KeyValueStore.topic, reading: { batch, transaction in
+            for key in batch.keys { read[key] = try KeyValueStore.read(key, in: transaction) }
+            // Inside the transaction the store refuses a transaction of its own ...
+            XCTAssertThrowsError(try kv.get("a")) { XCTAssertEqual(($0 as? OutliveError)?.code, .state) }
+            // ... and the work it returns runs once the transaction has ended.
+            return { storeUsableInWork = (try? kv.get("a")) == [1] }
+        }) { _ in handled += 1 }
+        try kv.set("a", [1])
+        let deadline = Clock.monotonic() + 5
+        while !storeUsableInWork && Clock.monotonic() < deadline { try loop.dispatch(timeoutMilliseconds: 100) }
+        XCTAssertEqual(read, ["a": [1]])
+        XCTAssertTrue(storeUsableInWork)
+        XCTAssertEqual(handled, 0, "the handler is for a reader that threw")
+        store.close()
+    }
+
+    func testABatchWhoseReaderThrowsReachesTheHandlerAfterTheTransaction() throws {
+        let loop = try Loop()
+        let store = try Store(path: directory, processName: "app", loop: loop, components: [KeyValueStore.schema])
+        let kv = KeyValueStore(store: store)
+        var handled: [String] = []
+        var otherRead: [String] = []
+        _ = try store.subscribe(topic: KeyValueStore.topic, reading: { _, _ in
+            throw OutliveError.corrupt("a reader that cannot read its batch")
+        }) { batch in
+            // After the transaction: the store is usable again.
+            XCTAssertEqual(try? kv.get(batch.keys[0]), [2])
+            handled.append(contentsOf: batch.keys)
+        }
+        // Another subscriber of the same wake-up still gets its batch read in the transaction.
+        _ = try store.subscribe(topic: KeyValueStore.topic, reading: { batch, transaction in
+            for key in batch.keys where try KeyValueStore.read(key, in: transaction) != nil { otherRead.append(key) }
+            return nil
+        }) { _ in XCTFail("this reader did not throw") }
+        try kv.set("b", [2])
+        let deadline = Clock.monotonic() + 5
+        while handled.isEmpty && Clock.monotonic() < deadline { try loop.dispatch(timeoutMilliseconds: 100) }
+        XCTAssertEqual(handled, ["b"])
+        XCTAssertEqual(otherRead, ["b"])
+        store.close()
+    }
+
     func testLiveRunsListsOpenHandlesOnly() throws {
         let loop = try Loop()
         let a = try Store(path: directory, processName: "a", loop: loop, components: [])

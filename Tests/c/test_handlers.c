@@ -554,6 +554,40 @@ static void test_any_thread_may_call_the_same_handler(void) {
     outlive_handler_free(handler);
 }
 
+/* A handler that, during the call, reads the very argument set it was called
+ * with and calls another handler with it (both allowed: call_args is const,
+ * not held): the call reads the set in place, and must still let it be read. */
+static const outlive_args *shared_call_args;
+static int64_t read_during_call;
+
+OUTLIVE_HANDLER(local_reads_its_call_args, OUTLIVE_INTEGER(a)) {
+    int64_t again = 0;
+    if (outlive_args_get_integer(shared_call_args, "a", &again) == OUTLIVE_OK && again == a) read_during_call = again;
+    outlive_handler *inner = NULL;
+    if (outlive_handler_new("local_sum", NULL, NULL, &inner) == OUTLIVE_OK) {
+        outlive_handler_call(inner, shared_call_args);  /* a = 40, b = 2 */
+        outlive_handler_free(inner);
+    }
+}
+
+static void test_a_handler_may_read_and_reuse_its_call_arguments_during_the_call(void) {
+    outlive_args *args = NULL;
+    CHECK_OK(outlive_args_new(&args));
+    CHECK_OK(outlive_args_set_integer(args, "a", 40));
+    CHECK_OK(outlive_args_set_integer(args, "b", 2));
+    shared_call_args = args;
+    read_during_call = 0;
+    calls = 0;
+    last_integer = 0;
+    outlive_handler *handler = NULL;
+    CHECK_OK(outlive_handler_new("local_reads_its_call_args", NULL, NULL, &handler));
+    for (int i = 0; i < 3; i++) CHECK_OK(outlive_handler_call(handler, args));
+    CHECK_MSG(read_during_call == 40, "read %lld", (long long)read_during_call);
+    CHECK_MSG(calls == 3 && last_integer == 42, "calls %d, sum %lld", calls, (long long)last_integer);
+    outlive_handler_free(handler);
+    outlive_args_free(args);
+}
+
 /* ── the macros under C99 and C++ ── */
 
 static void test_declaration_macros_compile_as_pedantic_c99_and_cpp(void) {
@@ -594,5 +628,6 @@ HARNESS_MAIN(
     T(test_serialization_round_trips_and_refuses_corrupt_input),
     T(test_handler_library_loading_errors),
     T(test_any_thread_may_call_the_same_handler),
+    T(test_a_handler_may_read_and_reuse_its_call_arguments_during_the_call),
     T(test_declaration_macros_compile_as_pedantic_c99_and_cpp)
 )

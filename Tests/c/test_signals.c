@@ -348,6 +348,58 @@ static void test_a_run_the_store_no_longer_has_neither_consumes_nor_claims_on_po
     outlive_store_close(live);
 }
 
+/* A key-value observer that removes the consumer below, on the loop thread. */
+static outlive_store *removing_store;
+static char removing_consumer[OUTLIVE_ID_SIZE];
+static int removals, calls_at_removal = -1;
+static void remove_consumer_when_observed(const char *key, const void *bytes, size_t size, void *context) {
+    (void)key; (void)bytes; (void)size; (void)context;
+    if (outlive_signal_consumer_remove(removing_store, removing_consumer) == OUTLIVE_OK) {
+        removals++;
+        calls_at_removal = received.calls;
+    }
+}
+
+/* The dispatch reads what is due for every topic before it runs any callback
+ * (one read transaction), and serves "kv" before "signal": the observer removes
+ * the consumer after its delivery was read and before it starts. The header
+ * promises no delivery starts after a removal on the loop thread returned. */
+static void test_a_consumer_removed_by_an_earlier_callback_of_the_dispatch_is_not_delivered(void) {
+    outlive_store *store = NULL;
+    CHECK_OK(outlive_store_open(harness_store_location(), "app", NULL, NULL, &store));
+    memset(&received, 0, sizeof received);
+    removing_store = store;
+    removals = 0;
+    calls_at_removal = -1;
+    char signal[OUTLIVE_ID_SIZE];
+    outlive_signal_new_id(signal);
+    outlive_args *bound = NULL;
+    outlive_args_new(&bound);
+    CHECK_OK(outlive_args_set_int(bound, "count", 1));
+    outlive_handler *handler = NULL;
+    outlive_handler_new("signals_test_receive", NULL, bound, &handler);
+    outlive_args_free(bound);
+    CHECK_OK(outlive_signal_consume(store, signal, handler, OUTLIVE_DELIVERY_UNTIL_TERMINATED, OUTLIVE_LIFETIME_THIS_RUN,
+                                    NULL, removing_consumer));
+    outlive_handler_free(handler);
+    uint64_t token = 0;
+    CHECK_OK(outlive_kv_observe(store, "remove-", remove_consumer_when_observed, NULL, NULL, &token));
+    /* Both committed before the loop runs: one dispatch reads both entries. */
+    CHECK_OK(outlive_kv_set(store, "remove-now", "1", 1));
+    CHECK_OK(outlive_signal_post(store, signal, NULL, false));
+    outlive_loop *loop = outlive_store_loop(store);
+    for (int round = 0; round < 20 && removals == 0; round++) {
+        struct pollfd pfd = {.fd = outlive_loop_fd(loop), .events = POLLIN};
+        poll(&pfd, 1, 100);
+        outlive_loop_dispatch(loop, 0);
+    }
+    dispatch_until_calls(store, calls_at_removal + 1, 5);
+    CHECK(removals == 1);
+    CHECK(calls_at_removal == 0);
+    CHECK(received.calls == 0);
+    outlive_store_close(store);
+}
+
 HARNESS_MAIN(
     T(test_new_ids_are_distinct_uuids_and_null_is_ignored),
     T(test_handler_gets_payload_signal_id_version_and_terminated_on_the_loop),
@@ -356,4 +408,5 @@ HARNESS_MAIN(
     T(test_bad_input_gets_precise_statuses_and_stores_nothing),
     T(test_upper_case_ids_name_the_same_signal),
     T(test_a_run_the_store_no_longer_has_neither_consumes_nor_claims_on_postgresql),
+    T(test_a_consumer_removed_by_an_earlier_callback_of_the_dispatch_is_not_delivered),
 )

@@ -20,6 +20,17 @@ public final class ArgumentsBox {
         for name in cNames { name.deallocate() }
     }
 
+    /// Runs `body` with the entries read in place (not copied, not retained):
+    /// the path of `outlive_handler_call`. The set is under a read access for
+    /// the whole of `body`, the handler's run included: reading the set again
+    /// meanwhile (a getter, another call with it) is fine; changing it (which
+    /// `const outlive_args *call_args` forbids) stops the process with Swift's
+    /// exclusivity error rather than freeing what the call reads.
+    @inline(__always)
+    public func withEntries<R>(_ body: (UnsafeBufferPointer<Argument>) throws -> R) rethrows -> R {
+        try withUnsafePointer(to: arguments) { try $0.pointee.entries.withUnsafeBufferPointer(body) }
+    }
+
     /// Sets one argument; throws `.invalidArgument` past the limits.
     public func set(_ name: String, _ value: Value) throws {
         try ArgumentName.validate(name)

@@ -1,3 +1,5 @@
+import COutliveSystem
+
 /// What a handler name resolves to: its parameters and how to call it.
 public final class Declaration {
     /// A C function taking the declared parameters (after `self` when it has a resolver).
@@ -24,12 +26,25 @@ public final class Declaration {
     public let signature: Signature
     public let body: Body
     public let origin: Origin
+    /// The parts of a `.function` body, also kept apart from `body`: a call
+    /// reads them without copying the enum's payload out (a retain each).
+    let cFunction: CFunction?
+    let resolver: Resolver?
+    /// The prepared cif of `body`'s call interface (which `body` keeps alive)
+    /// and its count of C parameters: plain values, read without a retain.
+    let cif: UnsafeMutablePointer<ffi_cif>?
+    let cParameterCount: Int
 
     init(name: String, signature: Signature, body: Body, origin: Origin) {
         self.name = name
         self.signature = signature
         self.body = body
         self.origin = origin
+        if case .function(let function, let resolver, let callInterface) = body {
+            (cFunction, self.resolver, cif, cParameterCount) = (function, resolver, callInterface.cif, callInterface.count)
+        } else {
+            (cFunction, resolver, cif, cParameterCount) = (nil, nil, nil, 0)
+        }
     }
 
     static func function(name: String, signature: Signature, function: CFunction, resolver: Resolver?, origin: Origin) throws -> Declaration {

@@ -8,8 +8,11 @@ public final class HandlerBox {
     private let lock = Lock()
     private var value: Handler
     private var invalidating = false
-    private var cachedGeneration: UInt64 = 0
-    private var cachedDeclaration: Declaration?
+    /// The handler value and what its name resolved to, for calls: one
+    /// reference to take under the lock instead of copying the value (its
+    /// strings and bound arguments) on every call. Dropped when the value
+    /// changes; stale when the registry's generation moved on.
+    private var resolved: Resolved?
     private var cDescription: UnsafeMutablePointer<CChar>?
     /// The name, NUL-terminated, fixed for the box's life.
     public let cName: UnsafeMutablePointer<CChar>
@@ -45,29 +48,71 @@ public final class HandlerBox {
     public func bind(_ more: Arguments) throws {
         try lock.withLock {
             try value.bind(more)
+            resolved = nil
             dropDescription()
+        }
+    }
+
+    /// An immutable snapshot: a valid handler value and its declaration in
+    /// the registry generation it was resolved in.
+    private final class Resolved {
+        let handler: Handler
+        let declaration: Declaration
+        let generation: UInt64
+
+        init(handler: Handler, declaration: Declaration, generation: UInt64) {
+            self.handler = handler
+            self.declaration = declaration
+            self.generation = generation
+        }
+
+        /// A method of the snapshot, so that its parts are read in place
+        /// (borrowed from `self`) rather than copied out and retained.
+        func invoke(call: ArgumentsBox?) throws {
+            // The declaration lives as long as self, which the caller holds.
+            try Unmanaged.passUnretained(declaration)._withUnsafeGuaranteedRef { declaration in
+                guard let call else { return try declaration.invoke(bound: handler.bound, call: Arguments()) }
+                try declaration.invoke(bound: handler.bound, call: call)
+            }
         }
     }
 
     /// Calls the handler (see `HandlerRegistry.call`); the declaration its name
     /// resolved to is kept until a registration or a loaded library may change it.
     public func call(with callArguments: Arguments, registry: HandlerRegistry = .shared) throws {
-        let generation = registry.generation
-        let (handler, cached) = lock.withLock { () -> (Handler, Declaration?) in
-            (value, cachedGeneration == generation ? cachedDeclaration : nil)
+        let snapshot = try resolve(generation: registry.generation, registry)
+        try snapshot.declaration.invoke(bound: snapshot.handler.bound, call: callArguments)
+    }
+
+    /// Calls the handler (of the shared registry) with the arguments of a box
+    /// (nil: none), read in place: what `outlive_handler_call` does.
+    public func call(with callArguments: ArgumentsBox?) throws {
+        let generation = HandlerRegistry.currentGeneration
+        let cached = lock.withLock { () -> Resolved? in
+            guard let resolved, resolved.generation == generation else { return nil }
+            return resolved
         }
+        try (cached ?? resolve(generation: generation, .shared)).invoke(call: callArguments)
+    }
+
+    /// The snapshot to call: the cached one while the registry's generation is
+    /// the one it was resolved in, else resolved again. Throws `.invalidated`,
+    /// or what `HandlerRegistry.resolve` throws.
+    private func resolve(generation: UInt64, _ registry: HandlerRegistry) throws -> Resolved {
+        let (cached, handler) = lock.withLock { () -> (Resolved?, Handler?) in
+            if let resolved, resolved.generation == generation { return (resolved, nil) }
+            return (nil, value)
+        }
+        if let cached { return cached }
+        guard let handler else { preconditionFailure("a handler value comes with no snapshot") }
         if handler.isInvalidated { throw OutliveError(.invalidated, "handler \(handler.name) was invalidated") }
-        let declaration: Declaration
-        if let cached {
-            declaration = cached
-        } else {
-            declaration = try registry.resolve(handler.name)
-            lock.withLock {
-                cachedDeclaration = declaration
-                cachedGeneration = generation
-            }
+        let made = Resolved(handler: handler, declaration: try registry.resolve(handler.name), generation: generation)
+        lock.withLock {
+            // Only while the value is still the one resolved: a bind or an
+            // invalidation on another thread meanwhile dropped it for a reason.
+            if value == handler { resolved = made }
         }
-        try declaration.invoke(bound: handler.bound, call: callArguments)
+        return made
     }
 
     /// Calls the invalidation handler (if any) and marks this handler
@@ -89,6 +134,7 @@ public final class HandlerBox {
         lock.withLock {
             invalidating = false
             value.isInvalidated = true
+            resolved = nil
             dropDescription()
         }
     }

@@ -38,7 +38,9 @@ public final class HandlerRegistry {
     private let mainProgram: UnsafeMutableRawPointer?
     /// Incremented whenever what a name resolves to may change (a registration,
     /// a library loaded); caches compare it with the one they were filled in.
-    private let generationCounter = Atomic<UInt64>(1)
+    /// Static (there is one registry, `shared`) so that a call reads it without
+    /// retaining the registry.
+    private static let generationCounter = Atomic<UInt64>(1)
 
     init() {
         mainProgram = dlopen(nil, RTLD_NOW)
@@ -52,7 +54,10 @@ public final class HandlerRegistry {
         }
     }
 
-    public var generation: UInt64 { generationCounter.load(ordering: .acquiring) }
+    public var generation: UInt64 { HandlerRegistry.currentGeneration }
+
+    /// The generation of the shared registry, read without touching it.
+    public static var currentGeneration: UInt64 { generationCounter.load(ordering: .acquiring) }
 
     // MARK: resolution
 
@@ -167,7 +172,7 @@ public final class HandlerRegistry {
         try HandlerRegistry.refuseLibraryName(name)
         let removed = lock.withLock { registrations.removeValue(forKey: name) }
         guard removed != nil else { throw OutliveError.notFound("no handler named \(name) is registered at run time") }
-        generationCounter.add(1, ordering: .releasing)
+        HandlerRegistry.generationCounter.add(1, ordering: .releasing)
     }
 
     private static func refuseLibraryName(_ name: String) throws {
@@ -186,7 +191,7 @@ public final class HandlerRegistry {
 
     private func store(_ declaration: Declaration) {
         lock.withLock { registrations[declaration.name] = declaration }
-        generationCounter.add(1, ordering: .releasing)
+        HandlerRegistry.generationCounter.add(1, ordering: .releasing)
     }
 
     /// dlopens a handler library (RTLD_NOW | RTLD_LOCAL); its descriptors become
@@ -212,7 +217,7 @@ public final class HandlerRegistry {
             return true
         }
         if added {
-            generationCounter.add(1, ordering: .releasing)
+            HandlerRegistry.generationCounter.add(1, ordering: .releasing)
         } else {
             dlclose(handle)  // drops the reference this dlopen added
         }

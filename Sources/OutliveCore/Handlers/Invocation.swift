@@ -49,7 +49,18 @@ extension Declaration {
             try check(bound: bound, call: call)
             try body(bound.merged(with: call))
         case .function(let function, let resolver, let callInterface):
-            try invoke(function, resolver: resolver, callInterface, bound: bound, call: call)
+            try call.entries.withUnsafeBufferPointer { callEntries in
+                try invoke(function, resolver: resolver, callInterface.cif, count: callInterface.count, bound: bound,
+                           call: callEntries)
+            }
+        }
+    }
+
+    /// The same with the call-time arguments of a box, read in place.
+    public func invoke(bound: Arguments, call box: ArgumentsBox) throws {
+        guard let cif, let function = cFunction else { return try invoke(bound: bound, call: box.arguments) }
+        try box.withEntries { callEntries in
+            try invoke(function, resolver: resolver, cif, count: cParameterCount, bound: bound, call: callEntries)
         }
     }
 
@@ -64,57 +75,67 @@ extension Declaration {
         return nil
     }
 
-    private func invoke(_ function: CFunction, resolver: Resolver?, _ callInterface: CallInterface,
-                        bound: Arguments, call: Arguments) throws {
-        let count = callInterface.count
+    /// Writes `value` into the slot of `parameter` as the C function takes it;
+    /// a handler value gets a box of its own, kept alive in `nested`. Throws
+    /// `.typeMismatch`. Primitives are matched on the spot, without copying the
+    /// value or the parameter (the path of every call).
+    @inline(__always)
+    private func store(_ value: Value, for parameter: Parameter, into slot: UnsafeMutableRawPointer,
+                       nested: inout [HandlerBox]) throws {
+        switch value {
+        case .integer(let number):
+            guard parameter.type == .integer else { throw mismatch(parameter, value) }
+            slot.storeBytes(of: number, as: Int64.self)
+        case .id(let id):
+            guard parameter.accepts(value) else { throw mismatch(parameter, value) }
+            slot.storeBytes(of: UnsafeRawPointer(Unmanaged.passUnretained(id.storage).toOpaque()), as: UnsafeRawPointer.self)
+        case .handler(let handler):
+            guard parameter.type == .handler else { throw mismatch(parameter, value) }
+            let box = HandlerBox(handler)
+            nested.append(box)
+            slot.storeBytes(of: UnsafeRawPointer(Unmanaged.passUnretained(box).toOpaque()), as: UnsafeRawPointer.self)
+        case .bool(let flag):
+            guard parameter.type == .bool else { throw mismatch(parameter, value) }
+            slot.storeBytes(of: flag ? 1 : 0, as: UInt8.self)
+        case .int(let number):
+            guard parameter.type == .int else { throw mismatch(parameter, value) }
+            slot.storeBytes(of: number, as: Int32.self)
+        case .double(let number):
+            guard parameter.type == .double else { throw mismatch(parameter, value) }
+            slot.storeBytes(of: number, as: Double.self)
+        case .uinteger(let number):
+            guard parameter.type == .uinteger else { throw mismatch(parameter, value) }
+            slot.storeBytes(of: number, as: UInt64.self)
+        }
+    }
+
+    private func invoke(_ function: CFunction, resolver: Resolver?, _ cif: UnsafeMutablePointer<ffi_cif>, count: Int,
+                        bound: Arguments, call callEntries: UnsafeBufferPointer<Argument>) throws {
         // One slot per C parameter plus one for the (void) return value.
         try withUnsafeTemporaryAllocation(of: UInt64.self, capacity: count + 1) { slots in
             try withUnsafeTemporaryAllocation(of: UnsafeMutableRawPointer?.self, capacity: count + 1) { values in
                 guard let slotBase = slots.baseAddress, let valueBase = values.baseAddress else { return }
                 var nested: [HandlerBox] = []
-                try call.entries.withUnsafeBufferPointer { callEntries in
-                    try bound.entries.withUnsafeBufferPointer { boundEntries in
-                        try signature.parameters.withUnsafeBufferPointer { parameters in
-                            var index = resolver == nil ? 0 : 1
-                            for position in 0..<parameters.count {
-                                let slot = UnsafeMutableRawPointer(slotBase + index)
-                                valueBase[index] = slot
-                                index += 1
-                                let value: Value
-                                if let found = Declaration.index(of: parameters[position].name, in: callEntries) {
-                                    value = callEntries[found].value
-                                } else if let found = Declaration.index(of: parameters[position].name, in: boundEntries) {
-                                    value = boundEntries[found].value
-                                } else {
-                                    guard parameters[position].isOptional else { throw missing(parameters[position]) }
-                                    slot.storeBytes(of: nil, as: UnsafeRawPointer?.self)
-                                    continue
-                                }
-                                guard parameters[position].accepts(value) else { throw mismatch(parameters[position], value) }
-                                switch value {
-                                case .id(let id):
-                                    slot.storeBytes(of: UnsafeRawPointer(Unmanaged.passUnretained(id.storage).toOpaque()), as: UnsafeRawPointer.self)
-                                case .handler(let handler):
-                                    let box = HandlerBox(handler)
-                                    nested.append(box)
-                                    slot.storeBytes(of: UnsafeRawPointer(Unmanaged.passUnretained(box).toOpaque()), as: UnsafeRawPointer.self)
-                                case .bool(let flag):
-                                    slot.storeBytes(of: flag ? 1 : 0, as: UInt8.self)
-                                case .int(let number):
-                                    slot.storeBytes(of: number, as: Int32.self)
-                                case .double(let number):
-                                    slot.storeBytes(of: number, as: Double.self)
-                                case .integer(let number):
-                                    slot.storeBytes(of: number, as: Int64.self)
-                                case .uinteger(let number):
-                                    slot.storeBytes(of: number, as: UInt64.self)
-                                }
+                try bound.entries.withUnsafeBufferPointer { boundEntries in
+                    try signature.parameters.withUnsafeBufferPointer { parameters in
+                        var index = resolver == nil ? 0 : 1
+                        for position in 0..<parameters.count {
+                            let slot = UnsafeMutableRawPointer(slotBase + index)
+                            valueBase[index] = slot
+                            index += 1
+                            if let found = Declaration.index(of: parameters[position].name, in: callEntries) {
+                                try store(callEntries[found].value, for: parameters[position], into: slot, nested: &nested)
+                            } else if let found = Declaration.index(of: parameters[position].name, in: boundEntries) {
+                                try store(boundEntries[found].value, for: parameters[position], into: slot, nested: &nested)
+                            } else {
+                                guard parameters[position].isOptional else { throw missing(parameters[position]) }
+                                slot.storeBytes(of: nil, as: UnsafeRawPointer?.self)
                             }
                         }
                     }
                 }
                 if let resolver {
-                    let merged = ArgumentsBox(bound.merged(with: call))
+                    let merged = ArgumentsBox(bound.merged(with: Arguments(entries: callEntries)))
                     let instance = withExtendedLifetime(merged) {
                         resolver(OpaquePointer(Unmanaged.passUnretained(merged).toOpaque()))
                     }
@@ -125,12 +146,11 @@ extension Declaration {
                     valueBase[0] = UnsafeMutableRawPointer(slotBase)
                 }
                 let returnSlot = UnsafeMutableRawPointer(slotBase + count)
-                // bound and call keep the ID storages alive; nested the handler boxes.
+                // bound and the caller's call-time entries keep the ID storages
+                // alive; nested the handler boxes.
                 withExtendedLifetime(nested) {
                     withExtendedLifetime(bound) {
-                        withExtendedLifetime(call) {
-                            ffi_call(callInterface.cif, function, returnSlot, valueBase)
-                        }
+                        ffi_call(cif, function, returnSlot, valueBase)
                     }
                 }
             }

@@ -176,7 +176,9 @@ public final class KeyValueStore {
         }
         try store.checkUsable()
         if lock.withLock({ subscription == nil }) {
-            let token = try store.subscribe(topic: KeyValueStore.topic) { [weak self] batch in self?.deliver(batch) }
+            let token = try store.subscribe(topic: KeyValueStore.topic, reading: { [weak self] batch, transaction in
+                try self?.read(batch, in: transaction)
+            }) { [weak self] batch in self?.deliver(batch) }
             lock.withLock { if subscription == nil { subscription = token } else { store.unsubscribe(token) } }
         }
         return lock.withLock {
@@ -195,20 +197,30 @@ public final class KeyValueStore {
         }
     }
 
+    /// The observers' values of a batch, read in the feed's transaction; the
+    /// observers are called after it. A resync lists keys (its own reads):
+    /// left to `deliver`.
+    private func read(_ batch: ChangeBatch, in transaction: StoreTransaction) throws -> (() -> Void)? {
+        if batch.resync { return { [weak self] in self?.deliver(batch) } }
+        let current = lock.withLock { observers }
+        let wanted = KeyValueStore.wanted(changedKeys(batch), by: current)
+        guard !wanted.isEmpty else { return nil }
+        var values: [String: [UInt8]] = [:]
+        for key in wanted { values[key] = try KeyValueStore.read(key, in: transaction) }
+        return { [weak self] in self?.call(current, for: wanted, values) }
+    }
+
     private func deliver(_ batch: ChangeBatch) {
         let current = lock.withLock { observers }
         guard !current.isEmpty else { return }
-        var keys: [String] = []
-        var seen = Set<String>()
-        for key in batch.keys.reversed() where seen.insert(key).inserted { keys.append(key) }
-        keys.reverse()
+        var keys = changedKeys(batch)
         if batch.resync {
+            var seen = Set(keys)
             for (_, entry) in current {
                 for key in (try? self.keys(prefix: entry.prefix, limit: Int.max)) ?? [] where seen.insert(key).inserted { keys.append(key) }
             }
         }
-        let ordered = current.sorted { $0.key < $1.key }
-        let wanted = keys.filter { key in ordered.contains { key.utf8.starts(with: $0.value.prefix.utf8) } }
+        let wanted = KeyValueStore.wanted(keys, by: current)
         guard !wanted.isEmpty else { return }
         // One read transaction for the whole batch.
         var values: [String: [UInt8]] = [:]
@@ -219,6 +231,25 @@ public final class KeyValueStore {
         } catch {
             return
         }
+        call(current, for: wanted, values)
+    }
+
+    /// The batch's keys, each once, in the order of its last change.
+    private func changedKeys(_ batch: ChangeBatch) -> [String] {
+        var keys: [String] = []
+        var seen = Set<String>()
+        for key in batch.keys.reversed() where seen.insert(key).inserted { keys.append(key) }
+        keys.reverse()
+        return keys
+    }
+
+    private static func wanted(_ keys: [String], by observers: [UInt64: (prefix: String, observer: Observer)]) -> [String] {
+        guard !observers.isEmpty else { return [] }
+        return keys.filter { key in observers.values.contains { key.utf8.starts(with: $0.prefix.utf8) } }
+    }
+
+    private func call(_ current: [UInt64: (prefix: String, observer: Observer)], for wanted: [String], _ values: [String: [UInt8]]) {
+        let ordered = current.sorted { $0.key < $1.key }
         for key in wanted {
             for (token, entry) in ordered where key.utf8.starts(with: entry.prefix.utf8) {
                 // A still-registered observer only: one removed by an earlier call is

@@ -55,6 +55,18 @@ extension Signals {
         deliver(batch.keys.filter { seen.insert($0).inserted })
     }
 
+    /// What is due for a batch, read in the feed's transaction (between a post
+    /// and its handler: one read transaction, not two); delivered after it.
+    func read(_ batch: ChangeBatch, in transaction: StoreTransaction) throws -> (() -> Void)? {
+        if batch.resync { return { [weak self] in self?.deliverWaiting() } }
+        var seen = Set<String>()
+        let signals = batch.keys.filter { seen.insert($0).inserted }
+        let epoch = deliveryEpoch
+        let due = try dueConsumers(of: signals, in: transaction)
+        guard !due.isEmpty else { return nil }
+        return { [weak self] in self?.deliverDue(due, epochWhenRead: epoch) }
+    }
+
     /// Every signal with a consumer this run may deliver now: at open, and when
     /// feed entries were lost. Costs in proportion to the consumers of this
     /// run, this process name and `any_process`.
@@ -89,38 +101,51 @@ extension Signals {
         var remaining = signals
         while !remaining.isEmpty {
             guard (try? store.checkUsable()) != nil else { return }
-            let calledBefore = handlersCalled
-            guard let due = try? dueConsumers(of: remaining) else { return }
-            remaining = due.filter { deliver($0.posted, to: $0.consumers, handlersCalledWhenRead: calledBefore) }.map(\.signal)
+            let epoch = deliveryEpoch
+            guard let due = try? store.database.read({ try dueConsumers(of: remaining, in: $0) }) else { return }
+            remaining = deliverRound(due, epochWhenRead: epoch)
         }
     }
 
-    /// Per signal with something due: the version posted last and the
-    /// consumers this run may deliver it to, in registration order.
-    private func dueConsumers(of signals: [String]) throws -> [(signal: String, posted: PostedVersion, consumers: [PendingConsumer])] {
+    /// Delivers what `dueConsumers` found, then what became due meanwhile.
+    private func deliverDue(_ due: [DueSignal], epochWhenRead epoch: UInt64) {
+        guard (try? store.checkUsable()) != nil else { return }
+        deliver(deliverRound(due, epochWhenRead: epoch))
+    }
+
+    /// Delivers what `dueConsumers` found; returns the signals whose version
+    /// moved on while their handlers ran.
+    private func deliverRound(_ due: [DueSignal], epochWhenRead epoch: UInt64) -> [String] {
+        due.filter { deliver($0.posted, to: $0.consumers, epochWhenRead: epoch) }.map(\.signal)
+    }
+
+    /// A signal with something due: the version posted last and the consumers
+    /// this run may deliver it to, in registration order.
+    typealias DueSignal = (signal: String, posted: PostedVersion, consumers: [PendingConsumer])
+
+    /// Per signal with something due, its `DueSignal`.
+    private func dueConsumers(of signals: [String], in transaction: StoreTransaction) throws -> [DueSignal] {
         let registry = HandlerRegistry.shared
-        return try store.database.read { transaction in
-            var found: [(signal: String, posted: PostedVersion, consumers: [PendingConsumer])] = []
-            for signal in signals {
-                guard let posted = try Signals.postedVersion(of: signal, in: transaction) else { continue }
-                var consumers: [PendingConsumer] = []
-                try transaction.query("""
-                    SELECT consumer_id, handler, handler_name, delivery, lifetime FROM outlive_signal_consumers
-                    WHERE signal_id = ? AND last_delivered < ? AND claim_run IS NULL
-                      AND ((lifetime = ? AND run_id = ?) OR (lifetime = ? AND process = ?) OR lifetime = ?)
-                    ORDER BY created, consumer_id
-                    """, [.text(signal), .integer(posted.version)] + Signals.deliverableBy(store)) { row in
-                    guard let id = row.text(0), let name = row.text(2), registry.canResolve(name),
-                          let delivery = SignalDelivery(rawValue: Int32(truncatingIfNeeded: row.integer(3))),
-                          let lifetime = SignalLifetime(rawValue: Int32(truncatingIfNeeded: row.integer(4))) else { return }
-                    if lifetime == .thisRun, let delivered = unrecorded.version(of: id), delivered >= posted.version { return }
-                    consumers.append(PendingConsumer(consumerID: id, signalID: signal, handler: row.blob(1) ?? [],
-                                                     handlerName: name, delivery: delivery, lifetime: lifetime))
-                }
-                if !consumers.isEmpty { found.append((signal, posted, consumers)) }
+        var found: [DueSignal] = []
+        for signal in signals {
+            guard let posted = try Signals.postedVersion(of: signal, in: transaction) else { continue }
+            var consumers: [PendingConsumer] = []
+            try transaction.query("""
+                SELECT consumer_id, handler, handler_name, delivery, lifetime FROM outlive_signal_consumers
+                WHERE signal_id = ? AND last_delivered < ? AND claim_run IS NULL
+                  AND ((lifetime = ? AND run_id = ?) OR (lifetime = ? AND process = ?) OR lifetime = ?)
+                ORDER BY created, consumer_id
+                """, [.text(signal), .integer(posted.version)] + Signals.deliverableBy(store)) { row in
+                guard let id = row.text(0), let name = row.text(2), registry.canResolve(name),
+                      let delivery = SignalDelivery(rawValue: Int32(truncatingIfNeeded: row.integer(3))),
+                      let lifetime = SignalLifetime(rawValue: Int32(truncatingIfNeeded: row.integer(4))) else { return }
+                if lifetime == .thisRun, let delivered = unrecorded.version(of: id), delivered >= posted.version { return }
+                consumers.append(PendingConsumer(consumerID: id, signalID: signal, handler: row.blob(1) ?? [],
+                                                 handlerName: name, delivery: delivery, lifetime: lifetime))
             }
-            return found
+            if !consumers.isEmpty { found.append((signal, posted, consumers)) }
         }
+        return found
     }
 
     static func postedVersion(of signal: String, in transaction: StoreTransaction) throws -> PostedVersion? {
@@ -136,7 +161,7 @@ extension Signals {
     /// shared (process, any-process) ones in one transaction, calls each
     /// handler, and records what was delivered in one transaction. True when
     /// something was delivered and recorded.
-    private func deliver(_ candidate: PostedVersion, to consumers: [PendingConsumer], handlersCalledWhenRead: UInt64) -> Bool {
+    private func deliver(_ candidate: PostedVersion, to consumers: [PendingConsumer], epochWhenRead: UInt64) -> Bool {
         guard let signal = consumers.first?.signalID else { return false }
         var handlers: [String: Handler] = [:]
         for consumer in consumers {
@@ -165,12 +190,13 @@ extension Signals {
                 guard claimed.contains(consumer.consumerID), let claimedVersion else { continue }
                 posted = claimedVersion
             }
-            // An earlier handler of this round may have removed it. Until a
-            // handler ran, the read that found it due still holds (for this
+            // An earlier handler of this round, or a callback of this
+            // dispatch, may have removed it. Until a handler ran or a
+            // consumer was removed, the read that found it due still holds (for this
             // process; a removal by another process meanwhile is a delivery
             // already under way, which completes), and a read per delivery
             // would cost a transaction between the post and its handler.
-            if handlersCalled != handlersCalledWhenRead {
+            if deliveryEpoch != epochWhenRead {
                 guard (try? isDue(consumer, posted)) == true else { continue }
             }
             if payloads[posted.version] == nil {

@@ -67,6 +67,14 @@ public final class Signals {
     /// Handler calls made by this handle's deliveries (loop thread only): a
     /// consumer read as due is read again only when a handler ran since.
     var handlersCalled: UInt64 = 0
+    /// Consumers removed through this handle, from any thread. A delivery read
+    /// before a removal checks again: the read may come before the callbacks
+    /// of its dispatch (see `Store.FeedReader`), and a consumer removed on the
+    /// loop thread gets no delivery that starts after the removal returned.
+    private let removalLock = Lock()
+    private var removalCount: UInt64 = 0
+    /// Changes when a handler ran or a consumer was removed since it was read.
+    var deliveryEpoch: UInt64 { handlersCalled &+ removalLock.withLock { removalCount } }
     /// Versions delivered to this run's `this_run` consumers, recorded in the
     /// store up to `recordDelay` later, in one transaction.
     let unrecorded = UnrecordedDeliveries()
@@ -80,7 +88,9 @@ public final class Signals {
         store.onRunEnded { transaction, run in try Signals.runEnded(run, in: transaction) }
         deliveryClaim = RunClaim(store: store, table: "outlive_signal_consumers", key: "consumer_id", run: "claim_run",
                                  form: .columns, freed: Signals.deliveriesEnded)
-        _ = try store.subscribe(topic: Signals.topic) { [weak self] batch in self?.changed(batch) }
+        _ = try store.subscribe(topic: Signals.topic, reading: { [weak self] batch, transaction in
+            try self?.read(batch, in: transaction)
+        }) { [weak self] batch in self?.changed(batch) }
         store.loop.post { [weak self] in self?.deliverWaiting() }
     }
 
@@ -91,7 +101,7 @@ public final class Signals {
         guard Identifier.isValid(signalID) else {
             throw OutliveError.invalidArgument("\(argument) \"\(signalID.prefix(64))\" is not a UUID (8-4-4-4-12 hexadecimal digits)")
         }
-        return signalID.lowercased()
+        return Identifier.lowercased(signalID)
     }
 
     public static func validate(scope: String?) throws {
@@ -178,6 +188,7 @@ public final class Signals {
             try transaction.execute("DELETE FROM outlive_signal_consumers WHERE consumer_id = ?", [.text(consumer)])
             try Signals.removeRecordIfUnconsumed(signal, in: transaction)
         }
+        removalLock.withLock { removalCount &+= 1 }
     }
 
     /// Removes every consumer registered with `scope`, of any process; returns
@@ -186,6 +197,7 @@ public final class Signals {
     public func removeConsumers(scope: String) throws -> Int {
         try Signals.validate(scope: scope)
         try store.checkUsable()
+        defer { removalLock.withLock { removalCount &+= 1 } }
         return try store.database.write { transaction in
             var signals: [String] = []
             try transaction.query("SELECT DISTINCT signal_id FROM outlive_signal_consumers WHERE scope = ?", [.text(scope)]) { row in

@@ -63,6 +63,11 @@ final class ChangeWatch {
                 }
                 offset = nameStart + Int(event.len)
             }
+            // Room was left for the largest event: none was pending. One that
+            // comes later keeps the fd readable (the loop's epoll is
+            // level-triggered), so the next dispatch reads it; a second
+            // read here would only return EAGAIN, on every wake-up.
+            if count + MemoryLayout<inotify_event>.size + Int(NAME_MAX) + 1 <= capacity { break }
         }
         if rewatch {
             if doorbellWatch >= 0 { inotify_rm_watch(fd, doorbellWatch) }

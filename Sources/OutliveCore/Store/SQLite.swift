@@ -15,6 +15,8 @@ final class SQLiteConnection {
     let handle: OpaquePointer
     let path: String
     private var statements: [StatementKey: OpaquePointer] = [:]
+    /// The `KeptStatement`s prepared so far (also in `statements`, which finalizes them).
+    private var keptStatements = [OpaquePointer?](repeating: nil, count: KeptStatement.allCases.count)
     private let forkGeneration = COutlive_fork_generation()
 
     init(path: String, flags: Int32) throws {
@@ -79,7 +81,24 @@ final class SQLiteConnection {
 
     /// Binds, steps through every row, resets. `row` reads the current row.
     func run(_ sql: String, _ arguments: [SQLValue], row: ((SQLRow) throws -> Void)? = nil) throws {
-        let statement = try prepared(sql)
+        try run(prepared(sql), sql, arguments, row: row)
+    }
+
+    /// `run` of a statement every write runs, kept in its slot once prepared:
+    /// no lookup in the cache (hashing and comparing the SQL cost about 900
+    /// instructions a statement, a fiftieth of a signal post).
+    func run(_ kept: KeptStatement, _ arguments: [SQLValue], row: ((SQLRow) throws -> Void)? = nil) throws {
+        let statement: OpaquePointer
+        if let ready = keptStatements[kept.rawValue] {
+            statement = ready
+        } else {
+            statement = try prepared(kept.sql)
+            keptStatements[kept.rawValue] = statement
+        }
+        try run(statement, kept.sql, arguments, row: row)
+    }
+
+    private func run(_ statement: OpaquePointer, _ sql: String, _ arguments: [SQLValue], row: ((SQLRow) throws -> Void)?) throws {
         // Bindings are cleared only when a call may have left some of them
         // unbound: every call binding all of them rebinds each anyway.
         let unbound = arguments.count < Int(sqlite3_bind_parameter_count(statement))
@@ -132,6 +151,28 @@ final class SQLiteConnection {
 
     var changes: Int { Int(sqlite3_changes(handle)) }
     var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+}
+
+/// Statements nearly every write runs, which a connection keeps in a slot of
+/// their own once prepared (prepared on first use: the feed's table exists
+/// only after the store's migration).
+enum KeptStatement: Int, CaseIterable {
+    case beginImmediate
+    case commit
+    /// A feed entry, written only when a live run watches the topic: one
+    /// statement for the look and the entry; OR ROLLBACK spares it the
+    /// statement journal of an INSERT ... SELECT (a failure rolls the whole
+    /// transaction back anyway).
+    case feedEntry
+
+    var sql: String {
+        switch self {
+        case .beginImmediate: "BEGIN IMMEDIATE"
+        case .commit: "COMMIT"
+        case .feedEntry:
+            "INSERT OR ROLLBACK INTO outlive_feed(topic, key) SELECT ?1, ?2 WHERE EXISTS (SELECT 1 FROM outlive_watchers WHERE topic = ?1)"
+        }
+    }
 }
 
 /// The statement cache's key. A String key is hashed with SipHash over every
@@ -222,8 +263,11 @@ public struct SQLRow {
     /// The value if it is TEXT that is UTF-8 without NUL, else nil; never corrupt.
     public func textIfValid(_ column: Int32) -> String? {
         if let postgres { return postgres.text(column) }
-        guard sqlite3_column_type(statement, column) == SQLITE_TEXT, let bytes = textBytes(column) else { return nil }
-        guard !bytes.contains(0) else { return nil }
+        guard sqlite3_column_type(statement, column) == SQLITE_TEXT, let pointer = sqlite3_column_text(statement, column) else { return nil }
+        // Checked and decoded where SQLite keeps them: a copy into an array
+        // first cost an allocation per column read (every feed entry, every row).
+        let bytes = UnsafeBufferPointer(start: pointer, count: Int(sqlite3_column_bytes(statement, column)))
+        guard memchr(pointer, 0, bytes.count) == nil else { return nil }
         return String(validating: bytes, as: UTF8.self)
     }
 

@@ -44,6 +44,15 @@ final class SQLiteBackend: StoreBackend {
         try connection.exec("PRAGMA synchronous=\(durability == .full ? "FULL" : "NORMAL"); PRAGMA foreign_keys=ON")
     }
 
+    /// BEGIN IMMEDIATE for a write, BEGIN for a read.
+    private func begin(writing: Bool) throws {
+        if writing { try connection.run(.beginImmediate, []) } else { try connection.run("BEGIN", []) }
+    }
+
+    private func commit() throws {
+        try connection.run(.commit, [])
+    }
+
     private final class Transaction: StoreTransaction {
         let connection: SQLiteConnection
         var newestSequence: Int64?
@@ -64,13 +73,9 @@ final class SQLiteBackend: StoreBackend {
         var changedRows: Int { connection.changes }
 
         func recordChange(topic: String, key: String) throws {
-            // No live run reads this topic: the entry would only cost a page
-            // write. One statement for the look and the entry, not two; OR
-            // ROLLBACK spares it the statement journal of an INSERT ... SELECT
-            // (a failure rolls the whole transaction back anyway).
-            try connection.run("""
-                INSERT OR ROLLBACK INTO outlive_feed(topic, key) SELECT ?1, ?2 WHERE EXISTS (SELECT 1 FROM outlive_watchers WHERE topic = ?1)
-                """, [.text(topic), .text(key)])
+            // Written only when a live run reads this topic: otherwise the
+            // entry would only cost a page write (see KeptStatement.feedEntry).
+            try connection.run(.feedEntry, [.text(topic), .text(key)])
             guard connection.changes == 1 else { return }
             let sequence = connection.lastInsertRowID
             newestSequence = sequence
@@ -90,7 +95,7 @@ final class SQLiteBackend: StoreBackend {
         }
     }
 
-    private func transaction<T>(begin: String, _ body: (StoreTransaction) throws -> T) throws -> (T, Transaction) {
+    private func transaction<T>(writing: Bool, _ body: (StoreTransaction) throws -> T) throws -> (T, Transaction) {
         try enter()
         return try lock.withLock {
             let marker = Unmanaged.passUnretained(self).toOpaque()
@@ -98,10 +103,10 @@ final class SQLiteBackend: StoreBackend {
             defer { COutlive_set_current_transaction(nil) }
             let transaction = Transaction(connection: connection)
             // Cached statements: parsing BEGIN and COMMIT anew costs more than they do.
-            try connection.run(begin, [])
+            try begin(writing: writing)
             do {
                 let result = try body(transaction)
-                try connection.run("COMMIT", [])
+                try commit()
                 return (result, transaction)
             } catch {
                 if sqlite3_get_autocommit(connection.handle) == 0 { try? connection.run("ROLLBACK", []) }
@@ -111,7 +116,7 @@ final class SQLiteBackend: StoreBackend {
     }
 
     func write<T>(_ body: (StoreTransaction) throws -> T) throws -> T {
-        let (result, transaction) = try self.transaction(begin: "BEGIN IMMEDIATE", body)
+        let (result, transaction) = try self.transaction(writing: true, body)
         if let sequence = transaction.newestSequence { onChangesCommitted?(sequence) }
         for action in transaction.commitActions { action() }
         return result
@@ -127,6 +132,18 @@ final class SQLiteBackend: StoreBackend {
     /// own, and gets the status it gets there.
     func groupedWrite<T>(_ body: (StoreTransaction) throws -> T) throws -> T {
         try enter()
+        // Alone: a transaction of its own on this thread, as `commit(group:)`
+        // makes for a group of one (no savepoint, its failure its own).
+        if group.beginAlone() {
+            defer { group.endAlone() }
+            return try write(body)
+        }
+        return try writeInGroup(body)
+    }
+
+    /// A function of its own, so that a lone write does not look up the
+    /// metadata of `T?` (a generic caller's type) that only a member needs.
+    private func writeInGroup<T>(_ body: (StoreTransaction) throws -> T) throws -> T {
         var result: T?
         try withoutActuallyEscaping(body) { body in
             let member = GroupCommit.Member { result = try body($0) }
@@ -142,15 +159,17 @@ final class SQLiteBackend: StoreBackend {
 
     private struct GroupUndone: Error {}
 
-    private func commit(group members: [GroupCommit.Member]) {
+    /// Commits a group; returns how long its COMMIT took (0 when there was none).
+    private func commit(group members: [GroupCommit.Member]) -> Int64 {
         var committed: [Transaction?] = Array(repeating: nil, count: members.count)
         let alone = members.count == 1
+        var took: Int64 = 0
         let undone: Bool = lock.withLock {
             let marker = Unmanaged.passUnretained(self).toOpaque()
             COutlive_set_current_transaction(marker)
             defer { COutlive_set_current_transaction(nil) }
             do {
-                try connection.run("BEGIN IMMEDIATE", [])
+                try begin(writing: true)
             } catch {
                 // Waited the busy timeout (or could not start): each member would have alone.
                 for member in members { member.failure = error }
@@ -173,7 +192,9 @@ final class SQLiteBackend: StoreBackend {
                         try connection.run("RELEASE outlive_member", [])
                     }
                 }
-                try connection.run("COMMIT", [])
+                let started = Clock.monotonicNanoseconds()
+                try commit()
+                took = Clock.monotonicNanoseconds() - started
                 return false
             } catch {
                 if sqlite3_get_autocommit(connection.handle) == 0 { try? connection.run("ROLLBACK", []) }
@@ -188,7 +209,7 @@ final class SQLiteBackend: StoreBackend {
         if undone {
             for (index, member) in members.enumerated() {
                 do {
-                    committed[index] = try transaction(begin: "BEGIN IMMEDIATE") { try member.run($0) }.1
+                    committed[index] = try transaction(writing: true) { try member.run($0) }.1
                     member.failure = nil
                 } catch {
                     committed[index] = nil
@@ -198,25 +219,15 @@ final class SQLiteBackend: StoreBackend {
         }
         if let sequence = committed.compactMap({ $0?.newestSequence }).max() { onChangesCommitted?(sequence) }
         for transaction in committed { for action in transaction?.commitActions ?? [] { action() } }
+        return took
     }
 
     func read<T>(_ body: (StoreTransaction) throws -> T) throws -> T {
-        try transaction(begin: "BEGIN", body).0
+        try transaction(writing: false, body).0
     }
 
     func changes(after sequence: Int64, limit: Int) throws -> (changes: [Change], oldestKept: Int64?) {
-        try read { transaction in
-            var changes: [Change] = []
-            try transaction.query("SELECT seq, topic, key FROM outlive_feed WHERE seq > ? ORDER BY seq LIMIT ?",
-                                  [.integer(sequence), .integer(Int64(limit))]) {
-                // A damaged entry is passed on under no topic: the cursor moves past it.
-                changes.append(Change(sequence: $0.integer(0), topic: $0.textIfValid(1) ?? "", key: $0.textIfValid(2) ?? ""))
-            }
-            // Only a gap after the cursor can mean pruned entries: then look for the oldest kept.
-            if let first = changes.first, first.sequence == sequence &+ 1 { return (changes, first.sequence) }
-            let oldest = try transaction.integer("SELECT min(seq) FROM outlive_feed")
-            return (changes, oldest)
-        }
+        try read { try changes(after: sequence, limit: limit, in: $0) }
     }
 
     func latestSequence() throws -> Int64 {

@@ -102,6 +102,23 @@ public protocol StoreBackend: AnyObject {
 }
 
 extension StoreBackend {
+    /// `changes(after:limit:)` inside the caller's read transaction (the
+    /// feed and what it names, read in one snapshot: see `Store.readFeed`).
+    /// The same SQL on both engines.
+    public func changes(after sequence: Int64, limit: Int, in transaction: StoreTransaction) throws
+        -> (changes: [Change], oldestKept: Int64?) {
+        var changes: [Change] = []
+        try transaction.query("SELECT seq, topic, key FROM outlive_feed WHERE seq > ? ORDER BY seq LIMIT ?",
+                              [.integer(sequence), .integer(Int64(limit))]) {
+            // A damaged entry is passed on under no topic: the cursor moves past it.
+            changes.append(Change(sequence: $0.integer(0), topic: $0.textIfValid(1) ?? "", key: $0.textIfValid(2) ?? ""))
+        }
+        // Only a gap after the cursor can mean pruned entries: then look for the oldest kept.
+        if let first = changes.first, first.sequence == sequence &+ 1 { return (changes, first.sequence) }
+        let oldest = try transaction.integer("SELECT min(seq) FROM outlive_feed")
+        return (changes, oldest)
+    }
+
     public func unserialisedWrite<T>(_ body: (StoreTransaction) throws -> T) throws -> T {
         try write(body)
     }

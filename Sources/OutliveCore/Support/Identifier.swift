@@ -28,9 +28,15 @@ public enum Identifier {
 
     /// True for 8-4-4-4-12 hexadecimal text (either case).
     public static func isValid(_ text: String) -> Bool {
-        let utf8 = Array(text.utf8)
+        // A native string's own bytes, without copying them into an array.
+        text.utf8.withContiguousStorageIfAvailable(isValid) ?? Array(text.utf8).withUnsafeBufferPointer(isValid)
+    }
+
+    /// True for 8-4-4-4-12 hexadecimal bytes (either case).
+    public static func isValid(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
         guard utf8.count == 36 else { return false }
-        for (index, byte) in utf8.enumerated() {
+        for index in 0..<36 {
+            let byte = utf8[index]
             if index == 8 || index == 13 || index == 18 || index == 23 {
                 if byte != UInt8(ascii: "-") { return false }
             } else if !((byte >= 48 && byte <= 57) || (byte >= 97 && byte <= 102) || (byte >= 65 && byte <= 70)) {
@@ -38,5 +44,12 @@ public enum Identifier {
             }
         }
         return true
+    }
+
+    /// `text` in lower case, itself when it is already (no new string):
+    /// ids are stored in lower case, and those Outlive makes are.
+    public static func lowercased(_ text: String) -> String {
+        let upper = text.utf8.withContiguousStorageIfAvailable { $0.contains { $0 >= 65 && $0 <= 90 } } ?? true
+        return upper ? text.lowercased() : text
     }
 }

@@ -20,6 +20,11 @@ public struct Arguments: Equatable {
         for (name, value) in entries { set(name, value) }
     }
 
+    /// Entries of another argument set (names already unique).
+    init(entries: UnsafeBufferPointer<Argument>) {
+        self.entries = Array(entries)
+    }
+
     public var count: Int { entries.count }
     public var isEmpty: Bool { entries.isEmpty }
 

@@ -66,7 +66,9 @@ public final class IDStorage {
         } else {
             cTypeTag = nil
         }
-        isCString = !bytes.contains(0) && String(validating: bytes, as: UTF8.self) != nil
+        // buffer is the bytes and a NUL: without another NUL it is their C
+        // string, validated without the generic UTF-8 decoder.
+        isCString = !bytes.contains(0) && String(validatingCString: buffer) != nil
     }
 
     deinit {

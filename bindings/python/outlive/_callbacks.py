@@ -15,7 +15,21 @@ from . import _ffi
 _lock = threading.Lock()
 _table: typing.Dict[int, typing.Any] = {}
 _keys = itertools.count(1)
-_pending = threading.local()
+class _Pending(threading.local):
+    """A thread's callback state, present from its first use: reading an
+    attribute a thread never set (getattr with a default) raises and catches an
+    AttributeError inside, which costs more than a handler call."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.errors: typing.List[BaseException] = []
+        self.unraisable: typing.Optional[BaseException] = None
+
+
+_pending = _Pending()
+# For a caller that does what collecting() and raise_pending() do, inline
+# (Handler.__call__).
+pending = _pending
 
 
 def register(obj: typing.Any) -> int:
@@ -52,7 +66,7 @@ class _Collecting:
     __slots__ = ()
 
     def __enter__(self) -> None:
-        _pending.depth = getattr(_pending, "depth", 0) + 1
+        _pending.depth += 1
 
     def __exit__(self, *exc: object) -> None:
         _pending.depth -= 1
@@ -73,7 +87,9 @@ _NO_ARGUMENTS = _ffi._callback_type(None)
 def _raise_unraisable() -> None:
     # Raising inside a ctypes callback is how CPython's own machinery
     # (PyErr_WriteUnraisable) reports it to sys.unraisablehook.
-    raise _pending.unraisable
+    error = _pending.unraisable
+    if error is not None:
+        raise error
 
 
 def report_unraisable(error: BaseException) -> None:
@@ -85,17 +101,14 @@ def report_unraisable(error: BaseException) -> None:
 
 
 def keep(error: BaseException) -> None:
-    if not getattr(_pending, "depth", 0):
+    if not _pending.depth:
         report_unraisable(error)
         return
-    errors = getattr(_pending, "errors", None)
-    if errors is None:
-        errors = _pending.errors = []
-    errors.append(error)
+    _pending.errors.append(error)
 
 
 def raise_pending() -> None:
-    errors = getattr(_pending, "errors", None)
+    errors = _pending.errors
     if errors:
         first = errors[0]
         errors.clear()

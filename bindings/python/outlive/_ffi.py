@@ -410,6 +410,29 @@ def _declare(declarations: typing.Dict[str, typing.Any]) -> None:
 
 _declare(_DECLARATIONS)
 
+
+# The calls of a handler call's hot path, bound a second time (lib[name] makes
+# a function object of its own) with their handles as plain addresses: a typed
+# handle's from_param is a Python call per argument, which costs about as much
+# as the C function. Only the package calls these, with handles it holds itself
+# (a Handler's, its thread's reused outlive_args), and C checks every handle's
+# kind again (OUTLIVE_E_INVALID_ARGUMENT). Their other argtypes are the
+# declarations' own (tests/test_ffi_declarations.py checks both).
+_BY_ADDRESS = ("outlive_handler_call", "outlive_args_set_id", "outlive_args_set_string", "outlive_args_set_integer",
+               "outlive_args_set_double", "outlive_args_set_bool", "outlive_args_remove")
+
+
+def _by_address(name: str) -> typing.Any:
+    restype, argtypes = _DECLARATIONS[name]
+    function = lib[name]
+    function.restype = restype
+    function.argtypes = [c_void_p if isinstance(argtype, type) and issubclass(argtype, OpaqueHandle) else argtype
+                         for argtype in argtypes]
+    return function
+
+
+BY_ADDRESS: typing.Dict[str, typing.Any] = {name: _by_address(name) for name in _BY_ADDRESS}
+
 if typing.TYPE_CHECKING:
     # The C functions are set by _declare above: to a type checker, each is
     # an attribute of this module whose calls it does not check (the header

@@ -7,6 +7,7 @@ import builtins
 import ctypes
 import operator
 import struct
+import threading
 import typing
 
 from . import _ffi
@@ -237,6 +238,101 @@ class Args(NativeHandle):
 
     def _release(self, handle: typing.Any) -> None:
         _ffi.outlive_args_free(handle)
+
+
+_set_id, _set_string, _set_integer, _set_double, _set_bool, _remove = (
+    _ffi.BY_ADDRESS[name] for name in ("outlive_args_set_id", "outlive_args_set_string", "outlive_args_set_integer",
+                                       "outlive_args_set_double", "outlive_args_set_bool", "outlive_args_remove"))
+# A value this large (bytes, or characters of a str) is removed from the
+# reused set after the call rather than kept (alive in C) until the thread's
+# next call.
+_KEPT_BYTES = 4096
+
+
+class CallArgs(threading.local):
+    """The call-time arguments of handler calls: one outlive_args per thread,
+    reused from call to call, so that a call costs a C call per argument and
+    the handler call (no args_new, args_free, nor an Args object each time).
+    It holds exactly the names of the call being made: a name of the previous
+    call that this one lacks is removed, one it has is set again (in place).
+    `busy` while a call runs: a handler calling a handler on the same thread
+    takes a fresh Args instead. After a failure the set is dropped."""
+
+    def __init__(self) -> None:
+        self.args: typing.Optional[Args] = None
+        self.address = 0
+        self.names: typing.Tuple[str, ...] = ()
+        self.busy = False
+
+    def fill(self, values: typing.Dict[str, typing.Any]) -> bool:
+        """Sets `values` (no None among them) as the set's only arguments
+        (at self.address); whether a value must be removed after the call."""
+        address = self.address or self._start()
+        names = tuple(values)
+        large = False
+        try:
+            if names != self.names:
+                for stale in self.names:
+                    if stale not in values:
+                        _check(_remove(address, stale.encode("utf-8")))
+                self.names = ()
+            for name, value in values.items():
+                kind = type(value)
+                if kind is str:
+                    if len(value) > _KEPT_BYTES:
+                        large = True
+                    if "\0" in value:
+                        data = value.encode("utf-8")
+                        status = _set_id(address, name.encode("utf-8"), None, data, len(data))
+                    else:  # the same untagged ID, in a C call of 3 arguments instead of 5
+                        status = _set_string(address, name.encode("utf-8"), value.encode("utf-8"))
+                elif kind is int and -2**63 <= value < 2**63:
+                    status = _set_integer(address, name.encode("utf-8"), value)
+                elif kind is bytes:
+                    if len(value) > _KEPT_BYTES:
+                        large = True
+                    status = _set_id(address, name.encode("utf-8"), None, value, len(value))
+                elif kind is float:
+                    status = _set_double(address, name.encode("utf-8"), value)
+                elif kind is bool:
+                    status = _set_bool(address, name.encode("utf-8"), value)
+                else:
+                    large = True  # a handler, an ID, ...: not kept past the call
+                    typing.cast(Args, self.args).set(name, value)
+                    continue
+                if status:
+                    raise error_for(status)
+        except BaseException:
+            self.drop()
+            raise
+        self.names = names
+        return large
+
+    def _start(self) -> int:
+        self.args, self.names = Args(), ()
+        self.address = self.args.handle.value
+        return self.address
+
+    def clear(self) -> None:
+        """Removes every argument (after a call with a large value)."""
+        try:
+            for name in self.names:
+                _check(_remove(self.address, name.encode("utf-8")))
+            self.names = ()
+        except BaseException:
+            self.drop()
+            raise
+
+    def drop(self) -> None:
+        """Frees the set: the next call starts from an empty one."""
+        args, self.args, self.address, self.names = self.args, None, 0, ()
+        if args is not None:
+            args.close()
+
+
+def _check(status: int) -> None:
+    if status:
+        raise error_for(status)
 
 
 def object_bytes(pointer: typing.Any) -> bytes:

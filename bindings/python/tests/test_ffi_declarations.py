@@ -247,3 +247,14 @@ def test_status_enum_and_id_size_match_the_header(tmp_path):
     printed = [int(value) for value in _compile_and_run(tmp_path, body)]
     assert printed[:len(names)] == [status.value for status in Status]
     assert printed[len(names):] == list(constants.values())
+
+
+def test_the_by_address_bindings_are_the_declarations_with_plain_addresses_for_handles():
+    assert _ffi.BY_ADDRESS, "no hot-path bindings"
+    for name, function in _ffi.BY_ADDRESS.items():
+        restype, argtypes = _ffi._DECLARATIONS[name]
+        assert function is not getattr(_ffi, name), f"{name}: shares the typed binding's function object"
+        assert function.restype is restype and len(function.argtypes) == len(argtypes)
+        for declared, bound in zip(argtypes, function.argtypes):
+            is_handle = isinstance(declared, type) and issubclass(declared, _ffi.OpaqueHandle)
+            assert bound is (ctypes.c_void_p if is_handle else declared), f"{name}: {bound} for {declared}"

@@ -132,3 +132,74 @@ print(got[0])
 """
     blob = bytes(outlive.Handler("py.greet", name="dana"))
     assert run_python(code, blob.hex()).stdout.strip() == "DANA"
+
+
+# Call-time arguments go through one argument set per thread, reused from call
+# to call (outlive.values.CallArgs): what one call set must never reach another.
+
+seen = []
+
+
+@outlive.handler("py.pair")
+def pair(first: str | None, second: str | None) -> None:
+    seen.append((first, second))
+
+
+@outlive.handler("py.inner_call")
+def inner_call(first: str, inner: outlive.Handler) -> None:
+    inner(second="7")  # a handler call while the outer one is running on this thread
+    seen.append(("outer", first))
+
+
+def test_call_time_arguments_of_one_call_never_reach_the_next():
+    seen.clear()
+    h = outlive.Handler("py.pair")
+    h(first="a", second="1")
+    h(second="2")
+    h(first="b")
+    h(first="c", second=None)  # None leaves a name unset
+    h()
+    h(first="x" * 100_000, second="3")  # large: removed after the call
+    h(second="4")
+    h(second="5", first="d")  # the same names in another order
+    h(first="nul\0inside", second="é")
+    assert seen == [("a", "1"), (None, "2"), ("b", None), ("c", None), (None, None), ("x" * 100_000, "3"),
+                    (None, "4"), ("d", "5"), ("nul\0inside", "é")]
+
+
+def test_a_refused_call_time_argument_leaves_the_next_call_clean():
+    seen.clear()
+    h = outlive.Handler("py.pair")
+    with pytest.raises(TypeError):
+        h(first="kept?", second=object())
+    with pytest.raises(OverflowError):
+        h(first="kept?", second=2**64)
+    with pytest.raises(outlive.TypeMismatchError):
+        h(first=1, second=2)
+    h(second="5")
+    assert seen == [(None, "5")]
+
+
+def test_a_handler_called_inside_a_handler_call_has_its_own_arguments():
+    seen.clear()
+    outlive.Handler("py.inner_call")(first="outer", inner=outlive.Handler("py.pair", first="bound"))
+    assert seen == [("bound", "7"), ("outer", "outer")]
+
+
+def test_threads_calling_handlers_at_once_each_see_their_own_arguments():
+    import threading
+    seen.clear()
+    h = outlive.Handler("py.pair")
+
+    def worker(index):
+        for count in range(200):
+            h(first=f"t{index}", second=str(count))
+
+    threads = [threading.Thread(target=worker, args=(index,)) for index in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for index in range(4):
+        assert [second for first, second in seen if first == f"t{index}"] == [str(count) for count in range(200)]
+    assert len(seen) == 800

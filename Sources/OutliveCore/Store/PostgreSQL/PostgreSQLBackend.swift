@@ -292,16 +292,7 @@ final class PostgreSQLBackend: StoreBackend {
     }
 
     func changes(after sequence: Int64, limit: Int) throws -> (changes: [Change], oldestKept: Int64?) {
-        try read { transaction in
-            var changes: [Change] = []
-            try transaction.query("SELECT seq, topic, key FROM outlive_feed WHERE seq > ? ORDER BY seq LIMIT ?",
-                                  [.integer(sequence), .integer(Int64(limit))]) {
-                changes.append(Change(sequence: $0.integer(0), topic: $0.text(1) ?? "", key: $0.text(2) ?? ""))
-            }
-            if let first = changes.first, first.sequence == sequence + 1 { return (changes, first.sequence) }
-            let oldest = try transaction.integer("SELECT min(seq) FROM outlive_feed")
-            return (changes, oldest)
-        }
+        try read { try changes(after: sequence, limit: limit, in: $0) }
     }
 
     func latestSequence() throws -> Int64 {
