@@ -20,6 +20,17 @@ OUTLIVE_HANDLER(signals_test_receive, OUTLIVE_ID(signal_id), OUTLIVE_UINTEGER(ve
     received.count = count;
 }
 
+/* A handler value of signals_test_receive with `count` bound (NULL when
+ * that fails: the caller's CHECK says so). */
+static outlive_handler *new_receiver(int32_t count) {
+    outlive_args *bound = NULL;
+    outlive_handler *handler = NULL;
+    if (outlive_args_new(&bound) == OUTLIVE_OK && outlive_args_set_int(bound, "count", count) == OUTLIVE_OK)
+        outlive_handler_new("signals_test_receive", NULL, bound, &handler);
+    outlive_args_free(bound);
+    return handler;
+}
+
 /* Dispatches until the handler ran `want` times, for up to `rounds` waits of
  * at most 100 ms each (few rounds only where a call must *not* happen). */
 static int dispatch_until_calls(outlive_store *store, int want, int rounds) {
@@ -64,12 +75,7 @@ static void test_handler_gets_payload_signal_id_version_and_terminated_on_the_lo
     memset(&received, 0, sizeof received);
     char signal[OUTLIVE_ID_SIZE];
     outlive_signal_new_id(signal);
-    outlive_args *bound = NULL;
-    outlive_args_new(&bound);
-    CHECK_OK(outlive_args_set_int(bound, "count", 7));
-    outlive_handler *handler = NULL;
-    outlive_handler_new("signals_test_receive", NULL, bound, &handler);
-    outlive_args_free(bound);
+    outlive_handler *handler = new_receiver(7);
     CHECK(handler);
     CHECK_OK(outlive_signal_consume(store, signal, handler, OUTLIVE_DELIVERY_UNTIL_TERMINATED, OUTLIVE_LIFETIME_THIS_RUN, "acct", NULL));
     outlive_args *payload = NULL;
@@ -99,12 +105,8 @@ static void test_removed_consumers_are_not_delivered_and_take_their_record(void)
     char signal[OUTLIVE_ID_SIZE], other[OUTLIVE_ID_SIZE], consumer[OUTLIVE_ID_SIZE];
     outlive_signal_new_id(signal);
     outlive_signal_new_id(other);
-    outlive_args *bound = NULL;
-    outlive_args_new(&bound);
-    CHECK_OK(outlive_args_set_int(bound, "count", 1));
-    outlive_handler *handler = NULL;
-    outlive_handler_new("signals_test_receive", NULL, bound, &handler);
-    outlive_args_free(bound);
+    outlive_handler *handler = new_receiver(1);
+    CHECK(handler);
     CHECK_OK(outlive_signal_consume(store, signal, handler, OUTLIVE_DELIVERY_ONCE, OUTLIVE_LIFETIME_PROCESS, NULL, consumer));
     CHECK(strlen(consumer) == 36);
     CHECK_OK(outlive_signal_consume(store, other, handler, OUTLIVE_DELIVERY_ONCE, OUTLIVE_LIFETIME_ANY_PROCESS, "account-1", NULL));
@@ -373,12 +375,8 @@ static void test_a_consumer_removed_by_an_earlier_callback_of_the_dispatch_is_no
     calls_at_removal = -1;
     char signal[OUTLIVE_ID_SIZE];
     outlive_signal_new_id(signal);
-    outlive_args *bound = NULL;
-    outlive_args_new(&bound);
-    CHECK_OK(outlive_args_set_int(bound, "count", 1));
-    outlive_handler *handler = NULL;
-    outlive_handler_new("signals_test_receive", NULL, bound, &handler);
-    outlive_args_free(bound);
+    outlive_handler *handler = new_receiver(1);
+    CHECK(handler);
     CHECK_OK(outlive_signal_consume(store, signal, handler, OUTLIVE_DELIVERY_UNTIL_TERMINATED, OUTLIVE_LIFETIME_THIS_RUN,
                                     NULL, removing_consumer));
     outlive_handler_free(handler);
