@@ -153,7 +153,8 @@ def test_await_a_ref_on_an_asyncio_loop(tasks, worker, location):
         with producer(location) as store:
             first = tasks.shout.options(result=True).delay("hello")
             second = tasks.double.options(result=True).delay(4)
-            values = await asyncio.gather(first, second.result_async(timeout=10))
+            # Awaited as a ref is; bounded so that a lost wake-up fails here instead of hanging.
+            values = await asyncio.wait_for(asyncio.gather(first, second.result_async(timeout=10)), 30)
             assert store.loop._asyncio_loop is None, "the store's loop was attached only while waiting"
             return values
     assert asyncio.run(main()) == ["HELLO!", {"n": 4, "double": 8}]
