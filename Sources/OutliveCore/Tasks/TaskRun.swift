@@ -503,6 +503,20 @@ extension TaskQueue {
                         in transaction: StoreTransaction) throws {
         let token: SQLValue = .text(attempt.claim)
         let (fence, fenced) = attemptClaim.fence(token: token)
+        // The common end, a success that nothing else waits on, in one
+        // statement instead of a read and a delete: a row this one does not
+        // match (cancelled, holding an outcome, posting a result, starting a
+        // group, another attempt's) changes nothing and takes the path below.
+        if case .succeeded = result {
+            try transaction.execute("""
+                DELETE FROM outlive_tasks WHERE seq = ? AND \(fence) AND state = 1 AND outcome IS NULL AND cancelled = 0
+                    AND result_signal IS NULL AND group_start IS NULL AND attempts = ?
+                """, [.integer(attempt.seq)] + fenced + [.integer(attempt.number)])
+            if transaction.changedRows == 1 {
+                Log.emit(.info, "task \(attempt.id) succeeded (attempt \(attempt.number))")
+                return
+            }
+        }
         var row: (attempts: Int64, ageFrom: Double, groupStart: Bool, outcome: Int64?, error: String?, cancelled: Bool, posts: Bool)?
         try transaction.query("SELECT attempts, age_from, group_start IS NOT NULL, outcome, last_error, cancelled, result_signal IS NOT NULL FROM outlive_tasks WHERE seq = ? AND \(fence) AND state = 1",
                               [.integer(attempt.seq)] + fenced) {
