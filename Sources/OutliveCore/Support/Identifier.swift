@@ -6,24 +6,37 @@ public enum Identifier {
     public static let textLength = 36
 
     public static func make() -> String {
-        var bytes = [UInt8](repeating: 0, count: 16)
+        make(count: 1)[0]
+    }
+
+    /// `count` identifiers from one getrandom(2) call: a step that claims a
+    /// batch of tasks makes a claim token for each.
+    public static func make(count: Int) -> [String] {
+        var bytes = [UInt8](repeating: 0, count: 16 * count)
         var filled = 0
-        while filled < 16 {
-            let got = bytes.withUnsafeMutableBytes { getrandom($0.baseAddress! + filled, 16 - filled, 0) }
+        while filled < bytes.count {
+            let got = bytes.withUnsafeMutableBytes { getrandom($0.baseAddress! + filled, $0.count - filled, 0) }
             if got > 0 { filled += got }
         }
-        bytes[6] = (bytes[6] & 0x0F) | 0x40
-        bytes[8] = (bytes[8] & 0x3F) | 0x80
         // Formatted as bytes: appending Characters costs more than the random bytes.
         let hex = Array("0123456789abcdef".utf8)
+        var made: [String] = []
+        made.reserveCapacity(count)
         var text = [UInt8]()
         text.reserveCapacity(36)
-        for (index, byte) in bytes.enumerated() {
-            if index == 4 || index == 6 || index == 8 || index == 10 { text.append(UInt8(ascii: "-")) }
-            text.append(hex[Int(byte >> 4)])
-            text.append(hex[Int(byte & 0x0F)])
+        for start in stride(from: 0, to: bytes.count, by: 16) {
+            bytes[start + 6] = (bytes[start + 6] & 0x0F) | 0x40
+            bytes[start + 8] = (bytes[start + 8] & 0x3F) | 0x80
+            text.removeAll(keepingCapacity: true)
+            for index in 0..<16 {
+                if index == 4 || index == 6 || index == 8 || index == 10 { text.append(UInt8(ascii: "-")) }
+                let byte = bytes[start + index]
+                text.append(hex[Int(byte >> 4)])
+                text.append(hex[Int(byte & 0x0F)])
+            }
+            made.append(String(decoding: text, as: UTF8.self))
         }
-        return String(decoding: text, as: UTF8.self)
+        return made
     }
 
     /// True for 8-4-4-4-12 hexadecimal text (either case).

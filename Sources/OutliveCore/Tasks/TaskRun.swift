@@ -586,8 +586,11 @@ extension TaskQueue {
         let size = batchSize(run)
         let names = try readyNames(run, in: transaction)
         guard !names.isEmpty else { return [] }
+        // The claim tokens of the batch from one read of random bytes.
+        var claims = Identifier.make(count: size)[...]
         while batch.count < size, slots > 0,
-              let attempt = try startNext(run, names: names, first: batch.isEmpty, policy: policy, serialised: serialised, in: transaction) {
+              let attempt = try startNext(run, names: names, first: batch.isEmpty, policy: policy, serialised: serialised,
+                                          claims: &claims, in: transaction) {
             batch.append(attempt)
             if attempt.endsBatch { break }
             if attempt.awaitsCompletion { slots -= 1 }
@@ -638,7 +641,7 @@ extension TaskQueue {
     /// (dead at its claim, or naming a runner) ends the batch before it, the
     /// cursor before it, for such a step (`lockedClaimNeeded`).
     private func startNext(_ run: TaskRun, names: [String], first: Bool, policy: TaskPolicy, serialised: Bool,
-                           in transaction: StoreTransaction) throws -> TaskAttempt? {
+                           claims: inout ArraySlice<String>, in transaction: StoreTransaction) throws -> TaskAttempt? {
         let now = Clock.wall()
         let queue: SQLValue = .text(run.queue)
         var passes = 0
@@ -704,7 +707,7 @@ extension TaskQueue {
                 try transaction.recordChange(topic: TaskSchema.topic, key: "finished")
                 continue
             }
-            let claim = Identifier.make()
+            let claim = claims.popFirst() ?? Identifier.make()
             let setting: [(column: String, value: SQLValue)] = [("state", .integer(TaskSchema.State.running.rawValue)), ("outcome", .null),
                                                                 ("attempts", .integer(task.attempts + 1))]
             let ready = [SQLValue.integer(TaskSchema.State.ready.rawValue)]
