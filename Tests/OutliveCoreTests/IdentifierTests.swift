@@ -12,6 +12,17 @@ final class IdentifierTests: XCTestCase {
         }
     }
 
+    func testIdentifiersMadeTogetherAreValidVersion4AndDistinct() {
+        let ids = Identifier.make(count: 32) + Identifier.make(count: 32)
+        XCTAssertEqual(ids.count, 64)
+        XCTAssertEqual(Set(ids).count, 64)
+        for id in ids {
+            XCTAssertTrue(Identifier.isValid(id), id)
+            XCTAssertEqual(Array(id.utf8)[14], UInt8(ascii: "4"))
+            XCTAssertTrue([UInt8(ascii: "8"), UInt8(ascii: "9"), UInt8(ascii: "a"), UInt8(ascii: "b")].contains(Array(id.utf8)[19]), id)
+        }
+    }
+
     func testMalformedIdentifiersAreRejected() {
         XCTAssertFalse(Identifier.isValid(""))
         XCTAssertFalse(Identifier.isValid("not-a-uuid"))
