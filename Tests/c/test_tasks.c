@@ -80,14 +80,19 @@ static outlive_store *open_queue(const char *dir) {
     return store;
 }
 
+/* A handler value of `handler` with its `label` bound (NULL on failure). */
+static outlive_handler *labeled(const char *handler, const char *label) {
+    outlive_args *args = NULL;
+    outlive_handler *work = NULL;
+    if (outlive_args_new(&args) == OUTLIVE_OK && outlive_args_set_string(args, "label", label) == OUTLIVE_OK)
+        outlive_handler_new(handler, NULL, args, &work);
+    outlive_args_free(args);
+    return work;
+}
+
 static outlive_status add(outlive_store *store, const char *handler, const char *label, const char *start,
                           const char *member, char out_id[OUTLIVE_ID_SIZE]) {
-    outlive_args *args = NULL;
-    outlive_args_new(&args);
-    outlive_args_set_string(args, "label", label);
-    outlive_handler *work = NULL;
-    outlive_handler_new(handler, NULL, args, &work);
-    outlive_args_free(args);
+    outlive_handler *work = labeled(handler, label);
     const char *members[1] = { member };
     outlive_status status = outlive_task_add(store, work, start, member ? members : NULL, member ? 1 : 0, out_id);
     outlive_handler_free(work);
@@ -484,12 +489,8 @@ static void test_a_run_the_store_no_longer_has_starts_no_task_on_postgresql(void
     char sql[512];
     snprintf(sql, sizeof sql, "DELETE FROM outlive_runs WHERE run_id = '%s'", outlive_store_run_id(ended));
     CHECK(harness_psql(dir, sql, NULL, 0));
-    outlive_args *args = NULL;
-    outlive_args_new(&args);
-    outlive_args_set_string(args, "label", "never here");
-    outlive_handler *work = NULL;
-    CHECK_OK(outlive_handler_new("local_record", NULL, args, &work));
-    outlive_args_free(args);
+    outlive_handler *work = labeled("local_record", "never here");
+    CHECK(work);
     outlive_task_options options = OUTLIVE_TASK_OPTIONS_INIT;
     options.queue = "wide";
     CHECK_OK(outlive_task_enqueue(ended, work, &options, NULL, NULL));
@@ -519,12 +520,8 @@ static void test_a_run_declared_dead_completes_late_and_overwrites_nothing_on_po
     outlive_store *victim = open_queue(dir);
     CHECK(victim);
     CHECK_OK(outlive_queue_declare(victim, "wide", OUTLIVE_QUEUE_PARALLEL));
-    outlive_args *args = NULL;
-    outlive_args_new(&args);
-    outlive_args_set_string(args, "label", "taken over");
-    outlive_handler *work = NULL;
-    CHECK_OK(outlive_handler_new("local_keep", NULL, args, &work));
-    outlive_args_free(args);
+    outlive_handler *work = labeled("local_keep", "taken over");
+    CHECK(work);
     outlive_task_options options = OUTLIVE_TASK_OPTIONS_INIT;
     options.queue = "wide";
     CHECK_OK(outlive_task_enqueue(victim, work, &options, NULL, NULL));
@@ -553,6 +550,7 @@ static void test_a_run_declared_dead_completes_late_and_overwrites_nothing_on_po
         CHECK_OK(outlive_loop_dispatch(outlive_store_loop(rescuer), 20));
     }
     CHECK_MSG(call_count == 1 && kept_completion, "the rescuer started %d task(s)", call_count);
+    outlive_args *args = NULL;
     outlive_args_new(&args);
     outlive_args_set_bool(args, "success", false);
     outlive_args_set_string(args, "error", "late");
