@@ -290,12 +290,18 @@ public final class TaskQueue {
                   .integer((dueLater == nil ? TaskSchema.State.ready : TaskSchema.State.waiting).rawValue),
                   dueLater.map { .double($0) } ?? .null,
                   task.uniqueKey.map { .text($0) } ?? .null, task.resultSignal.map { .text($0.lowercased()) } ?? .null]
-        if later && task.uniqueKey == nil {
-            // Nothing is read back: sent with the commit on PostgreSQL.
-            try transaction.executeLater(sql, arguments)
-            return id
+        do {
+            if later && task.uniqueKey == nil {
+                // Nothing is read back: sent with the commit on PostgreSQL.
+                try transaction.executeLater(sql, arguments)
+                return id
+            }
+            try transaction.execute(sql, arguments)
+        } catch {
+            // A damaged counted mark fails the insert's seq: say so.
+            if transaction.engine == .sqlite { try TaskSchema.verifyCountedMark(in: transaction) }
+            throw error
         }
-        try transaction.execute(sql, arguments)
         return transaction.changedRows == 0 ? nil : id
     }
 

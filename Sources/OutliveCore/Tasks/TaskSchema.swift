@@ -399,8 +399,12 @@ enum TaskSchema {
     static func addPending(_ added: [String: Int64], in transaction: StoreTransaction) throws {
         if transaction.engine == .sqlite {
             guard let uncounted = try transaction.integer(
-                "SELECT (SELECT max(seq) FROM outlive_tasks) - seq FROM outlive_task_counted WHERE slot = 0"),
-                uncounted >= foldAfter else { return }
+                "SELECT (SELECT max(seq) FROM outlive_tasks) - seq FROM outlive_task_counted WHERE slot = 0") else {
+                // No mark (or no task at all): a missing mark would leave every
+                // new task out of every count without a word.
+                return try verifyCountedMark(in: transaction)
+            }
+            guard uncounted >= foldAfter else { return }
             try foldCounts(in: transaction)
             return
         }
@@ -416,6 +420,23 @@ enum TaskSchema {
 
     /// The mark above which tasks are not in the queues' counters (SQLite).
     static let countedMark = "(SELECT seq FROM outlive_task_counted WHERE slot = 0)"
+
+    /// The counted mark as Outlive writes it: one row holding an integer from
+    /// 0 up, with room above it for the seqs to come. The store is untrusted:
+    /// a mark damaged there (missing, text, near the largest integer) made an
+    /// add fail as a datatype mismatch or a seq conflict, or counted nothing
+    /// new; it is refused as corrupt instead. Checked where an add fails or
+    /// finds no mark, so that a sound store pays nothing for it.
+    static func verifyCountedMark(in transaction: StoreTransaction) throws {
+        var mark: Int64?
+        try transaction.query("SELECT seq FROM outlive_task_counted WHERE slot = 0") { mark = $0.integer(0) }
+        guard let mark else {
+            throw OutliveError.corrupt("the store is damaged: outlive_task_counted holds no counted mark")
+        }
+        guard mark >= 0, mark < Int64.max / 2 else {
+            throw OutliveError.corrupt("the store is damaged: the tasks' counted mark \(mark) is out of range")
+        }
+    }
 
     /// The tasks above the counted mark that `condition` selects, as a term
     /// to add to a count read from the counters ("" on PostgreSQL, whose

@@ -88,3 +88,30 @@ def test_a_batch_add_is_counted_and_folded_whole(tmp_path):
         assert raw(directory, "SELECT pending FROM outlive_task_queues WHERE name = 'default'") == 501
         store.tasks.add(outlive.Handler("py.counts.ok", label="last"))
         assert len(store.tasks) == 502 and counts(store)["default"] == (502, 0, 0)
+
+
+def test_a_damaged_counted_mark_is_refused_as_corrupt_and_the_tasks_stay_as_they_were(tmp_path):
+    """The store is untrusted: a mark that is missing, text, a real or too
+    large to leave room for new seqs failed adds with a datatype mismatch or a
+    seq conflict, or left every new task out of every count."""
+    for damage in ("DELETE FROM outlive_task_counted",
+                   "UPDATE outlive_task_counted SET seq = 9223372036854775807",
+                   "UPDATE outlive_task_counted SET seq = 'x'",
+                   "UPDATE outlive_task_counted SET seq = 2.5"):
+        directory = str(tmp_path / f"store{abs(hash(damage))}")
+        with outlive.Store(directory) as store:
+            for n in range(3):
+                store.tasks.add(outlive.Handler("py.counts.ok", label=str(n)))
+        db = sqlite3.connect(os.path.join(directory, "outlive.db"))
+        db.execute(damage)
+        db.commit()
+        db.close()
+        with outlive.Store(directory) as store:
+            try:
+                for n in range(70):  # past a fold
+                    store.tasks.add(outlive.Handler("py.counts.ok", label=f"new {n}"))
+            except outlive.CorruptError:
+                pass
+            else:
+                raise AssertionError(f"{damage}: adds went on")
+        assert raw(directory, "SELECT count(*) FROM outlive_tasks") == 3, damage
