@@ -138,7 +138,7 @@ final class GroupCommitLeadTests: XCTestCase {
             Thread {
                 defer { done.leave() }
                 var first = true
-                group.submit(GroupCommit.Member { _ in }) { members in
+                group.submit(GroupCommit.Member { _ in }) { members, _ in
                     groups.append(caller: caller, size: members.count)
                     if caller == 0 && first {
                         first = false
@@ -176,5 +176,64 @@ final class GroupCommitLeadTests: XCTestCase {
         XCTAssertEqual(groups.first?.caller, 0)
         XCTAssertNotEqual(groups.last?.caller, 0, "the lead was handed to a queued write")
         XCTAssertEqual(groups.map(\.size), [1, 2])
+    }
+}
+
+/// A leader that gathers (its last group, committed with an fsync, held more
+/// writes than are queued now) runs the writes that queue while it gathers in
+/// its own transaction, and commits once its group is as large as the last.
+final class GroupCommitGatherTests: XCTestCase {
+    final class Log: @unchecked Sendable {
+        private let lock = Lock()
+        private var stored: [String] = []
+        func append(_ entry: String) { lock.withLock { stored.append(entry) } }
+        var all: [String] { lock.withLock { stored } }
+    }
+
+    func testWritesQueuedWhileTheLeaderGathersJoinItsTransaction() {
+        let group = GroupCommit()
+        let log = Log()
+        let done = DispatchGroup()
+        let committing = DispatchSemaphore(value: 0)
+        func submit(_ caller: Int, _ commit: @escaping ([GroupCommit.Member], (() -> [GroupCommit.Member])?) -> Int64) {
+            done.enter()
+            Thread {
+                defer { done.leave() }
+                group.submit(GroupCommit.Member { _ in }, commit: commit)
+            }.start()
+        }
+        // A first group with an fsync (2 ms), then a group of two behind it:
+        // the last group held two writes and its COMMIT took 2 ms.
+        submit(0) { members, _ in
+            committing.signal()
+            while group.queuedCount < 2 { usleep(100) }
+            return 2_000_000
+        }
+        committing.wait()
+        submit(1) { members, more in
+            log.append("group of \(members.count), gathering: \(more != nil)")
+            return 2_000_000
+        }
+        submit(2) { members, more in
+            log.append("group of \(members.count), gathering: \(more != nil)")
+            return 2_000_000
+        }
+        done.wait()
+        // A write alone now gathers: one more write queues while it runs its
+        // own, and joins its transaction.
+        submit(3) { members, more in
+            log.append("group of \(members.count), gathering: \(more != nil)")
+            while group.queuedCount < 1 { usleep(100) }
+            let arrived = more?() ?? []
+            log.append("joined: \(arrived.count), then: \(more?().count ?? -1)")
+            return 2_000_000
+        }
+        while log.all.count < 2 { usleep(100) }
+        submit(4) { members, _ in
+            log.append("caller 4 led a group of \(members.count)")
+            return 2_000_000
+        }
+        done.wait()
+        XCTAssertEqual(log.all, ["group of 2, gathering: false", "group of 1, gathering: true", "joined: 1, then: 0"])
     }
 }

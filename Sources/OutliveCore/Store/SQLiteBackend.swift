@@ -147,7 +147,7 @@ final class SQLiteBackend: StoreBackend {
         var result: T?
         try withoutActuallyEscaping(body) { body in
             let member = GroupCommit.Member { result = try body($0) }
-            group.submit(member) { commit(group: $0) }
+            group.submit(member) { commit(group: $0, more: $1) }
             if let failure = member.failure { throw failure }
         }
         guard let result else { throw OutliveError(.io, "a grouped write was committed without its result") }
@@ -159,10 +159,12 @@ final class SQLiteBackend: StoreBackend {
 
     private struct GroupUndone: Error {}
 
-    /// Commits a group; returns how long its COMMIT took (0 when there was none).
-    private func commit(group members: [GroupCommit.Member]) -> Int64 {
+    /// Commits a group, and those `more` adds to it while it runs (see
+    /// GroupCommit.submit); returns how long its COMMIT took (0 when there was none).
+    private func commit(group first: [GroupCommit.Member], more: (() -> [GroupCommit.Member])?) -> Int64 {
+        var members = first
         var committed: [Transaction?] = Array(repeating: nil, count: members.count)
-        let alone = members.count == 1
+        let alone = members.count == 1 && more == nil
         var took: Int64 = 0
         let undone: Bool = lock.withLock {
             let marker = Unmanaged.passUnretained(self).toOpaque()
@@ -176,7 +178,16 @@ final class SQLiteBackend: StoreBackend {
                 return false
             }
             do {
-                for (index, member) in members.enumerated() {
+                var index = 0
+                while true {
+                    if index == members.count {
+                        guard let more else { break }
+                        let arrived = more()
+                        if arrived.isEmpty { break }
+                        members += arrived
+                        committed += Array(repeating: nil, count: arrived.count)
+                    }
+                    let member = members[index]
                     let transaction = Transaction(connection: connection)
                     if !alone { try connection.run("SAVEPOINT outlive_member", []) }
                     do {
@@ -191,6 +202,7 @@ final class SQLiteBackend: StoreBackend {
                         try connection.run("ROLLBACK TO outlive_member", [])
                         try connection.run("RELEASE outlive_member", [])
                     }
+                    index += 1
                 }
                 let started = Clock.monotonicNanoseconds()
                 try commit()
