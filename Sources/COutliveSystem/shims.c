@@ -1,9 +1,6 @@
 #include "COutliveSystem.h"
 #include <string.h>
 #include <stdarg.h>
-#include <limits.h>
-#include <linux/futex.h>
-#include <sys/syscall.h>
 
 #define COUTLIVE_ERROR_CAPACITY 1024
 static _Thread_local char error_buffer[COUTLIVE_ERROR_CAPACITY];
@@ -160,15 +157,3 @@ uint64_t COutlive_fork_generation(void) {
 static _Thread_local void *current_transaction;
 void *COutlive_current_transaction(void) { return current_transaction; }
 void COutlive_set_current_transaction(void *owner) { current_transaction = owner; }
-
-uint32_t COutlive_atomic_load_u32(const uint32_t *word) { return __atomic_load_n(word, __ATOMIC_SEQ_CST); }
-void COutlive_atomic_store_u32(uint32_t *word, uint32_t value) { __atomic_store_n(word, value, __ATOMIC_SEQ_CST); }
-void COutlive_atomic_increment_u32(uint32_t *word) { __atomic_add_fetch(word, 1, __ATOMIC_SEQ_CST); }
-
-void COutlive_futex_wait_bits(uint32_t *word, uint32_t expected, uint32_t bits) {
-    syscall(SYS_futex, word, FUTEX_WAIT_BITSET_PRIVATE, expected, NULL, NULL, bits);
-}
-
-void COutlive_futex_wake_bits(uint32_t *word, uint32_t bits) {
-    syscall(SYS_futex, word, FUTEX_WAKE_BITSET_PRIVATE, INT_MAX, NULL, NULL, bits);
-}

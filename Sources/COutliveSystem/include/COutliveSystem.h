@@ -90,16 +90,4 @@ uint64_t COutlive_fork_generation(void);
 void *COutlive_current_transaction(void);
 void  COutlive_set_current_transaction(void *owner);
 
-/* A group commit's wake-up (GroupCommit.swift): its members sleep on one futex
- * word, each with a bit of its own, and the leader wakes all the members of a
- * group in one system call (sem_post per member let the first ones woken
- * preempt the leader before it had woken the rest). Sequentially consistent
- * loads and stores; the wait returns on a wake of one of `bits`, on a signal,
- * or at once when `*word` is no longer `expected`. */
-uint32_t COutlive_atomic_load_u32(const uint32_t *word);
-void     COutlive_atomic_store_u32(uint32_t *word, uint32_t value);
-void     COutlive_atomic_increment_u32(uint32_t *word);
-void     COutlive_futex_wait_bits(uint32_t *word, uint32_t expected, uint32_t bits);
-void     COutlive_futex_wake_bits(uint32_t *word, uint32_t bits);
-
 #endif

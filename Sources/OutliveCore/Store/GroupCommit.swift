@@ -19,11 +19,11 @@ import Glibc
 ///   an fsync it hands the lead on: the hand-off costs little beside the next
 ///   fsync, and its own thread's next write can join that group.
 /// - It gathers (below) only after a COMMIT with an fsync.
-/// - A member sleeps on the group's futex word and returns without taking
-///   the mutex again: the members a group releases do not queue on the
-///   mutex. The leader wakes them all in one system call: posting a semaphore
-///   per member took it 60 µs for 7 of them on 2 cores, the first ones woken
-///   preempting it before it had woken the rest, who then came back last.
+/// - A member sleeps on a semaphore of its own and returns without taking the
+///   mutex again: the members a group releases do not queue on the mutex.
+///   (Waking a group's members with one futex system call instead, a word
+///   they share and a bit each, made 8 threads about 3 % faster at FULL but
+///   5 % slower at NORMAL.)
 ///
 /// Gathering: the members a group releases come back one by one, and the
 /// first would otherwise commit alone while the rest queue behind it (groups
@@ -53,23 +53,21 @@ final class GroupCommit {
         /// Set by the leader: nil on success.
         var failure: Error?
         /// Written under the mutex before the member is woken, read by its
-        /// owner after: the wake-up's atomic store and load order the two.
+        /// owner after: the semaphore orders the two.
         fileprivate var state = State.queued
-        /// This member's bit of the group's futex word, given when it queues.
-        fileprivate var bit: UInt32 = 1
-        /// Set to 1 (last) when the member is done or handed the lead.
-        private let woken: UnsafeMutablePointer<UInt32>
+        private let wakeup: UnsafeMutablePointer<sem_t>
 
         fileprivate enum State { case queued, leading, done }
 
         init(_ work: @escaping (StoreTransaction) throws -> Void) {
             self.work = work
-            woken = .allocate(capacity: 1)
-            woken.initialize(to: 0)
+            wakeup = .allocate(capacity: 1)
+            sem_init(wakeup, 0, 0)
         }
 
         deinit {
-            woken.deallocate()
+            sem_destroy(wakeup)
+            wakeup.deallocate()
         }
 
         func run(_ transaction: StoreTransaction) throws {
@@ -77,30 +75,15 @@ final class GroupCommit {
             try work(transaction)
         }
 
-        /// Marks the member woken; its owner may return (and free it) as soon
-        /// as this is stored, so nothing of it is read after.
-        fileprivate func markWoken() { COutlive_atomic_store_u32(woken, 1) }
+        /// Posted once per member: when it is done, or handed the lead.
+        fileprivate func wake() { sem_post(wakeup) }
 
-        /// Until `markWoken`, sleeping on the group's futex word: the load of
-        /// `word` before the check of `woken` makes the wait return at once
-        /// when the leader counted a release after that load.
-        fileprivate func sleep(on word: UnsafeMutablePointer<UInt32>) {
-            while COutlive_atomic_load_u32(woken) == 0 {
-                let seen = COutlive_atomic_load_u32(word)
-                if COutlive_atomic_load_u32(woken) != 0 { return }
-                COutlive_futex_wait_bits(word, seen, bit)
-            }
+        fileprivate func sleep() {
+            while sem_wait(wakeup) != 0 {}
         }
     }
 
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    /// The futex word members sleep on: counts the releases.
-    private let released: UnsafeMutablePointer<UInt32>
-    /// Gives each queued member the next of the word's 32 bits, so that a
-    /// release wakes its own members and, at most, the few queued members
-    /// that share a bit with one of them (they find they are not woken and
-    /// sleep again).
-    private var tickets: UInt32 = 0
     /// Signalled when a gathering leader's target is queued.
     private let gathered: UnsafeMutablePointer<pthread_cond_t>
     // Guarded by `mutex`.
@@ -119,8 +102,6 @@ final class GroupCommit {
     init() {
         mutex = .allocate(capacity: 1)
         pthread_mutex_init(mutex, nil)
-        released = .allocate(capacity: 1)
-        released.initialize(to: 0)
         gathered = .allocate(capacity: 1)
         var attributes = pthread_condattr_t()
         pthread_condattr_init(&attributes)
@@ -134,18 +115,6 @@ final class GroupCommit {
         gathered.deallocate()
         pthread_mutex_destroy(mutex)
         mutex.deallocate()
-        released.deallocate()
-    }
-
-    /// Wakes `members` (but `except`) and `next` in one system call.
-    private func release(_ members: [Member], except: Member? = nil, next: Member?) {
-        var bits: UInt32 = next?.bit ?? 0
-        for other in members where other !== except { bits |= other.bit }
-        guard bits != 0 else { return }
-        for other in members where other !== except { other.markWoken() }
-        next?.markWoken()
-        COutlive_atomic_increment_u32(released)
-        COutlive_futex_wake_bits(released, bits)
     }
 
     /// Returns once `member` was committed (its `failure` says how), by this
@@ -159,15 +128,13 @@ final class GroupCommit {
     func submit(_ member: Member, commit: ([Member], (() -> [Member])?) -> Int64) {
         pthread_mutex_lock(mutex)
         if leading {
-            member.bit = 1 << (tickets % 32)
-            tickets &+= 1
             queue.append(member)
             if gatherWaiting {
                 gatherWaiting = false
                 pthread_cond_signal(gathered)
             }
             pthread_mutex_unlock(mutex)
-            member.sleep(on: released)
+            member.sleep()
             if member.state == .done { return }
             pthread_mutex_lock(mutex)
         } else {
@@ -212,7 +179,8 @@ final class GroupCommit {
             }
             pthread_mutex_unlock(mutex)
             // Woken after the unlock: `group` keeps each member alive.
-            release(group, except: member, next: next)
+            for other in group where other !== member { other.wake() }
+            next?.wake()
             guard more else { return }
             // Only the leader takes from the queue: it still holds the writes
             // seen above, and those queued while it woke the others.
@@ -262,7 +230,7 @@ final class GroupCommit {
             next?.state = .leading
         }
         pthread_mutex_unlock(mutex)
-        release([], next: next)
+        next?.wake()
     }
 
     /// Writes waiting for a group (for tests that line up a group).
