@@ -19,6 +19,10 @@ final class TaskRun {
     /// the cursor), a pass that started none ends the run.
     var startedInPass = 0
     var inFlight: [String: TaskAttempt] = [:]
+    /// The claims in `inFlight` whose call armed a timeout: the only attempts
+    /// that may be in flight without a result (any other has one when its
+    /// call returns).
+    var armed: Set<String> = []
     /// Tasks the last step claimed and whose handlers are not called yet, in
     /// order: the rest of a batch, called in the next dispatch when the
     /// budget of this one ran out.
@@ -382,6 +386,7 @@ extension TaskQueue {
         }
         for (attempt, _) in done {
             run.inFlight.removeValue(forKey: attempt.claim)
+            run.armed.remove(attempt.claim)
             if let timer = attempt.timer { store.loop.cancelTimer(timer) }
         }
         return done.sorted { $0.0.seq < $1.0.seq }
@@ -439,6 +444,7 @@ extension TaskQueue {
             self?.pump(run)
         }
         run.inFlight[claim] = attempt
+        run.armed.insert(claim)
     }
 
     /// A completion of the attempt whose handler is being called on this
@@ -470,11 +476,11 @@ extension TaskQueue {
     }
 
     /// Attempts called and in flight without a result: waiting for their
-    /// completion. Only an attempt whose call armed its timeout can be: any
-    /// other has its result when its call returns (looked up for those alone,
-    /// as this is asked before every call of a batch).
+    /// completion. Only those whose call armed a timeout can be (looked up
+    /// alone, as this is asked before every call of a batch).
     private func awaitingCompletion(_ run: TaskRun) -> Int {
-        lock.withLock { run.inFlight.reduce(0) { $0 + ($1.value.timer != nil && results[$1.key] == nil ? 1 : 0) } }
+        guard !run.armed.isEmpty else { return 0 }
+        return lock.withLock { run.armed.reduce(0) { $0 + (results[$1] == nil ? 1 : 0) } }
     }
 
     /// Records a result unless one is there already (the first one wins).
