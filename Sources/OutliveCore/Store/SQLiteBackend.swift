@@ -41,7 +41,11 @@ final class SQLiteBackend: StoreBackend {
             }
         }
         guard mode.lowercased() == "wal" else { throw OutliveError(.io, "database \(path) cannot use WAL mode (journal mode is \(mode))") }
-        try connection.exec("PRAGMA synchronous=\(durability == .full ? "FULL" : "NORMAL"); PRAGMA foreign_keys=ON")
+        // Statement journals in memory: a statement that changes many rows
+        // (a batch of tasks claimed or ended in one) keeps the pages it may
+        // have to undo; past 64 KiB SQLite spilled them to a temporary file
+        // of its own, created, written and unlinked for each such statement.
+        try connection.exec("PRAGMA synchronous=\(durability == .full ? "FULL" : "NORMAL"); PRAGMA foreign_keys=ON; PRAGMA temp_store=MEMORY")
     }
 
     /// BEGIN IMMEDIATE for a write, BEGIN for a read.
