@@ -279,7 +279,7 @@ public final class TaskQueue {
     /// not for a caller that catches it, as schedules' firings do).
     static func insert(_ task: NewTask, handler: [UInt8], now: Double, later: Bool = false,
                        in transaction: StoreTransaction) throws -> String? {
-        let id = Identifier.make()
+        let id = Identifier.makeTimeOrdered()
         // A task due later waits like one in backoff: the due timer starts it.
         let dueLater = task.due.flatMap { $0 > now ? $0 : nil }
         let sql = insertSQL(transaction.engine, unique: task.uniqueKey != nil)
