@@ -512,14 +512,16 @@ extension TaskQueue {
 
     // MARK: - Steps inside the write transaction
 
-    /// Ends the attempts that finished (`finish` below, each), in order.
+    /// Ends the attempts that finished, in one step's transaction.
     private func finish(_ finished: [(TaskAttempt, AttemptResult)], policy: TaskPolicy, in transaction: StoreTransaction) throws {
         // The common end, a success that nothing else waits on, in one
         // statement per chunk of the batch instead of a read and a delete
-        // per task; the others, and any row it did not match, one by one.
+        // per task; the others one by one, and the whole chunk so when the
+        // statement did not match every row of it (`finish` finds the rows it
+        // deleted gone, and ends the others).
         var succeeded: [TaskAttempt] = []
         for (attempt, result) in finished { if case .succeeded = result { succeeded.append(attempt) } }
-        var deleted: Set<Int64> = []
+        var ended: Set<Int64> = []
         var start = 0
         for size in TaskBatchSQL.chunks(succeeded.count) {
             let chunk = succeeded[start..<start + size]
@@ -530,13 +532,14 @@ extension TaskQueue {
             arguments.append(.text(store.runID))
             for attempt in chunk { arguments.append(.integer(attempt.seq)); arguments.append(.text(attempt.claim)) }
             for attempt in chunk { arguments.append(.integer(attempt.seq)); arguments.append(.integer(attempt.number)) }
-            try transaction.query(TaskBatchSQL.deleteSucceeded(size), arguments) { deleted.insert($0.integer(0)) }
-        }
-        for (attempt, result) in finished {
-            if deleted.contains(attempt.seq) {
+            try transaction.execute(TaskBatchSQL.deleteSucceeded(size), arguments)
+            guard transaction.changedRows == size else { continue }
+            for attempt in chunk {
+                ended.insert(attempt.seq)
                 Log.emit(.info, "task \(attempt.id) succeeded (attempt \(attempt.number))")
-                continue
             }
+        }
+        for (attempt, result) in finished where !ended.contains(attempt.seq) {
             try finish(attempt, result, policy: policy, in: transaction)
         }
     }
