@@ -695,7 +695,11 @@ extension TaskQueue {
         guard !names.isEmpty else { return [] }
         // The claim tokens of the batch from one read of random bytes.
         var claims = Identifier.make(count: size)[...]
-        let window = CandidateWindow(limit: min(size, TaskBatchSQL.largestChunk))
+        // Without the store's lock (PostgreSQL, a parallel queue) every row
+        // read ahead is locked until the commit and passed over by the other
+        // claimers, which may then go idle: no more rows than this step can
+        // start at once.
+        let window = CandidateWindow(limit: min(size, TaskBatchSQL.largestChunk, serialised ? size : slots))
         var pending: [PendingClaim] = []
         while batch.count < size, slots > 0,
               let attempt = try startNext(run, names: names, first: batch.isEmpty, policy: policy, serialised: serialised,
