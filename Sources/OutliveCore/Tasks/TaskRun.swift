@@ -602,6 +602,9 @@ extension TaskQueue {
         let seq: Int64
         let priority: Int64
         let id: String
+        /// An id that is not `runnable` (`TaskSchema.runnableID`): the row is
+        /// passed over, as if the read had not found it.
+        let damaged: Bool
         let handlerName: String
         let handler: [UInt8]
         let groupStart: Bool
@@ -771,7 +774,8 @@ extension TaskQueue {
                     var list: [Candidate] = []
                     let limit = window.limit
                     let collect: (SQLRow) -> Void = { row in
-                        list.append(Candidate(seq: row.integer(0), priority: row.integer(1), id: row.text(2) ?? "", handlerName: name,
+                        let id = TaskSchema.runnableID(row, 2)
+                        list.append(Candidate(seq: row.integer(0), priority: row.integer(1), id: id ?? "", damaged: id == nil, handlerName: name,
                                               handler: row.blob(3) ?? [], groupStart: row.integer(4) != 0,
                                               members: TaskSchema.decode(members: row.blob(5)),
                                               ageFrom: row.double(6), attempts: row.integer(7), runnerFree: row.integer(8) != 0))
@@ -806,6 +810,7 @@ extension TaskQueue {
             }
             let before = run.cursor
             run.cursor = (task.priority, task.seq)
+            if task.damaged { continue }
             if try isBlocked(task, in: transaction) { continue }
             // A retry (an earlier attempt failed, or was interrupted by its
             // runner's end: perhaps by this very task) runs in a step of its
@@ -948,7 +953,8 @@ private struct CandidateSQL {
 
     private init(_ engine: StoreEngine) {
         let columns = "seq, priority, id, handler, group_start IS NOT NULL, group_members, age_from, attempts, runner IS NULL"
-        let filter = "state = 0 AND queue = ? AND handler_name = ? AND \(engine == .sqlite ? "typeof(priority) = 'integer' AND " : "")\(TaskSchema.runnable(engine))"
+        // The id's characters are checked as each row is read (`Candidate.damaged`).
+        let filter = "state = 0 AND queue = ? AND handler_name = ? AND \(engine == .sqlite ? "typeof(priority) = 'integer' AND " : "")\(TaskSchema.runnable(engine, idCharacters: false))"
         // PostgreSQL: a candidate is locked as it is read, and one another
         // claimer holds is passed over (SKIP LOCKED) rather than waited for;
         // claims without the store's lock rely on it (`TaskQueue.next`).

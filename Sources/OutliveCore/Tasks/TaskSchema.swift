@@ -473,16 +473,27 @@ enum TaskSchema {
     /// the names would find it again for ever) is skipped by the runner and
     /// stays pending, visible to `outlive tasks` as a damaged store.
     /// PostgreSQL's columns are typed by the schema: only the values are checked.
-    static func runnable(_ engine: StoreEngine) -> String {
+    /// `idCharacters` false: the caller checks that the id holds only `0-9a-f-`
+    /// (`isRunnableID`) as it reads the row, and passes over a row whose id
+    /// does not — SQLite's GLOB cost some 10,000 instructions a row, a
+    /// fifth of a runner's read of its next tasks.
+    static func runnable(_ engine: StoreEngine, idCharacters: Bool = true) -> String {
         switch engine {
         case .sqlite: """
             typeof(handler_name) = 'text' AND typeof(id) = 'text' AND length(CAST(id AS BLOB)) = 36 \
-            AND id NOT GLOB '*[^0-9a-f-]*' \
+            \(idCharacters ? "AND id NOT GLOB '*[^0-9a-f-]*' " : "")\
             AND typeof(handler) = 'blob' AND typeof(group_members) IN ('blob', 'null') \
             AND typeof(age_from) IN ('real', 'integer') AND typeof(attempts) = 'integer' AND attempts >= 0
             """
         case .postgresql: "octet_length(id) = 36 AND id !~ '[^0-9a-f-]' AND attempts >= 0"
         }
+    }
+
+    /// An id as `runnable` admits it: 36 bytes of `0-9a-f-` (nil: not one).
+    static func runnableID(_ row: SQLRow, _ column: Int32) -> String? {
+        guard let id = row.textIfValid(column), id.utf8.count == Identifier.textLength,
+              id.utf8.allSatisfy({ ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) || $0 == 45 }) else { return nil }
+        return id
     }
 
     enum State: Int64 {
