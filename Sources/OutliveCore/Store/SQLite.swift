@@ -164,6 +164,13 @@ enum KeptStatement: Int, CaseIterable {
     /// statement journal of an INSERT ... SELECT (a failure rolls the whole
     /// transaction back anyway).
     case feedEntry
+    /// The entry when a live run other than ?3 (this handle's) watches the
+    /// topic: only then does the commit ring the doorbell, which wakes every
+    /// process of the store.
+    case feedEntryForOthers
+    /// The entry when this handle's run is the topic's only watcher (known in
+    /// memory): its own loop is woken instead, without the doorbell.
+    case feedEntryForThisRun
 
     var sql: String {
         switch self {
@@ -171,6 +178,10 @@ enum KeptStatement: Int, CaseIterable {
         case .commit: "COMMIT"
         case .feedEntry:
             "INSERT OR ROLLBACK INTO outlive_feed(topic, key) SELECT ?1, ?2 WHERE EXISTS (SELECT 1 FROM outlive_watchers WHERE topic = ?1)"
+        case .feedEntryForOthers:
+            "INSERT OR ROLLBACK INTO outlive_feed(topic, key) SELECT ?1, ?2 WHERE EXISTS (SELECT 1 FROM outlive_watchers WHERE topic = ?1 AND run_id <> ?3)"
+        case .feedEntryForThisRun:
+            "INSERT OR ROLLBACK INTO outlive_feed(topic, key) VALUES (?1, ?2)"
         }
     }
 }
