@@ -7,7 +7,8 @@
 /// costs the pages it writes. Messages above the counted mark
 /// (`outlive_message_counted.seq`) are not in the counters: a count adds them
 /// up from their rows (the tail: the newest rows, at most `foldAfter` of
-/// them), and a post that finds the tail that long first folds it into the
+/// them; a post only when its category may be full), and a post that finds
+/// the tail that long first folds it into the
 /// counters and moves the mark to the newest message. A new message's seq is
 /// above every stored seq and above the mark, so a message at or below the
 /// mark is always a counted one, and a deletion counts it out only then.
@@ -19,10 +20,13 @@ enum MessageCounts {
     /// two pages, every this many posts).
     static let foldAfter: Int64 = 32
 
-    /// Before a post into `category`: how many messages it holds, and the
-    /// seq the new message takes. On SQLite the tail is folded first when it
-    /// is `foldAfter` long. One statement (one round trip on PostgreSQL).
-    static func beforePost(category: String, in transaction: StoreTransaction) throws -> (count: Int64, sequence: Int64) {
+    /// Before a post into `category`: the seq the new message takes, and
+    /// how many messages the category holds when that is `limit` or more
+    /// (the post is refused), else nil. On SQLite the tail is folded first
+    /// when it is `foldAfter` long, and counted only when the category may
+    /// be full: its counter plus every message above the mark is below the
+    /// limit on nearly every post. One statement (one round trip on PostgreSQL).
+    static func beforePost(category: String, limit: Int64, in transaction: StoreTransaction) throws -> (held: Int64?, sequence: Int64) {
         switch transaction.engine {
         case .postgresql:
             var found: (count: Int64, newest: Int64) = (0, 0)
@@ -30,20 +34,28 @@ enum MessageCounts {
                 SELECT coalesce((SELECT count FROM outlive_message_categories WHERE category = ?), 0),
                     coalesce((SELECT max(seq) FROM outlive_messages), 0)
                 """, [.text(category)]) { found = ($0.integer(0), $0.integer(1)) }
-            return (found.count, try after(found.newest, mark: Int64.min))
+            return (found.count >= limit ? found.count : nil, try after(found.newest, mark: Int64.min))
         case .sqlite:
-            var found: (mark: Int64, newest: Int64, counted: Int64, tail: Int64)?
+            var found: (mark: Int64, newest: Int64, counted: Int64)?
             try transaction.query("""
                 SELECT m.seq, coalesce((SELECT max(seq) FROM outlive_messages), 0),
-                    coalesce((SELECT count FROM outlive_message_categories WHERE category = ?1), 0),
-                    (SELECT count(*) FROM outlive_messages WHERE category = ?1 AND seq > m.seq)
+                    coalesce((SELECT count FROM outlive_message_categories WHERE category = ?), 0)
                 FROM outlive_message_counted m WHERE m.slot = 0
-                """, [.text(category)]) { found = ($0.integer(0), $0.integer(1), $0.integer(2), $0.integer(3)) }
+                """, [.text(category)]) { found = ($0.integer(0), $0.integer(1), $0.integer(2)) }
             guard let found else { throw missingMark() }
             let mark = try checked(found.mark)
             let sequence = try after(found.newest, mark: mark)
-            if found.newest > mark && found.newest - mark >= foldAfter { try fold(after: mark, upTo: found.newest, in: transaction) }
-            return (try sum(found.counted, found.tail), sequence)
+            // Above the mark: at most `newest - mark` messages (no overflow: 0 <= mark < newest).
+            let above = found.newest > mark ? found.newest - mark : 0
+            var held: Int64?
+            if found.counted >= limit - above {
+                let tail = try transaction.integer("SELECT count(*) FROM outlive_messages WHERE category = ? AND seq > ?",
+                                                   [.text(category), .integer(mark)]) ?? 0
+                let count = try sum(found.counted, tail)
+                if count >= limit { held = count }
+            }
+            if above >= foldAfter { try fold(after: mark, upTo: found.newest, in: transaction) }
+            return (held, sequence)
         }
     }
 

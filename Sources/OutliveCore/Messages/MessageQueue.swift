@@ -101,8 +101,8 @@ public final class MessageQueue {
         let limit = lock.withLock { categoryLimit }
         let run = store.runID
         try store.database.groupedWrite { transaction in
-            let (count, sequence) = try MessageCounts.beforePost(category: draft.category, in: transaction)
-            guard count < limit else {
+            let (held, sequence) = try MessageCounts.beforePost(category: draft.category, limit: limit, in: transaction)
+            if let count = held {
                 throw OutliveError(.limit, "category \"\(draft.category)\" holds \(count) messages, its limit; remove messages or raise the limit (outlive_messages_set_category_limit)")
             }
             try MessageTable.insert(draft, id: id, created: Clock.wall(), sequence: sequence, in: transaction)

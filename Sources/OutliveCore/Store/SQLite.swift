@@ -164,6 +164,9 @@ enum KeptStatement: Int, CaseIterable {
     /// statement journal of an INSERT ... SELECT (a failure rolls the whole
     /// transaction back anyway).
     case feedEntry
+    /// `feedEntry` when a run other than ?3 watches the topic (a writer
+    /// that learns of its own changes without the feed).
+    case feedEntryForOthers
 
     var sql: String {
         switch self {
@@ -171,6 +174,8 @@ enum KeptStatement: Int, CaseIterable {
         case .commit: "COMMIT"
         case .feedEntry:
             "INSERT OR ROLLBACK INTO outlive_feed(topic, key) SELECT ?1, ?2 WHERE EXISTS (SELECT 1 FROM outlive_watchers WHERE topic = ?1)"
+        case .feedEntryForOthers:
+            "INSERT OR ROLLBACK INTO outlive_feed(topic, key) SELECT ?1, ?2 WHERE EXISTS (SELECT 1 FROM outlive_watchers WHERE topic = ?1 AND run_id <> ?3)"
         }
     }
 }

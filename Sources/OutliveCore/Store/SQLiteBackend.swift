@@ -76,6 +76,18 @@ final class SQLiteBackend: StoreBackend {
             // Written only when a live run reads this topic: otherwise the
             // entry would only cost a page write (see KeptStatement.feedEntry).
             try connection.run(.feedEntry, [.text(topic), .text(key)])
+            try entryWritten()
+        }
+
+        /// The look and the entry in one statement (the protocol's default
+        /// runs the look, then `recordChange`).
+        func recordChange(topic: String, key: String, watchedByOtherThan run: String) throws {
+            try connection.run(.feedEntryForOthers, [.text(topic), .text(key), .text(run)])
+            try entryWritten()
+        }
+
+        /// After a feed entry statement: notes the entry it wrote, if any.
+        private func entryWritten() throws {
             guard connection.changes == 1 else { return }
             let sequence = connection.lastInsertRowID
             newestSequence = sequence
