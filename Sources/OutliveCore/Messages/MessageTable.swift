@@ -168,20 +168,25 @@ enum MessageTable {
                        in transaction: StoreTransaction) throws {
         let payload: SQLValue = try draft.payload.map { .blob(try MessagePayload.encode($0)) } ?? .null
         let handler: SQLValue = try draft.responseHandler.map { .blob(try $0.serializedChecked()) } ?? .null
-        // OR ROLLBACK (SQLite's): a failed post rolls its whole transaction
-        // back anyway, and without it SQLite opens a statement journal for
-        // the insert (see `Signals.post`).
-        try transaction.executeLater("""
-            \(transaction.engine == .sqlite ? "INSERT OR ROLLBACK" : "INSERT") INTO outlive_messages(id, seq, created,
-                category, title, body, scope, thread, choices, payload, response_handler, auto_remove, processed_by,
-                presented, handled, removed, requires_end)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', 0, 0, 0, 0)
-            """, [.text(id), .integer(sequence), .double(created), .text(draft.category), .text(draft.title),
-                  draft.text.map { .text($0) } ?? .null, draft.scope.map { .text($0) } ?? .null,
-                  draft.thread.map { .text($0) } ?? .null, .blob(ChoiceCoding.encode(draft.choices)),
-                  payload, handler, .integer(draft.autoRemove ? 1 : 0)])
+        try transaction.executeLater(transaction.engine == .sqlite ? insertSQLite : insertPostgreSQL,
+                                     [.text(id), .integer(sequence), .double(created), .text(draft.category), .text(draft.title),
+                                      draft.text.map { .text($0) } ?? .null, draft.scope.map { .text($0) } ?? .null,
+                                      draft.thread.map { .text($0) } ?? .null, .blob(ChoiceCoding.encode(draft.choices)),
+                                      payload, handler, .integer(draft.autoRemove ? 1 : 0)])
         try MessageCounts.posted(category: draft.category, in: transaction)
     }
+
+    private static let insertPostgreSQL = """
+        INSERT INTO outlive_messages(id, seq, created, category, title, body, scope, thread, choices, payload,
+            response_handler, auto_remove, processed_by, presented, handled, removed, requires_end)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', 0, 0, 0, 0)
+        """
+    /// OR ROLLBACK: a failed post rolls its whole transaction back anyway,
+    /// and without it SQLite opens a statement journal for the insert (see
+    /// `Signals.post`). A stored string: the statement cache compares it with
+    /// the cached one by pointer, where a string made per call is compared
+    /// byte by byte after it is built.
+    private static let insertSQLite = "INSERT OR ROLLBACK" + insertPostgreSQL.dropFirst("INSERT".count)
 
     /// Deletes a message and counts it out of its category. False when it was gone.
     @discardableResult
