@@ -279,11 +279,20 @@ public final class TaskQueue {
     /// not for a caller that catches it, as schedules' firings do).
     static func insert(_ task: NewTask, handler: [UInt8], now: Double, later: Bool = false,
                        in transaction: StoreTransaction) throws -> String? {
-        let id = Identifier.make()
+        // SQLite: the seq is taken here, for the id to carry it (TaskID).
+        var seq: [SQLValue] = []
+        let id: String
+        if transaction.engine == .sqlite {
+            let next = try nextSeq(in: transaction)
+            seq = [.integer(next)]
+            id = TaskID.make(seq: next)
+        } else {
+            id = Identifier.make()
+        }
         // A task due later waits like one in backoff: the due timer starts it.
         let dueLater = task.due.flatMap { $0 > now ? $0 : nil }
         let sql = insertSQL(transaction.engine, unique: task.uniqueKey != nil)
-        let arguments: [SQLValue] = [.text(id), .text(task.work.name), .blob(handler),
+        let arguments: [SQLValue] = seq + [.text(id), .text(task.work.name), .blob(handler),
                   task.groupStart.map { .text($0) } ?? .null,
                   TaskSchema.encode(members: task.groupMembers).map { .blob($0) } ?? .null,
                   .double(now), .double(now), .text(task.queue), .integer(Int64(task.priority)),
@@ -308,6 +317,21 @@ public final class TaskQueue {
     /// On SQLite a task's seq is above every stored one and above the
     /// counted mark (TaskSchema step 9): a rowid of max + 1 could fall below
     /// the mark once the newest tasks are gone, and be taken for counted.
+    /// Taken under the store's write lock, which the transaction holds.
+    private static func nextSeq(in transaction: StoreTransaction) throws -> Int64 {
+        let next: Int64?
+        do {
+            next = try transaction.integer(
+                "SELECT max(ifnull((SELECT max(seq) FROM outlive_tasks), 0), ifnull(\(TaskSchema.countedMark), 0)) + 1")
+        } catch {
+            // A damaged counted mark (text, a real, too large) fails the sum: say so.
+            try TaskSchema.verifyCountedMark(in: transaction)
+            throw error
+        }
+        guard let next else { throw OutliveError.corrupt("the store is damaged: no seq for a new task") }
+        return next
+    }
+
     private static func insertSQL(_ engine: StoreEngine, unique: Bool) -> String {
         let conflict = unique ? " ON CONFLICT DO NOTHING" : ""
         switch engine {
@@ -315,8 +339,7 @@ public final class TaskQueue {
             return """
                 INSERT INTO outlive_tasks(seq, id, handler_name, handler, group_start, group_members, created, age_from,
                                           queue, priority, state, waiting_until, unique_key, result_signal)
-                VALUES (max(ifnull((SELECT max(seq) FROM outlive_tasks), 0), ifnull(\(TaskSchema.countedMark), 0)) + 1,
-                        ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)\(conflict)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)\(conflict)
                 """
         case .postgresql:
             return """
@@ -357,7 +380,8 @@ public final class TaskQueue {
         return try store.database.read { transaction in
             var start: Int64 = 0
             if let after {
-                guard let seq = try transaction.integer("SELECT seq FROM outlive_tasks WHERE id = ?", [.text(after)]) else {
+                let byID = TaskID.row(after, transaction.engine)
+                guard let seq = try transaction.integer("SELECT seq FROM outlive_tasks WHERE \(byID.condition)", byID.arguments) else {
                     throw OutliveError.notFound("no task with id \(after)")
                 }
                 start = seq
@@ -396,9 +420,10 @@ public final class TaskQueue {
         try store.checkUsable()
         let now = Clock.wall()
         try store.database.write { transaction in
+            let byID = TaskID.row(id, transaction.engine)
             // Locked as read: see TaskSchema.lockingRead.
-            guard let raw = try transaction.integer("SELECT state FROM outlive_tasks WHERE id = ?\(TaskSchema.lockingRead(transaction.engine))",
-                                                    [.text(id)]) else {
+            guard let raw = try transaction.integer("SELECT state FROM outlive_tasks WHERE \(byID.condition)\(TaskSchema.lockingRead(transaction.engine))",
+                                                    byID.arguments) else {
                 throw OutliveError.notFound("no task with id \(id)")
             }
             let state = TaskSchema.State(rawValue: raw) ?? .ready
@@ -408,8 +433,8 @@ public final class TaskQueue {
             case .dead, .waiting: break
             }
             if state == .dead { try TaskUniqueKey.checkFree(forRetryOf: id, in: transaction) }
-            try transaction.execute("UPDATE outlive_tasks SET state = 0, attempts = 0, waiting_until = NULL, age_from = ? WHERE id = ?",
-                                    [.double(now), .text(id)])
+            try transaction.execute("UPDATE outlive_tasks SET state = 0, attempts = 0, waiting_until = NULL, age_from = ? WHERE \(byID.condition)",
+                                    [.double(now)] + byID.arguments)
             try transaction.recordChange(topic: TaskSchema.topic, key: "added")
         }
         postTriggerEvaluation()
@@ -420,16 +445,17 @@ public final class TaskQueue {
         try TaskQueue.validate(taskID: id)
         try store.checkUsable()
         try store.database.write { transaction in
+            let byID = TaskID.row(id, transaction.engine)
             // Locked as read: see TaskSchema.lockingRead.
-            guard let raw = try transaction.integer("SELECT state FROM outlive_tasks WHERE id = ?\(TaskSchema.lockingRead(transaction.engine))",
-                                                    [.text(id)]) else {
+            guard let raw = try transaction.integer("SELECT state FROM outlive_tasks WHERE \(byID.condition)\(TaskSchema.lockingRead(transaction.engine))",
+                                                    byID.arguments) else {
                 throw OutliveError.notFound("no task with id \(id)")
             }
             let state = TaskSchema.State(rawValue: raw) ?? .ready
             if state == .running { throw OutliveError.state("task \(id) is running; it can be deleted once its attempt ends") }
             // A dead task's result (its death) was posted; a pending one's consumers learn it will never run.
             if state != .dead { try TaskResult.post(.cancelled, taskID: id, in: transaction) }
-            try transaction.execute("DELETE FROM outlive_tasks WHERE id = ?", [.text(id)])
+            try transaction.execute("DELETE FROM outlive_tasks WHERE \(byID.condition)", byID.arguments)
             // A deleted group start may unblock members: like an add for triggers.
             try transaction.recordChange(topic: TaskSchema.topic, key: "added")
         }
