@@ -43,17 +43,20 @@ enum TaskID {
         // the variant (binary 10) and 62 random bits.
         let high = (UInt64(seq) >> 12) << 16 | 0x8000 | UInt64(seq) & 0xFFF
         let low = random & 0x3FFF_FFFF_FFFF_FFFF | 0x8000_0000_0000_0000
-        let hex = Array("0123456789abcdef".utf8)
-        var text = [UInt8]()
-        text.reserveCapacity(Identifier.textLength)
-        for (half, value) in [high, low].enumerated() {
-            for digit in 0..<16 {
-                let index = half * 16 + digit
-                if index == 8 || index == 12 || index == 16 || index == 20 { text.append(UInt8(ascii: "-")) }
-                text.append(hex[Int(value >> UInt64(60 - 4 * digit) & 0xF)])
+        // Written in place: an id is made for every task added.
+        return String(unsafeUninitializedCapacity: Identifier.textLength) { text in
+            var at = 0
+            for digit in 0..<32 {
+                if digit == 8 || digit == 12 || digit == 16 || digit == 20 {
+                    text[at] = UInt8(ascii: "-")
+                    at += 1
+                }
+                let nibble = UInt8(truncatingIfNeeded: (digit < 16 ? high : low) >> UInt64(60 - 4 * (digit & 15))) & 0xF
+                text[at] = nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
+                at += 1
             }
+            return at
         }
-        return String(decoding: text, as: UTF8.self)
     }
 
     /// The seq a new-form id carries; nil for an id of another form (or text

@@ -469,9 +469,12 @@ enum TaskSchema {
     /// above the counted mark (step 9), counted from their rows when counts
     /// are read; once `foldAfter` tasks are, they are folded into the
     /// counters.
-    static func addPending(_ added: [String: Int64], in transaction: StoreTransaction) throws {
+    /// `seqs` (SQLite): the transaction's, if the caller has them: how many
+    /// tasks lie above the mark is known without a read, and a fold moves
+    /// their mark.
+    static func addPending(_ added: [String: Int64], seqs: inout TaskSeqs?, in transaction: StoreTransaction) throws {
         if transaction.engine == .sqlite {
-            guard let uncounted = try transaction.integer(
+            guard let uncounted = try seqs.map(\.uncounted) ?? transaction.integer(
                 "SELECT (SELECT max(seq) FROM outlive_tasks) - seq FROM outlive_task_counted WHERE slot = 0") else {
                 // No mark (or no task at all): a missing mark would leave every
                 // new task out of every count without a word.
@@ -479,6 +482,7 @@ enum TaskSchema {
             }
             guard uncounted >= foldAfter else { return }
             try foldCounts(in: transaction)
+            seqs?.folded()
             return
         }
         for (queue, count) in added where count != 0 {
