@@ -31,14 +31,7 @@ enum TaskID {
     /// A new id for the task of `seq` (SQLite): its seq and 62 random bits.
     static func make(seq: Int64) -> String {
         guard seq >= 0, seq <= maxSeq else { return Identifier.make() }
-        var random: UInt64 = 0
-        withUnsafeMutableBytes(of: &random) { buffer in
-            var filled = 0
-            while filled < buffer.count {
-                let got = getrandom(buffer.baseAddress! + filled, buffer.count - filled, 0)
-                if got > 0 { filled += got }
-            }
-        }
+        let random = COutlive_random64()
         // 32 hex digits: seq bits 59..12, the version (8), seq bits 11..0,
         // the variant (binary 10) and 62 random bits.
         let high = (UInt64(seq) >> 12) << 16 | 0x8000 | UInt64(seq) & 0xFFF
