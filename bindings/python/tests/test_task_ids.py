@@ -214,3 +214,26 @@ def test_a_stored_id_that_does_not_match_its_seq_is_not_found_and_breaks_nothing
             store.tasks.cancel("not an id")
         store.tasks.delete(kept)
         assert [task.id for task in store.tasks.list()] == [moved_to, "not an id"]
+
+
+def test_adders_on_two_handles_taking_turns_give_every_task_a_new_seq_and_id(location):
+    """An add reuses the seqs its handle's last add left while the store's
+    data version says nothing was committed since: the other handle's adds,
+    its deletes and its folds of the counts are commits that make it read
+    them again."""
+    with outlive.Store(location) as one, outlive.Store(location) as other:
+        for store in (one, other):
+            store.queues.serve("default", 0)
+        added = []
+        for n in range(150):
+            added.append(one.tasks.add(outlive.Handler("py.ids.job", label=f"one {n}")))
+            if n % 3 == 0:
+                added.append(other.tasks.add(outlive.Handler("py.ids.job", label=f"other {n}")))
+            if n % 7 == 0:
+                other.tasks.delete(added.pop())
+        assert len(set(added)) == len(added)
+        for store in (one, other):
+            assert [task.id for task in store.tasks.list(limit=0)] == added
+            assert len(store.tasks) == len(added) and store.queues.list()[0].pending == len(added)
+        if not location.startswith("postgres"):
+            assert [carried_seq(task_id) for task_id in added] == sorted(carried_seq(task_id) for task_id in added)
