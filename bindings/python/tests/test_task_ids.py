@@ -237,3 +237,28 @@ def test_adders_on_two_handles_taking_turns_give_every_task_a_new_seq_and_id(loc
             assert len(store.tasks) == len(added) and store.queues.list()[0].pending == len(added)
         if not location.startswith("postgres"):
             assert [carried_seq(task_id) for task_id in added] == sorted(carried_seq(task_id) for task_id in added)
+
+
+def test_ids_carry_seqs_up_to_60_bits_and_a_task_of_a_larger_seq_gets_a_random_id(tmp_path):
+    """The seq comes from the counted mark here (an empty queue whose mark
+    was moved up): every bit of the seq is in the id, and past 60 bits the
+    task is found through the index of the other ids."""
+    directory = str(tmp_path / "store")
+    with outlive.Store(directory) as store:
+        store.tasks.delete(store.tasks.add(outlive.Handler("py.ids.job", label="first")))
+    for mark in (2**40 + 4094, 2**60 - 2, 2**60 + 6):
+        db = connect(directory)
+        db.execute("UPDATE outlive_task_counted SET seq = ?", (mark,))
+        db.close()
+        with outlive.Store(directory) as store:
+            store.queues.serve("default", 0)
+            task_id = store.tasks.add(outlive.Handler("py.ids.job", label=str(mark)))
+            assert stored(directory, "SELECT seq, id FROM outlive_tasks") == [(mark + 1, task_id)]
+            if mark + 1 < 2**60:
+                assert carried_seq(task_id) == mark + 1
+            else:
+                assert uuid.UUID(task_id).version == 4
+            assert [task.id for task in store.tasks.list()] == [task_id]
+            assert store.tasks.cancel(task_id) is False
+            with pytest.raises(outlive.NotFoundError):
+                store.tasks.cancel(task_id)
