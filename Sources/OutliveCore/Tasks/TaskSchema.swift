@@ -1,7 +1,9 @@
 /// The task queue's tables.
 ///
 /// `outlive_tasks` holds one row per stored task; `seq` is the queue order
-/// (on SQLite a plain rowid since step 8: max + 1, see there).
+/// (on SQLite a plain rowid since step 8: max + 1, see there). On SQLite
+/// since step 10 a new task's id carries its seq (`TaskID`); the older ids
+/// are in `outlive_tasks_id (id) WHERE substr(id, 15, 1) <> '8'`, unique.
 /// `state`: 0 ready (pending, due now), 1 running, 2 dead, 3 waiting (pending,
 /// in backoff until `waiting_until`). Partial indexes make each step of a run
 /// an indexed lookup whatever the queue's length:
@@ -388,8 +390,9 @@ enum TaskSchema {
         // Step 9 is SQLite's alone: PostgreSQL's adds count their tasks in the
         // same statement round trip (`addPending`, sent with the commit).
         "",
-        // Step 10 is SQLite's alone: PostgreSQL's ids are random, found
-        // through their unique index (an add there writes no page itself).
+        // Step 10 is SQLite's alone: PostgreSQL takes a task's seq as it
+        // inserts the row, after its id is sent; its ids stay random, found
+        // through their unique index.
         "",
     ], postgresqlFunctions: [queueCountsUnended])
 
