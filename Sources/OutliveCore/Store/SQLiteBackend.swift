@@ -57,6 +57,7 @@ final class SQLiteBackend: StoreBackend {
         let connection: SQLiteConnection
         var newestSequence: Int64?
         var commitActions: [() -> Void] = []
+        var committedDataVersion: UInt64?
 
         init(connection: SQLiteConnection) { self.connection = connection }
 
@@ -71,6 +72,8 @@ final class SQLiteBackend: StoreBackend {
         }
 
         var changedRows: Int { connection.changes }
+
+        var dataVersion: UInt64? { connection.dataVersion }
 
         func recordChange(topic: String, key: String) throws {
             // Written only when a live run reads this topic: otherwise the
@@ -119,6 +122,8 @@ final class SQLiteBackend: StoreBackend {
             do {
                 let result = try body(transaction)
                 try commit()
+                // Under the lock: no other transaction of this handle in between.
+                if !transaction.commitActions.isEmpty { transaction.committedDataVersion = connection.dataVersion }
                 return (result, transaction)
             } catch {
                 if sqlite3_get_autocommit(connection.handle) == 0 { try? connection.run("ROLLBACK", []) }
