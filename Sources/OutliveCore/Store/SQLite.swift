@@ -151,6 +151,15 @@ final class SQLiteConnection {
 
     var changes: Int { Int(sqlite3_changes(handle)) }
     var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
+    /// SQLite's data version of the main database: it changes whenever the
+    /// database does, by a commit of this connection or (seen at the start
+    /// of a transaction) of any other. No statement: a call into the pager.
+    var dataVersion: UInt64? {
+        var version: UInt32 = 0
+        guard sqlite3_file_control(handle, "main", SQLITE_FCNTL_DATA_VERSION, &version) == SQLITE_OK else { return nil }
+        return UInt64(version)
+    }
 }
 
 /// Statements nearly every write runs, which a connection keeps in a slot of

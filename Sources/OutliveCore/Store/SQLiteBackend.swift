@@ -80,6 +80,7 @@ final class SQLiteBackend: StoreBackend {
         /// An entry was written that a run other than this handle's watches.
         var ringsDoorbell = false
         var commitActions: [() -> Void] = []
+        var committedDataVersion: UInt64?
 
         init(connection: SQLiteConnection, ownRun: String?, ownTopics: Set<String>) {
             self.connection = connection
@@ -99,6 +100,8 @@ final class SQLiteBackend: StoreBackend {
 
         var changedRows: Int { connection.changes }
 
+        var dataVersion: UInt64? { connection.dataVersion }
+
         func recordChange(topic: String, key: String) throws {
             try recordEntry(topic: topic, key: key, forThisRun: true)
         }
@@ -106,12 +109,14 @@ final class SQLiteBackend: StoreBackend {
         func recordChange(topic: String, key: String, watchedByOtherThan run: String) throws {
             if run == ownRun {
                 try recordEntry(topic: topic, key: key, forThisRun: false)
-            } else {
-                guard try integer("SELECT 1 FROM outlive_watchers WHERE topic = ? AND run_id <> ? LIMIT 1", [.text(topic), .text(run)]) != nil else {
-                    return
-                }
-                try recordEntry(topic: topic, key: key, forThisRun: true)
+                return
             }
+            // The look and the entry in one statement (the protocol's default
+            // runs the look, then `recordChange`).
+            try connection.run(.feedEntryForOthers, [.text(topic), .text(key), .text(run)])
+            guard connection.changes == 1 else { return }
+            ringsDoorbell = true
+            try entryWritten()
         }
 
         /// Written only when a live run reads this topic: otherwise the entry
@@ -134,6 +139,11 @@ final class SQLiteBackend: StoreBackend {
                 guard connection.changes == 1 else { return }
                 ringsDoorbell = true
             }
+            try entryWritten()
+        }
+
+        /// After a feed entry statement that wrote its entry.
+        private func entryWritten() throws {
             let sequence = connection.lastInsertRowID
             newestSequence = sequence
             // A crafted feed may hold any sequence, negative ones too: never subtract past Int64.min.
@@ -164,6 +174,8 @@ final class SQLiteBackend: StoreBackend {
             do {
                 let result = try body(transaction)
                 try commit()
+                // Under the lock: no other transaction of this handle in between.
+                if !transaction.commitActions.isEmpty { transaction.committedDataVersion = connection.dataVersion }
                 return (result, transaction)
             } catch {
                 if sqlite3_get_autocommit(connection.handle) == 0 { try? connection.run("ROLLBACK", []) }

@@ -1,7 +1,8 @@
 import COutliveSystem
 
 /// Random (version 4) UUIDs in their 36-character text form: run ids, signal ids,
-/// message and task ids. Read from getrandom(2); no Foundation in the core.
+/// message ids, task ids on PostgreSQL (SQLite's carry their seq: `TaskID`).
+/// Read from getrandom(2); no Foundation in the core.
 public enum Identifier {
     public static let textLength = 36
 
