@@ -1,7 +1,8 @@
 import COutliveSystem
 
 /// UUIDs in their 36-character text form: random (version 4) run ids, signal
-/// ids and message ids; time-ordered (version 7, `makeTimeOrdered`) task ids.
+/// ids and message ids; time-ordered (version 7, `makeTimeOrdered`) task ids on
+/// PostgreSQL (SQLite's carry their seq: `TaskID`).
 /// Read from getrandom(2); no Foundation in the core.
 public enum Identifier {
     public static let textLength = 36

@@ -464,8 +464,9 @@ extension TaskQueue {
         // handed the completion out): that one came first.
         let (fence, fenced) = attemptClaim.fence(token: .text(claim))
         let open = try store.database.read { transaction in
-            try transaction.integer("SELECT count(*) FROM outlive_tasks WHERE id = ? AND \(fence) AND state = 1 AND outcome IS NULL",
-                                    [.text(taskID)] + fenced)
+            let task = TaskID.row(taskID, transaction.engine)
+            return try transaction.integer("SELECT count(*) FROM outlive_tasks WHERE \(task.condition) AND \(fence) AND state = 1 AND outcome IS NULL",
+                                           task.arguments + fenced)
         }
         guard open == 1 else { throw refusal }
         lock.withLock {
