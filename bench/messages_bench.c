@@ -104,6 +104,15 @@ static void fill(const char *dir, int count) {
     sqlite3 *db = NULL;
     if (sqlite3_open(path, &db) != SQLITE_OK) exit(1);
     sqlite3_busy_timeout(db, 10000);
+    /* Since step 3 of the messages schema (SQLite), messages above the counted
+     * mark are counted from their rows, not kept: every message is counted
+     * here (the copies and the one posted) and the mark moved past them. */
+    sqlite3_stmt *marked = NULL;
+    int has_mark = sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_schema WHERE name = 'outlive_message_counted'", -1, &marked, NULL) == SQLITE_OK
+                   && sqlite3_step(marked) == SQLITE_ROW;
+    sqlite3_finalize(marked);
+    char counters[256];
+    snprintf(counters, sizeof counters, "UPDATE outlive_message_categories SET count = count + %d WHERE category = 'other';", count - 1);
     snprintf(sql, sizeof sql,
         "BEGIN IMMEDIATE;"
         "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < %d) "
@@ -115,8 +124,12 @@ static void fill(const char *dir, int count) {
         "  title, body, scope, thread, choices, payload, response_handler, auto_remove, locking_run, locking_process, "
         "  processed_by, presented, handled, choice, removed, presenter, presenter_run, requires_end, responding_run "
         "FROM n, outlive_messages t WHERE t.id = '%s';"
-        "UPDATE outlive_message_categories SET count = count + %d WHERE category = 'other';"
-        "COMMIT;", count - 1, id, count - 1);
+        "%s"
+        "COMMIT;", count - 1, id,
+        has_mark ? "DELETE FROM outlive_message_categories;"
+                   "INSERT INTO outlive_message_categories(category, count) SELECT category, count(*) FROM outlive_messages GROUP BY category;"
+                   "UPDATE outlive_message_counted SET seq = (SELECT max(seq) FROM outlive_messages) WHERE slot = 0;"
+                 : counters);
     char *error = NULL;
     if (sqlite3_exec(db, sql, NULL, NULL, &error) != SQLITE_OK) {
         fprintf(stderr, "fill: %s\n", error);

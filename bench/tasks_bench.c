@@ -9,7 +9,9 @@
  *  - add + run of one task with 0 vs. 1,000,000 tasks already stored (tasks
  *    of a handler this process cannot resolve, left for another process),
  *    samples interleaved between the two stores.
- * Usage: tasks_bench SCRATCH_DIR. Prints a markdown section. */
+ * Usage: tasks_bench SCRATCH_DIR [add [ROUNDS]]. Prints a markdown section;
+ * `add`: only the add rows, in ROUNDS interleaved rounds (default 3), for
+ * comparing two builds of the library side by side (LD_LIBRARY_PATH). */
 #define _GNU_SOURCE
 #include "bench_util.h"
 #include "outlive.h"
@@ -181,6 +183,22 @@ int main(int argc, char **argv) {
 
     static const outlive_durability levels[2] = {OUTLIVE_DURABILITY_FULL, OUTLIVE_DURABILITY_NORMAL};
     static const char *level_names[2] = {"FULL", "NORMAL"};
+    if (argc > 2 && !strcmp(argv[2], "add")) {
+        int rounds = argc > 3 ? atoi(argv[3]) : ROUNDS;
+        if (rounds < 1 || rounds > 99) return 2;
+        printf("| durable add/s vs raw SQLite INSERT per commit (median of %d) | outlive | peer | ratio |\n|---|---:|---:|---:|\n", rounds);
+        for (int level = 0; level < 2; level++) {
+            int adds = levels[level] == OUTLIVE_DURABILITY_FULL ? ADDS_FULL : ADDS_NORMAL;
+            double outlive_rates[99], sqlite_rates[99];
+            for (int round = 0; round < rounds; round++) {
+                outlive_rates[round] = adds_per_second(round, levels[level], adds);
+                sqlite_rates[round] = sqlite_inserts_per_second(round, levels[level], adds);
+            }
+            double add = bench_median(outlive_rates, rounds), insert = bench_median(sqlite_rates, rounds);
+            printf("| synchronous=%s | %.0f | %.0f | %.2f |\n", level_names[level], add, insert, add / insert);
+        }
+        return 0;
+    }
     double add_rate[2], insert_rate[2], one_rate[2], batched_rate[2];
     for (int level = 0; level < 2; level++) {
         int adds = levels[level] == OUTLIVE_DURABILITY_FULL ? ADDS_FULL : ADDS_NORMAL;

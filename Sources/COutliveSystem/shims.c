@@ -154,6 +154,24 @@ uint64_t COutlive_fork_generation(void) {
     return __atomic_load_n(&fork_generation, __ATOMIC_SEQ_CST);
 }
 
+uint64_t COutlive_random64(void) {
+    /* A task add makes an id: a system call for each cost it more than the id. */
+    static _Thread_local uint64_t words[64];
+    static _Thread_local size_t left;
+    static _Thread_local uint64_t generation;
+    uint64_t now = COutlive_fork_generation();
+    if (left == 0 || generation != now) {
+        size_t filled = 0;
+        while (filled < sizeof words) {
+            ssize_t got = getrandom((char *)words + filled, sizeof words - filled, 0);
+            if (got > 0) filled += (size_t)got;
+        }
+        left = sizeof words / sizeof words[0];
+        generation = now;
+    }
+    return words[--left];
+}
+
 static _Thread_local void *current_transaction;
 void *COutlive_current_transaction(void) { return current_transaction; }
 void COutlive_set_current_transaction(void *owner) { current_transaction = owner; }

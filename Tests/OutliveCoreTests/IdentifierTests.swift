@@ -23,6 +23,23 @@ final class IdentifierTests: XCTestCase {
         }
     }
 
+    func testTimeOrderedIdentifiersAreValidVersion7DistinctAndSortByTheirMillisecond() {
+        var ids: [String] = []
+        for _ in 0..<1_000 { ids.append(Identifier.makeTimeOrdered()) }
+        usleep(2_000)
+        let later = Identifier.makeTimeOrdered()
+        XCTAssertEqual(Set(ids).count, ids.count)
+        for id in ids {
+            XCTAssertTrue(Identifier.isValid(id), id)
+            XCTAssertEqual(Array(id.utf8)[14], UInt8(ascii: "7"))
+            XCTAssertTrue([UInt8(ascii: "8"), UInt8(ascii: "9"), UInt8(ascii: "a"), UInt8(ascii: "b")].contains(Array(id.utf8)[19]), id)
+            // The first 48 bits are the milliseconds: one made 2 ms later sorts after.
+            XCTAssertLessThan(id, later)
+        }
+        let milliseconds = UInt64(later.replacingOccurrences(of: "-", with: "").prefix(12), radix: 16) ?? 0
+        XCTAssertLessThan(abs(Double(milliseconds) / 1000 - Clock.wall()), 5)
+    }
+
     func testMalformedIdentifiersAreRejected() {
         XCTAssertFalse(Identifier.isValid(""))
         XCTAssertFalse(Identifier.isValid("not-a-uuid"))

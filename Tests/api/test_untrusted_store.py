@@ -75,6 +75,7 @@ TABLE_COMMANDS = {
     "outlive_signals": ["signals"],
     "outlive_signal_consumers": ["signals"], "outlive_messages": ["messages"],
     "outlive_message_categories": ["messages"], "outlive_message_presenters": ["messages"],
+    "outlive_message_counted": ["messages"],
     "outlive_schedules": ["schedules"],
 }
 

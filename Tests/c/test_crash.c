@@ -422,7 +422,15 @@ static int verify_messages(outlive_store *store, struct model *model, char *why,
         snprintf(why, why_size, "message_list_new: %s: %s", outlive_status_name(status), outlive_last_error());
         return 0;
     }
-    size_t count = outlive_message_list_count(list);
+    size_t count = outlive_message_list_count(list), counted = 0;
+    /* The count the API gives (kept counters and, on SQLite, the uncounted tail) is the rows listed. */
+    status = outlive_messages_count(store, NULL, &counted);
+    if (status != OUTLIVE_OK || counted != count) {
+        snprintf(why, why_size, "messages_count: %s: %zu counted, %zu listed: %s", outlive_status_name(status), counted, count,
+                 status == OUTLIVE_OK ? "" : outlive_last_error());
+        outlive_message_list_free(list);
+        return 0;
+    }
     char *ids = malloc((count ? count : 1) * OUTLIVE_ID_SIZE);
     for (size_t i = 0; i < count; i++) memcpy(ids + i * OUTLIVE_ID_SIZE, outlive_message_list_id(list, i), OUTLIVE_ID_SIZE);
     outlive_message_list_free(list);
@@ -481,9 +489,6 @@ static const struct zero_check zero[] = {
     {"SELECT count(*) FROM outlive_messages WHERE locking_run IS NOT NULL OR responding_run IS NOT NULL",
      "messages locked by a dead run"},
     {"SELECT count(*) FROM outlive_message_presenters", "presenters of dead runs"},
-    {"SELECT coalesce((SELECT count FROM outlive_message_categories WHERE category = 'crash'), 0) - "
-     "(SELECT count(*) FROM outlive_messages WHERE category = 'crash')",
-     "difference between the kept message count and the rows"},
 };
 #define ZERO_COUNT (sizeof zero / sizeof zero[0])
 
@@ -497,12 +502,21 @@ static const struct zero_check sqlite_counts[] = {
      "AND seq <= (SELECT seq FROM outlive_task_counted WHERE slot = 0))",
      "difference between the kept dead count and the counted rows"},
     {"SELECT count(*) - 1 FROM outlive_task_counted WHERE slot = 0", "counted marks other than the one"},
+    /* Messages above their counted mark likewise (the messages schema's step 3, MessageCounts). */
+    {"SELECT coalesce((SELECT count FROM outlive_message_categories WHERE category = 'crash'), 0) - "
+     "(SELECT count(*) FROM outlive_messages WHERE category = 'crash' "
+     "AND seq <= (SELECT seq FROM outlive_message_counted WHERE slot = 0))",
+     "difference between the kept message count and the counted rows"},
+    {"SELECT count(*) - 1 FROM outlive_message_counted WHERE slot = 0", "counted message marks other than the one"},
 };
 static const struct zero_check postgresql_counts[] = {
     {"SELECT (SELECT sum(pending + running) FROM outlive_task_queues) - (SELECT count(*) FROM outlive_tasks WHERE state <> 2)",
      "difference between the kept pending count and the rows"},
     {"SELECT (SELECT sum(dead) FROM outlive_task_queues) - (SELECT count(*) FROM outlive_tasks WHERE state = 2)",
      "difference between the kept dead count and the rows"},
+    {"SELECT coalesce((SELECT count FROM outlive_message_categories WHERE category = 'crash'), 0) - "
+     "(SELECT count(*) FROM outlive_messages WHERE category = 'crash')",
+     "difference between the kept message count and the rows"},
 };
 #define COUNTS_COUNT(list) (sizeof list / sizeof list[0])
 

@@ -5,6 +5,7 @@
  * tested too. */
 #include "harness.h"
 #include <fcntl.h>
+#include <poll.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -318,6 +319,85 @@ static void test_observer_context_is_released_once_and_never_after_a_failed_regi
     harness_remove_store(dir);
 }
 
+/* ── who is woken after a set ── */
+
+struct observed { int calls; char key[64]; };
+
+static void note_key(const char *key, const void *bytes, size_t size, void *context) {
+    (void)bytes; (void)size;
+    struct observed *observed = context;
+    snprintf(observed->key, sizeof observed->key, "%s", key);
+    observed->calls++;
+}
+
+/* Polls the loop's fd, as a host's event loop does, until `want` calls. */
+static int dispatch_until_observed(outlive_loop *loop, const struct observed *observed, int want) {
+    for (int round = 0; round < 100 && observed->calls < want; round++) {
+        struct pollfd pfd = {.fd = outlive_loop_fd(loop), .events = POLLIN};
+        if (poll(&pfd, 1, 100) < 0) return 0;
+        if (pfd.revents & POLLIN) outlive_loop_dispatch(loop, 0);
+    }
+    return observed->calls >= want;
+}
+
+static ssize_t read_doorbell(const char *dir, char *buffer, size_t size) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/doorbell", dir);
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) return -1;
+    ssize_t got = read(fd, buffer, size);
+    close(fd);
+    return got;
+}
+
+/* A change that only the writing handle watches wakes that handle's loop
+ * through its fd, and leaves the doorbell alone: a write of it would wake
+ * every process of the store, and cost the writer a link-count check and a
+ * file write in each commit. */
+static void test_a_change_only_its_own_handle_watches_wakes_its_loop_and_rings_no_doorbell(void) {
+    SQLITE_ONLY();
+    const char *dir = harness_store_location();
+    outlive_store *store = open_store(dir);
+    CHECK(store);
+    struct observed observed = {0};
+    uint64_t token = 0;
+    CHECK_OK(outlive_kv_observe(store, "own/", note_key, &observed, NULL, &token));
+    char before[16] = {0}, after[16] = {0};
+    ssize_t before_size = read_doorbell(dir, before, sizeof before);
+    CHECK_OK(outlive_kv_set(store, "own/a", "1", 1));
+    CHECK_OK(outlive_kv_set(store, "own/b", "2", 1));
+    CHECK_MSG(dispatch_until_observed(outlive_store_loop(store), &observed, 2), "the handle's own observer was not woken");
+    CHECK(observed.calls == 2 && strcmp(observed.key, "own/b") == 0);
+    ssize_t after_size = read_doorbell(dir, after, sizeof after);
+    CHECK_MSG(before_size >= 0 && after_size == before_size && memcmp(before, after, sizeof before) == 0,
+              "the doorbell was written (%zd bytes before, %zd after)", before_size, after_size);
+    outlive_store_close(store);
+    harness_remove_store(dir);
+}
+
+/* The writer watching the key itself does not spare another handle that
+ * watches it its wake-up: both observers are called, each on its own loop. */
+static void test_a_change_two_handles_watch_wakes_both_loops(void) {
+    char location[4096];
+    snprintf(location, sizeof location, "%s", harness_store_location());
+    outlive_store *writer = open_store(location);
+    outlive_store *other = NULL;
+    CHECK_OK(outlive_store_open(location, "other", NULL, NULL, &other));
+    CHECK(writer && other);
+    CHECK(outlive_store_loop(writer) != outlive_store_loop(other));
+    struct observed own = {0}, seen = {0};
+    uint64_t token = 0;
+    CHECK_OK(outlive_kv_observe(writer, "both/", note_key, &own, NULL, &token));
+    CHECK_OK(outlive_kv_observe(other, "both/", note_key, &seen, NULL, &token));
+    CHECK_OK(outlive_kv_set(writer, "both/x", "1", 1));
+    CHECK_MSG(dispatch_until_observed(outlive_store_loop(other), &seen, 1), "the other handle was not woken");
+    CHECK_MSG(dispatch_until_observed(outlive_store_loop(writer), &own, 1), "the writing handle was not woken");
+    CHECK(strcmp(seen.key, "both/x") == 0 && strcmp(own.key, "both/x") == 0);
+    outlive_store_close(other);
+    outlive_store_close(writer);
+    harness_remove_store(location);
+}
+
 /* Keys list as every list does: a snapshot in bytewise order under a prefix,
  * paged with the last key of one list as `after` of the next. */
 static void test_keys_list_in_order_and_page_after_the_last_key(void) {
@@ -531,6 +611,8 @@ static void test_a_handle_whose_liveness_connection_drops_says_its_run_ended(voi
 HARNESS_MAIN(
     T(test_keys_list_in_order_and_page_after_the_last_key),
     T(test_observer_context_is_released_once_and_never_after_a_failed_registration),
+    T(test_a_change_only_its_own_handle_watches_wakes_its_loop_and_rings_no_doorbell),
+    T(test_a_change_two_handles_watch_wakes_both_loops),
     T(test_set_get_delete_round_trip),
     T(test_empty_value_is_present_and_not_null),
     T(test_values_survive_reopen),

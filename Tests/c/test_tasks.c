@@ -347,6 +347,34 @@ static void test_batches_keep_order_and_a_member_waits_for_its_start_s_committed
     harness_remove_store(dir);
 }
 
+/* A batch that reaches the end of the queue before it is full: the pass that
+ * started tasks is followed by another from the top, which must find the
+ * tasks this step claimed taken, not claim them a second time. Two handler
+ * names, their tasks interleaved, so that the step merges two reads ahead. */
+static void test_a_batch_that_reaches_the_end_of_the_queue_runs_each_task_once(void) {
+    const char *dir = harness_store_location();
+    outlive_store *store = open_queue(dir);
+    CHECK(store);
+    CHECK_OK(outlive_tasks_set_completion_batch(store, OUTLIVE_TASK_DEFAULT_COMPLETION_BATCH));
+    char label[16];
+    for (int i = 0; i < 12; i++) {
+        snprintf(label, sizeof label, "t%02d", i);
+        CHECK_OK(add(store, i % 2 ? "local_judge" : "local_record", label, NULL, NULL, NULL));
+    }
+    CHECK_OK(outlive_tasks_run_now(store));
+    CHECK(run_until(store, 0, 12));
+    /* Dispatches more: a task claimed twice would be called again. */
+    for (int i = 0; i < 10; i++) outlive_loop_dispatch(outlive_store_loop(store), 10);
+    CHECK_MSG(call_count == 12, "%d calls", call_count);
+    for (int i = 0; i < 12 && i < call_count; i++) {
+        snprintf(label, sizeof label, "t%02d", i);
+        CHECK_MSG(!strcmp(calls[i], label), "call %d was %.16s", i, calls[i]);
+    }
+    CHECK(pending(store) == 0);
+    outlive_store_close(store);
+    harness_remove_store(dir);
+}
+
 /* Each chained task adds the next, as a busy producer would: the run goes on
  * across dispatches instead of holding one outlive_loop_dispatch() call until
  * the queue is empty, so the host's loop keeps turning. */
@@ -597,6 +625,7 @@ HARNESS_MAIN(
     T(test_failed_group_start_skips_members_and_the_rest_runs),
     T(test_a_long_run_hands_the_loop_back_between_dispatches),
     T(test_batches_keep_order_and_a_member_waits_for_its_start_s_committed_success),
+    T(test_a_batch_that_reaches_the_end_of_the_queue_runs_each_task_once),
     T(test_bad_input_gets_precise_statuses_and_stores_nothing),
     T(test_a_run_the_store_no_longer_has_starts_no_task_on_postgresql),
     T(test_a_run_declared_dead_completes_late_and_overwrites_nothing_on_postgresql),

@@ -84,6 +84,9 @@ void     COutlive_lock_fds_end(void);
 void     COutlive_register_lock_fd(int fd);
 void     COutlive_unregister_lock_fd(int fd);
 uint64_t COutlive_fork_generation(void);
+/* 64 random bits (getrandom(2)), from a per-thread buffer refilled 64 words at
+ * a time and after a fork (a child never draws its parent's). */
+uint64_t COutlive_random64(void);
 
 /* A per-thread marker of the transaction the thread is inside, so that a store
  * entered again from its own transaction callback fails instead of deadlocking. */

@@ -97,8 +97,15 @@ public final class Loop: @unchecked Sendable {
     /// Queues `work` to run in the next dispatch. Any thread.
     public func post(_ work: @escaping Work) {
         guard !isInheritedFromParent else { return }  // the parent's loop: nothing runs here
-        lock.withLock { posted.append(work) }
-        ring()
+        // Work already queued was rung for, and a dispatch takes the whole
+        // queue after draining the eventfd: the write (a syscall, a wake-up
+        // of a dispatcher asleep) is for the first item only. A dispatch that
+        // took the queue before that first ring only sees one ring more.
+        let first = lock.withLock { () -> Bool in
+            posted.append(work)
+            return posted.count == 1
+        }
+        if first { ring() }
     }
 
     /// Runs `work` in the first dispatch after `seconds`. Any thread.

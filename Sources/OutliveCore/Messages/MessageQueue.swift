@@ -99,15 +99,30 @@ public final class MessageQueue {
         try store.checkUsable()
         let id = Identifier.make()
         let limit = lock.withLock { categoryLimit }
+        let run = store.runID
         try store.database.groupedWrite { transaction in
-            let (count, newest) = try MessageTable.countAndNewest(category: draft.category, in: transaction)
-            guard count < limit else {
+            let (held, sequence) = try MessageCounts.beforePost(category: draft.category, limit: limit, in: transaction)
+            if let count = held {
                 throw OutliveError(.limit, "category \"\(draft.category)\" holds \(count) messages, its limit; remove messages or raise the limit (outlive_messages_set_category_limit)")
             }
-            try MessageTable.insert(draft, id: id, created: Clock.wall(), after: newest, in: transaction)
-            try transaction.recordChange(topic: MessageQueue.topic, key: id)
+            try MessageTable.insert(draft, id: id, created: Clock.wall(), sequence: sequence, in: transaction)
+            // A feed entry (a page written, a doorbell rung) only when a run
+            // other than this one watches messages; this run learns of its
+            // post after the commit (`posted`). A run that subscribes after
+            // this transaction scans the waiting messages when it adds a
+            // presenter or an auto-resolver.
+            try transaction.recordChange(topic: MessageQueue.topic, key: id, watchedByOtherThan: run)
+            transaction.afterCommit { [weak self] in self?.posted(id) }
         }
         return id
+    }
+
+    /// A message this run posted, committed: looked at on the loop as a feed
+    /// entry would have made it, when this run has a callback that may act on
+    /// a new message (a presenter or an auto-resolver; one added later scans).
+    private func posted(_ id: String) {
+        guard lock.withLock({ !presenters.isEmpty || !autoResolvers.isEmpty }) else { return }
+        store.loop.post { [weak self] in self?.examine(id) }
     }
 
     /// Answers a message with one of its choices (from any process).
@@ -213,7 +228,7 @@ public final class MessageQueue {
     public func count(category: String? = nil) throws -> Int64 {
         if let category { try MessageDraft.check(category, "category", max: MessageDraft.maxCategoryLength) }
         try store.checkUsable()
-        return try store.database.read { try MessageTable.count(category: category, in: $0) }
+        return try store.database.read { try MessageCounts.count(category: category, in: $0) }
     }
 
     /// The most messages of one category that posts through this handle allow.

@@ -27,6 +27,48 @@ enum MessageTable {
             + SchemaComponent.requiringRegisteredRun("outlive_messages", "locking_run", onInsert: false)
             + SchemaComponent.requiringRegisteredRun("outlive_messages", "presenter_run", onInsert: false)
             + SchemaComponent.requiringRegisteredRun("outlive_messages", "responding_run", onInsert: false),
+        // Step 3: a post writes three pages instead of eight (at
+        // synchronous=NORMAL a post costs the pages its commit writes): the
+        // table, its id's index and the state's index.
+        // - `seq` is the rowid: the table is kept in posting order and
+        //   `outlive_messages_order` goes. Every index ends with the rowid, so
+        //   the state's index is in posting order within each state without
+        //   naming `seq`. A seq is still above every stored one (MessageCounts).
+        // - The scope's index holds only messages that have a scope
+        //   (`scope = ?` implies it).
+        // - No index on the category: only a list by category used it, which
+        //   now reads the table in posting order (a category's count is kept).
+        // - A post writes no counter: `outlive_message_counted` (MessageCounts).
+        // SQLite cannot change a table's key in place: the table is rebuilt,
+        // rows copied as they are, step 2's triggers made again.
+        """
+        ALTER TABLE outlive_messages RENAME TO outlive_messages_keyed_by_id;
+        CREATE TABLE outlive_messages(
+            id TEXT NOT NULL UNIQUE, seq INTEGER PRIMARY KEY, created REAL NOT NULL,
+            category TEXT NOT NULL, title TEXT NOT NULL, body TEXT, scope TEXT, thread TEXT,
+            choices BLOB NOT NULL, payload BLOB, response_handler BLOB, auto_remove INTEGER NOT NULL,
+            locking_run TEXT, locking_process TEXT, processed_by TEXT NOT NULL,
+            presented INTEGER NOT NULL, handled INTEGER NOT NULL, choice TEXT, removed INTEGER NOT NULL,
+            presenter TEXT, presenter_run TEXT, requires_end INTEGER NOT NULL, responding_run TEXT);
+        INSERT INTO outlive_messages(id, seq, created, category, title, body, scope, thread, choices, payload,
+                response_handler, auto_remove, locking_run, locking_process, processed_by, presented, handled,
+                choice, removed, presenter, presenter_run, requires_end, responding_run)
+            SELECT id, seq, created, category, title, body, scope, thread, choices, payload,
+                response_handler, auto_remove, locking_run, locking_process, processed_by, presented, handled,
+                choice, removed, presenter, presenter_run, requires_end, responding_run
+            FROM outlive_messages_keyed_by_id;
+        DROP TABLE outlive_messages_keyed_by_id;
+        CREATE INDEX outlive_messages_state ON outlive_messages(removed, handled, presented);
+        CREATE INDEX outlive_messages_scope ON outlive_messages(scope) WHERE scope IS NOT NULL;
+        CREATE INDEX outlive_messages_locking ON outlive_messages(locking_run) WHERE locking_run IS NOT NULL;
+        CREATE INDEX outlive_messages_responding ON outlive_messages(responding_run) WHERE responding_run IS NOT NULL;
+        CREATE INDEX outlive_messages_presenter_run ON outlive_messages(presenter_run) WHERE presenter_run IS NOT NULL;
+        CREATE TABLE outlive_message_counted(slot INTEGER PRIMARY KEY, seq INTEGER NOT NULL);
+        INSERT INTO outlive_message_counted(slot, seq) VALUES (0, coalesce((SELECT max(seq) FROM outlive_messages), 0));
+
+        """ + SchemaComponent.requiringRegisteredRun("outlive_messages", "locking_run", onInsert: false)
+            + SchemaComponent.requiringRegisteredRun("outlive_messages", "presenter_run", onInsert: false)
+            + SchemaComponent.requiringRegisteredRun("outlive_messages", "responding_run", onInsert: false),
     ], postgresql: [
         // Text compares and sorts by its bytes (COLLATE "C"), as in SQLite.
         // The foreign keys stand for step 2's triggers: a presenter or a claim
@@ -62,6 +104,10 @@ enum MessageTable {
             PRIMARY KEY(run_id, presenter_id));
         CREATE INDEX outlive_message_presenters_by_name ON outlive_message_presenters(process, presenter_id)
         """#,
+        "",
+        // Step 3 is SQLite's alone: PostgreSQL keeps its schema. A post there
+        // is one round trip (the insert, the count and the commit sent
+        // together), whose cost is that round trip and the commit's flush.
         "",
     ])
 
@@ -121,60 +167,39 @@ enum MessageTable {
             requiresEndNotification: row.integer(21) != 0, respondingRun: optionalText(22))
     }
 
-    /// The category's count and the newest message's order number, in one
-    /// statement (one round trip on PostgreSQL).
-    static func countAndNewest(category: String, in transaction: StoreTransaction) throws -> (count: Int64, newest: Int64) {
-        var found: (Int64, Int64) = (0, 0)
-        try transaction.query("""
-            SELECT coalesce((SELECT count FROM outlive_message_categories WHERE category = ?), 0),
-                coalesce((SELECT max(seq) FROM outlive_messages), 0)
-            """, [.text(category)]) { found = ($0.integer(0), $0.integer(1)) }
-        return found
-    }
-
-    /// Inserts a message numbered after `newest` (read in this transaction,
-    /// `countAndNewest`). Sent with `executeLater`: on PostgreSQL the insert,
-    /// the count and the commit are one round trip.
-    static func insert(_ draft: MessageDraft, id: String, created: Double, after newest: Int64,
+    /// Inserts a message numbered `sequence` (`MessageCounts.beforePost`,
+    /// in this transaction) and counts it. Sent with `executeLater`: on
+    /// PostgreSQL the insert, the count and the commit are one round trip.
+    static func insert(_ draft: MessageDraft, id: String, created: Double, sequence: Int64,
                        in transaction: StoreTransaction) throws {
-        // The database is untrusted input: a crafted largest order must not trap.
-        guard newest < Int64.max else { throw OutliveError.corrupt("the store is damaged: a message has the largest possible order number") }
-        let sequence = newest + 1
         let payload: SQLValue = try draft.payload.map { .blob(try MessagePayload.encode($0)) } ?? .null
         let handler: SQLValue = try draft.responseHandler.map { .blob(try $0.serializedChecked()) } ?? .null
-        try transaction.executeLater("""
-            INSERT INTO outlive_messages(id, seq, created, category, title, body, scope, thread, choices, payload,
-                response_handler, auto_remove, processed_by, presented, handled, removed, requires_end)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', 0, 0, 0, 0)
-            """, [.text(id), .integer(sequence), .double(created), .text(draft.category), .text(draft.title),
-                  draft.text.map { .text($0) } ?? .null, draft.scope.map { .text($0) } ?? .null,
-                  draft.thread.map { .text($0) } ?? .null, .blob(ChoiceCoding.encode(draft.choices)),
-                  payload, handler, .integer(draft.autoRemove ? 1 : 0)])
-        // The table's name: PostgreSQL finds a bare `count` ambiguous beside `excluded`.
-        try transaction.executeLater("""
-            INSERT INTO outlive_message_categories(category, count) VALUES (?, 1)
-            ON CONFLICT(category) DO UPDATE SET count = outlive_message_categories.count + 1
-            """, [.text(draft.category)])
+        try transaction.executeLater(transaction.engine == .sqlite ? insertSQLite : insertPostgreSQL,
+                                     [.text(id), .integer(sequence), .double(created), .text(draft.category), .text(draft.title),
+                                      draft.text.map { .text($0) } ?? .null, draft.scope.map { .text($0) } ?? .null,
+                                      draft.thread.map { .text($0) } ?? .null, .blob(ChoiceCoding.encode(draft.choices)),
+                                      payload, handler, .integer(draft.autoRemove ? 1 : 0)])
+        try MessageCounts.posted(category: draft.category, in: transaction)
     }
+
+    private static let insertPostgreSQL = """
+        INSERT INTO outlive_messages(id, seq, created, category, title, body, scope, thread, choices, payload,
+            response_handler, auto_remove, processed_by, presented, handled, removed, requires_end)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', 0, 0, 0, 0)
+        """
+    /// OR ROLLBACK: a failed post rolls its whole transaction back anyway,
+    /// and without it SQLite opens a statement journal for the insert (see
+    /// `Signals.post`). A stored string: the statement cache compares it with
+    /// the cached one by pointer, where a string made per call is compared
+    /// byte by byte after it is built.
+    private static let insertSQLite = "INSERT OR ROLLBACK" + insertPostgreSQL.dropFirst("INSERT".count)
 
     /// Deletes a message and counts it out of its category. False when it was gone.
     @discardableResult
     static func delete(_ id: String, in transaction: StoreTransaction) throws -> Bool {
-        var category: String?
-        try transaction.query("SELECT category FROM outlive_messages WHERE id = ?", [.text(id)]) { category = $0.text(0) }
-        guard let category else { return false }
-        try transaction.execute("DELETE FROM outlive_messages WHERE id = ?", [.text(id)])
-        try transaction.execute("UPDATE outlive_message_categories SET count = count - 1 WHERE category = ?", [.text(category)])
-        try transaction.execute("DELETE FROM outlive_message_categories WHERE category = ? AND count <= 0", [.text(category)])
+        guard try MessageCounts.delete(id, in: transaction) else { return false }
         try transaction.recordChange(topic: MessageQueue.topic, key: id)
         return true
-    }
-
-    static func count(category: String?, in transaction: StoreTransaction) throws -> Int64 {
-        if let category {
-            return try transaction.integer("SELECT count FROM outlive_message_categories WHERE category = ?", [.text(category)]) ?? 0
-        }
-        return try transaction.integer("SELECT sum(count) FROM outlive_message_categories") ?? 0
     }
 
     static func ids(where condition: String, _ arguments: [SQLValue], in transaction: StoreTransaction) throws -> [String] {

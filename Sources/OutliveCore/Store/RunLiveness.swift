@@ -12,6 +12,11 @@ protocol RunLiveness: AnyObject {
     /// Seconds between checks for runs that ended unannounced; nil when every
     /// end raises an event on `fd`.
     var checkInterval: Double? { get }
+    /// A second fd the loop watches, readable after a commit of this handle
+    /// whose changes only this handle's run watches (nil: `fd` covers them).
+    var ownChangesFD: Int32? { get }
+    /// Resets `ownChangesFD` before the feed is read.
+    func drainOwnChanges()
     /// Reads what made `fd` readable, without blocking.
     func readEvents() -> LivenessEvents
     /// Which of `runs` (other runs' ids, as stored) are alive now. May be

@@ -151,6 +151,15 @@ final class SQLiteConnection {
 
     var changes: Int { Int(sqlite3_changes(handle)) }
     var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
+    /// SQLite's data version of the main database: it changes whenever the
+    /// database does, by a commit of this connection or (seen at the start
+    /// of a transaction) of any other. No statement: a call into the pager.
+    var dataVersion: UInt64? {
+        var version: UInt32 = 0
+        guard sqlite3_file_control(handle, "main", SQLITE_FCNTL_DATA_VERSION, &version) == SQLITE_OK else { return nil }
+        return UInt64(version)
+    }
 }
 
 /// Statements nearly every write runs, which a connection keeps in a slot of
@@ -164,6 +173,13 @@ enum KeptStatement: Int, CaseIterable {
     /// statement journal of an INSERT ... SELECT (a failure rolls the whole
     /// transaction back anyway).
     case feedEntry
+    /// The entry when a live run other than ?3 (this handle's) watches the
+    /// topic: only then does the commit ring the doorbell, which wakes every
+    /// process of the store.
+    case feedEntryForOthers
+    /// The entry when this handle's run is the topic's only watcher (known in
+    /// memory): its own loop is woken instead, without the doorbell.
+    case feedEntryForThisRun
 
     var sql: String {
         switch self {
@@ -171,6 +187,10 @@ enum KeptStatement: Int, CaseIterable {
         case .commit: "COMMIT"
         case .feedEntry:
             "INSERT OR ROLLBACK INTO outlive_feed(topic, key) SELECT ?1, ?2 WHERE EXISTS (SELECT 1 FROM outlive_watchers WHERE topic = ?1)"
+        case .feedEntryForOthers:
+            "INSERT OR ROLLBACK INTO outlive_feed(topic, key) SELECT ?1, ?2 WHERE EXISTS (SELECT 1 FROM outlive_watchers WHERE topic = ?1 AND run_id <> ?3)"
+        case .feedEntryForThisRun:
+            "INSERT OR ROLLBACK INTO outlive_feed(topic, key) VALUES (?1, ?2)"
         }
     }
 }

@@ -9,9 +9,12 @@ final class SQLiteRunLiveness: RunLiveness {
     private let lock: LivenessLock
     private let watch: ChangeWatch
     private let doorbell: Doorbell
+    private let ownChanges: OwnChangeBell
 
     var fd: Int32 { watch.fd }
     var checkInterval: Double? { nil }
+    var ownChangesFD: Int32? { ownChanges.fd }
+    func drainOwnChanges() { ownChanges.drain() }
 
     /// Opens (creating or migrating) the store in `path` and registers `run` in it.
     static func open(path: String, options: StoreOptions, components: [SchemaComponent], run: String,
@@ -32,13 +35,16 @@ final class SQLiteRunLiveness: RunLiveness {
         do {
             let watch = try ChangeWatch(directory: directory)
             let doorbell = Doorbell(directory: directory)
+            let ownChanges = try OwnChangeBell()
             let pid = Int64(getpid())
             try backend.write {
                 try $0.execute("INSERT INTO outlive_runs(run_id, process, pid, started) VALUES (?, ?, ?, ?)",
                                [.text(run), .text(processName), .integer(pid), .double(Clock.wall())])
             }
             backend.onChangesCommitted = { [doorbell] sequence in doorbell.ring(sequence: sequence) }
-            return (backend, SQLiteRunLiveness(directory: directory, lock: lock, watch: watch, doorbell: doorbell))
+            backend.onOwnChangesCommitted = { [ownChanges] in ownChanges.ring() }
+            backend.setOwnRun(run)
+            return (backend, SQLiteRunLiveness(directory: directory, lock: lock, watch: watch, doorbell: doorbell, ownChanges: ownChanges))
         } catch {
             lock.release()
             directory.removeWhatOpenCreated()
@@ -46,11 +52,12 @@ final class SQLiteRunLiveness: RunLiveness {
         }
     }
 
-    private init(directory: StoreDirectory, lock: LivenessLock, watch: ChangeWatch, doorbell: Doorbell) {
+    private init(directory: StoreDirectory, lock: LivenessLock, watch: ChangeWatch, doorbell: Doorbell, ownChanges: OwnChangeBell) {
         self.directory = directory
         self.lock = lock
         self.watch = watch
         self.doorbell = doorbell
+        self.ownChanges = ownChanges
     }
 
     func readEvents() -> LivenessEvents {

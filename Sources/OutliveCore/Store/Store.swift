@@ -103,6 +103,15 @@ public final class Store {
             (backend, liveness) = try SQLiteRunLiveness.open(path: path, options: options, components: components, run: run, processName: processName)
         }
         try loop.addSource(liveness.fd) { [weak self] in self?.wake() }
+        if let own = liveness.ownChangesFD {
+            // Changes only this handle watches ring no doorbell. A source, not
+            // posted work: a dispatch reads the feed before it runs what was posted.
+            try loop.addSource(own) { [weak self] in
+                guard let self else { return }
+                self.liveness.drainOwnChanges()
+                self.readFeed()
+            }
+        }
         scheduleLivenessCheck()
     }
 
@@ -170,6 +179,7 @@ public final class Store {
         // Writers record this topic from now on (see recordChange); the cursor is
         // taken after, so no change committed after this call is missed.
         let run = runID
+        (backend as? SQLiteBackend)?.noteOwnWatch(topic: topic)
         try backend.write {
             try $0.execute("INSERT INTO outlive_watchers(topic, run_id) VALUES (?, ?) ON CONFLICT DO NOTHING", [.text(topic), .text(run)])
         }
@@ -291,6 +301,7 @@ public final class Store {
         }
         guard !already else { return }
         loop.removeSource(liveness.fd)
+        if let own = liveness.ownChangesFD { loop.removeSource(own) }
         if let timer = lock.withLock({ livenessTimer }) { loop.cancelTimer(timer) }
         guard !isInheritedFromParent else { return }
         try? end(EndedRun(runID: runID, processName: processName, died: false))
@@ -344,6 +355,7 @@ public final class Store {
     private func runLost() {
         let message = "this run ended while the store was open: its liveness connection to the PostgreSQL server was lost, so other processes may already have cleaned up after it; close the store and open it again"
         loop.removeSource(liveness.fd)
+        if let own = liveness.ownChangesFD { loop.removeSource(own) }
         let timer = lock.withLock { () -> UInt64? in
             lostRun = message
             return livenessTimer

@@ -25,6 +25,16 @@ public protocol StoreTransaction: AnyObject {
     func recordChange(topic: String, key: String, watchedByOtherThan run: String) throws
     /// Runs `body` once the transaction has committed (on the committing thread).
     func afterCommit(_ body: @escaping () -> Void)
+    /// A number that changes whenever the database does (SQLite's data
+    /// version): equal at the start of this transaction to the one a
+    /// transaction committed with (`committedDataVersion`), nothing was
+    /// committed in between, by any connection. nil where the engine keeps
+    /// none (PostgreSQL): then nothing can be known unchanged.
+    var dataVersion: UInt64? { get }
+    /// The data version right after this transaction's commit, read before
+    /// any other transaction of the handle starts (for `afterCommit` actions;
+    /// nil before the commit, and where the engine keeps none).
+    var committedDataVersion: UInt64? { get }
 }
 
 extension StoreTransaction {

@@ -229,7 +229,8 @@ public final class Schedules {
                     }
                 }
                 if added > 0 {
-                    try TaskSchema.addPending(addedTo, in: transaction)
+                    var seqs: TaskSeqs?
+                    try TaskSchema.addPending(addedTo, seqs: &seqs, in: transaction)
                     try transaction.recordChange(topic: TaskSchema.topic, key: "added")
                 }
             }

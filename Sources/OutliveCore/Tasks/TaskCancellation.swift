@@ -20,10 +20,11 @@ extension TaskQueue {
         try store.checkUsable()
         let outcome = try store.database.write { transaction -> Cancellation in
             var found: (state: Int64, cancelled: Bool)?
+            let byID = TaskID.row(task, transaction.engine)
             // Locked as read (PostgreSQL): a claim without the store's lock
             // may be starting it; the state decided on is the committed one.
-            try transaction.query("SELECT state, cancelled FROM outlive_tasks WHERE id = ?\(TaskSchema.lockingRead(transaction.engine))",
-                                  [.text(task)]) { row in
+            try transaction.query("SELECT state, cancelled FROM outlive_tasks WHERE \(byID.condition)\(TaskSchema.lockingRead(transaction.engine))",
+                                  byID.arguments) { row in
                 found = (row.integer(0), row.integer(1) != 0)
             }
             guard let found else {
@@ -36,12 +37,12 @@ extension TaskQueue {
                 if found.cancelled {
                     throw OutliveError.state("task \(task) was cancelled already; its running attempt will end as cancelled")
                 }
-                try transaction.execute("UPDATE outlive_tasks SET cancelled = 1 WHERE id = ?", [.text(task)])
+                try transaction.execute("UPDATE outlive_tasks SET cancelled = 1 WHERE \(byID.condition)", byID.arguments)
                 try transaction.recordChange(topic: TaskSchema.topic, key: "cancelled")
                 return .told
             case .ready, .waiting:
                 try TaskResult.post(.cancelled, taskID: task, in: transaction)
-                try transaction.execute("DELETE FROM outlive_tasks WHERE id = ?", [.text(task)])
+                try transaction.execute("DELETE FROM outlive_tasks WHERE \(byID.condition)", byID.arguments)
                 // A removed group start may unblock members: like an add for triggers.
                 try transaction.recordChange(topic: TaskSchema.topic, key: "added")
                 return .removed
@@ -59,7 +60,8 @@ extension TaskQueue {
         let task = id.lowercased()
         try store.checkUsable()
         return try store.database.read { transaction in
-            guard let cancelled = try transaction.integer("SELECT cancelled FROM outlive_tasks WHERE id = ?", [.text(task)]) else {
+            let byID = TaskID.row(task, transaction.engine)
+            guard let cancelled = try transaction.integer("SELECT cancelled FROM outlive_tasks WHERE \(byID.condition)", byID.arguments) else {
                 throw OutliveError.notFound("no task with id \(task) (it ended, or was cancelled while pending)")
             }
             return cancelled != 0
@@ -73,7 +75,8 @@ enum TaskCancellation {
     /// meanwhile, the attempt's outcome is "cancelled" whatever it was — the
     /// task is removed and the cancellation posted. True when it was.
     static func endIfCancelled(taskID: String, in transaction: StoreTransaction) throws -> Bool {
-        guard try transaction.integer("SELECT cancelled FROM outlive_tasks WHERE id = ?", [.text(taskID)]) == 1 else { return false }
+        let byID = TaskID.row(taskID, transaction.engine)
+        guard try transaction.integer("SELECT cancelled FROM outlive_tasks WHERE \(byID.condition)", byID.arguments) == 1 else { return false }
         try end(taskID: taskID, in: transaction)
         return true
     }
@@ -82,7 +85,8 @@ enum TaskCancellation {
     static func end(taskID: String, in transaction: StoreTransaction) throws {
         Log.emit(.info, "task \(taskID) was cancelled; its attempt's outcome is ignored and the task removed")
         try TaskResult.post(.cancelled, taskID: taskID, in: transaction)
-        try transaction.execute("DELETE FROM outlive_tasks WHERE id = ?", [.text(taskID)])
+        let byID = TaskID.row(taskID, transaction.engine)
+        try transaction.execute("DELETE FROM outlive_tasks WHERE \(byID.condition)", byID.arguments)
         try transaction.recordChange(topic: TaskSchema.topic, key: "finished")
     }
 }

@@ -122,10 +122,11 @@ public enum TaskCompletion {
             fenced.insert(.text(runID), at: 0)
         }
         try store.database.write { transaction in
-            try transaction.execute("UPDATE outlive_tasks SET outcome = ?, last_error = coalesce(?, last_error), result = ? WHERE id = ? AND \(fence) AND state = 1 AND outcome IS NULL",
+            let task = TaskID.row(taskID, transaction.engine)
+            try transaction.execute("UPDATE outlive_tasks SET outcome = ?, last_error = coalesce(?, last_error), result = ? WHERE \(task.condition) AND \(fence) AND state = 1 AND outcome IS NULL",
                                     [.integer((success ? TaskSchema.Outcome.success : .failure).rawValue),
                                      success ? .null : .text(error ?? "the handler reported a failure"),
-                                     result.map { .blob($0) } ?? .null, .text(taskID)] + fenced)
+                                     result.map { .blob($0) } ?? .null] + task.arguments + fenced)
             guard transaction.changedRows == 1 else {
                 throw OutliveError.state("attempt \(claim) of task \(taskID) was completed already, or has ended (timed out, or its runner ended); this completion is ignored")
             }

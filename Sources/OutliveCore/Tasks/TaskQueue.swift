@@ -30,6 +30,9 @@ public final class TaskQueue {
     /// Whether a trigger evaluation is posted to the loop and not yet run: adds
     /// from a producer that seldom dispatches post one, not one each.
     var triggerEvaluationPosted = false
+    /// The seqs this handle's last add left, and the data version its commit
+    /// made (SQLite): valid while the store's data version is that one.
+    var seqsAfterAdd: (version: UInt64, seqs: TaskSeqs)?
 
     // Loop thread only.
     /// The runs under way, one per served queue at most.
@@ -222,6 +225,7 @@ public final class TaskQueue {
             dueLaterAny = false
             var declared: Set<String> = [TaskQueueName.default]
             var addedTo: [String: Int64] = [:]
+            var seqs = try seqsForAdding(in: transaction)
             for (index, (task, handler)) in zip(tasks, handlers).enumerated() {
                 if !declared.contains(task.queue) {
                     guard try transaction.integer("SELECT kind FROM outlive_task_queues WHERE name = ?", [.text(task.queue)]) != nil else {
@@ -231,7 +235,8 @@ public final class TaskQueue {
                 }
                 var entry: TaskAdded
                 var consumedSignal = task.resultSignal?.lowercased()
-                if let id = try TaskQueue.insert(task, handler: handler, now: now, later: true, in: transaction) {
+                if let id = try TaskQueue.insert(task, handler: handler, now: now, later: true, seq: seqs?.next, in: transaction) {
+                    seqs?.taken()
                     entry = TaskAdded(id: id, existing: false)
                     addedTo[task.queue, default: 0] += 1
                     if task.due.map({ $0 > now }) ?? false { dueLaterAny = true } else { dueNow = true }
@@ -250,7 +255,7 @@ public final class TaskQueue {
                 added.append(entry)
             }
             guard !addedTo.isEmpty else { return }
-            try TaskSchema.addPending(addedTo, in: transaction)
+            try TaskSchema.addPending(addedTo, seqs: &seqs, in: transaction)
             // Runners wake for tasks due now; a task due later moves their due
             // timers only. This handle learns of its adds below, not from the
             // feed: an entry (a page written, a doorbell rung) only when a run
@@ -259,12 +264,40 @@ public final class TaskQueue {
             // the queue when it opens. On PostgreSQL the look is part of the
             // commit's feed statement: with the inserts sent later, a task add
             // is one round trip.
-            if dueNow { try transaction.recordChange(topic: TaskSchema.topic, key: "added", watchedByOtherThan: store.runID) }
-            if dueLaterAny { try transaction.recordChange(topic: TaskSchema.topic, key: "scheduled", watchedByOtherThan: store.runID) }
+            // SQLite looked with the seqs, in the same statement.
+            func record(_ key: String) throws {
+                guard let seqs else {
+                    return try transaction.recordChange(topic: TaskSchema.topic, key: key, watchedByOtherThan: store.runID)
+                }
+                if seqs.watched { try transaction.recordChange(topic: TaskSchema.topic, key: key) }
+            }
+            if dueNow { try record("added") }
+            if dueLaterAny { try record("scheduled") }
+            if let seqs { keepSeqs(seqs, after: transaction) }
         }
         if dueNow { postTriggerEvaluation() }
         if dueLaterAny { store.loop.post { [weak self] in self?.scheduleDue() } }
         return added
+    }
+
+    /// The seqs of an add's transaction (SQLite; nil on PostgreSQL): those
+    /// the last add of this handle left, if nothing was committed since, by
+    /// any connection (the data version is the one it committed with); else
+    /// read. A stream of adds from one handle reads them once.
+    private func seqsForAdding(in transaction: StoreTransaction) throws -> TaskSeqs? {
+        guard transaction.engine == .sqlite else { return nil }
+        if let version = transaction.dataVersion, let kept = lock.withLock({ seqsAfterAdd }), kept.version == version {
+            return kept.seqs
+        }
+        return try TaskSeqs(watchedByOtherThan: store.runID, in: transaction)
+    }
+
+    /// Keeps `seqs` as the add's commit leaves them, with the data version it committed with.
+    private func keepSeqs(_ seqs: TaskSeqs, after transaction: StoreTransaction) {
+        transaction.afterCommit { [weak self, weak transaction] in
+            guard let self, let version = transaction?.committedDataVersion else { return }
+            self.lock.withLock { self.seqsAfterAdd = (version, seqs) }
+        }
     }
 
     /// Stores one validated task whose queue is declared, inside
@@ -277,55 +310,57 @@ public final class TaskQueue {
     /// `later`: a task without a unique key is sent with `executeLater` (its
     /// failure then fails the transaction at a later statement or the commit:
     /// not for a caller that catches it, as schedules' firings do).
-    static func insert(_ task: NewTask, handler: [UInt8], now: Double, later: Bool = false,
+    /// `seq` (SQLite): the task's, from the transaction's `TaskSeqs`; nil
+    /// reads it here.
+    static func insert(_ task: NewTask, handler: [UInt8], now: Double, later: Bool = false, seq given: Int64? = nil,
                        in transaction: StoreTransaction) throws -> String? {
-        let id = Identifier.make()
+        // SQLite: the seq is taken before the insert, for the id to carry it (TaskID).
+        var seq: Int64?
+        if transaction.engine == .sqlite { seq = try given ?? TaskSeqs(watchedByOtherThan: "", in: transaction).next }
+        let id = seq.map(TaskID.make(seq:)) ?? Identifier.makeTimeOrdered()
         // A task due later waits like one in backoff: the due timer starts it.
         let dueLater = task.due.flatMap { $0 > now ? $0 : nil }
         let sql = insertSQL(transaction.engine, unique: task.uniqueKey != nil)
-        let arguments: [SQLValue] = [.text(id), .text(task.work.name), .blob(handler),
+        var arguments: [SQLValue] = [.text(id), .text(task.work.name), .blob(handler),
                   task.groupStart.map { .text($0) } ?? .null,
                   TaskSchema.encode(members: task.groupMembers).map { .blob($0) } ?? .null,
                   .double(now), .double(now), .text(task.queue), .integer(Int64(task.priority)),
                   .integer((dueLater == nil ? TaskSchema.State.ready : TaskSchema.State.waiting).rawValue),
                   dueLater.map { .double($0) } ?? .null,
                   task.uniqueKey.map { .text($0) } ?? .null, task.resultSignal.map { .text($0.lowercased()) } ?? .null]
-        do {
-            if later && task.uniqueKey == nil {
-                // Nothing is read back: sent with the commit on PostgreSQL.
-                try transaction.executeLater(sql, arguments)
-                return id
-            }
-            try transaction.execute(sql, arguments)
-        } catch {
-            // A damaged counted mark fails the insert's seq: say so.
-            if transaction.engine == .sqlite { try TaskSchema.verifyCountedMark(in: transaction) }
-            throw error
+        if let seq { arguments.append(.integer(seq)) }
+        if later && task.uniqueKey == nil {
+            // Nothing is read back: sent with the commit on PostgreSQL.
+            try transaction.executeLater(sql, arguments)
+            return id
         }
+        try transaction.execute(sql, arguments)
         return transaction.changedRows == 0 ? nil : id
     }
 
-    /// On SQLite a task's seq is above every stored one and above the
-    /// counted mark (TaskSchema step 9): a rowid of max + 1 could fall below
-    /// the mark once the newest tasks are gone, and be taken for counted.
+    /// On SQLite the seq is the caller's (`TaskSeqs`). Kept as constants: a
+    /// literal's statement is found in the cache by its address.
     private static func insertSQL(_ engine: StoreEngine, unique: Bool) -> String {
-        let conflict = unique ? " ON CONFLICT DO NOTHING" : ""
-        switch engine {
-        case .sqlite:
-            return """
-                INSERT INTO outlive_tasks(seq, id, handler_name, handler, group_start, group_members, created, age_from,
-                                          queue, priority, state, waiting_until, unique_key, result_signal)
-                VALUES (max(ifnull((SELECT max(seq) FROM outlive_tasks), 0), ifnull(\(TaskSchema.countedMark), 0)) + 1,
-                        ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)\(conflict)
-                """
-        case .postgresql:
-            return """
-                INSERT INTO outlive_tasks(id, handler_name, handler, group_start, group_members, created, age_from,
-                                          queue, priority, state, waiting_until, unique_key, result_signal)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)\(conflict)
-                """
+        switch (engine, unique) {
+        case (.sqlite, false): insertSQLite
+        case (.sqlite, true): insertSQLiteUnique
+        case (.postgresql, false): insertPostgreSQL
+        case (.postgresql, true): insertPostgreSQLUnique
         }
     }
+
+    private static let insertSQLite = """
+        INSERT INTO outlive_tasks(id, handler_name, handler, group_start, group_members, created, age_from,
+                                  queue, priority, state, waiting_until, unique_key, result_signal, seq)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        """
+    private static let insertSQLiteUnique = insertSQLite + " ON CONFLICT DO NOTHING"
+    private static let insertPostgreSQL = """
+        INSERT INTO outlive_tasks(id, handler_name, handler, group_start, group_members, created, age_from,
+                                  queue, priority, state, waiting_until, unique_key, result_signal)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        """
+    private static let insertPostgreSQLUnique = insertPostgreSQL + " ON CONFLICT DO NOTHING"
 
     // MARK: - Inspection and repair
 
@@ -357,7 +392,8 @@ public final class TaskQueue {
         return try store.database.read { transaction in
             var start: Int64 = 0
             if let after {
-                guard let seq = try transaction.integer("SELECT seq FROM outlive_tasks WHERE id = ?", [.text(after)]) else {
+                let byID = TaskID.row(after, transaction.engine)
+                guard let seq = try transaction.integer("SELECT seq FROM outlive_tasks WHERE \(byID.condition)", byID.arguments) else {
                     throw OutliveError.notFound("no task with id \(after)")
                 }
                 start = seq
@@ -396,9 +432,10 @@ public final class TaskQueue {
         try store.checkUsable()
         let now = Clock.wall()
         try store.database.write { transaction in
+            let byID = TaskID.row(id, transaction.engine)
             // Locked as read: see TaskSchema.lockingRead.
-            guard let raw = try transaction.integer("SELECT state FROM outlive_tasks WHERE id = ?\(TaskSchema.lockingRead(transaction.engine))",
-                                                    [.text(id)]) else {
+            guard let raw = try transaction.integer("SELECT state FROM outlive_tasks WHERE \(byID.condition)\(TaskSchema.lockingRead(transaction.engine))",
+                                                    byID.arguments) else {
                 throw OutliveError.notFound("no task with id \(id)")
             }
             let state = TaskSchema.State(rawValue: raw) ?? .ready
@@ -408,8 +445,8 @@ public final class TaskQueue {
             case .dead, .waiting: break
             }
             if state == .dead { try TaskUniqueKey.checkFree(forRetryOf: id, in: transaction) }
-            try transaction.execute("UPDATE outlive_tasks SET state = 0, attempts = 0, waiting_until = NULL, age_from = ? WHERE id = ?",
-                                    [.double(now), .text(id)])
+            try transaction.execute("UPDATE outlive_tasks SET state = 0, attempts = 0, waiting_until = NULL, age_from = ? WHERE \(byID.condition)",
+                                    [.double(now)] + byID.arguments)
             try transaction.recordChange(topic: TaskSchema.topic, key: "added")
         }
         postTriggerEvaluation()
@@ -420,16 +457,17 @@ public final class TaskQueue {
         try TaskQueue.validate(taskID: id)
         try store.checkUsable()
         try store.database.write { transaction in
+            let byID = TaskID.row(id, transaction.engine)
             // Locked as read: see TaskSchema.lockingRead.
-            guard let raw = try transaction.integer("SELECT state FROM outlive_tasks WHERE id = ?\(TaskSchema.lockingRead(transaction.engine))",
-                                                    [.text(id)]) else {
+            guard let raw = try transaction.integer("SELECT state FROM outlive_tasks WHERE \(byID.condition)\(TaskSchema.lockingRead(transaction.engine))",
+                                                    byID.arguments) else {
                 throw OutliveError.notFound("no task with id \(id)")
             }
             let state = TaskSchema.State(rawValue: raw) ?? .ready
             if state == .running { throw OutliveError.state("task \(id) is running; it can be deleted once its attempt ends") }
             // A dead task's result (its death) was posted; a pending one's consumers learn it will never run.
             if state != .dead { try TaskResult.post(.cancelled, taskID: id, in: transaction) }
-            try transaction.execute("DELETE FROM outlive_tasks WHERE id = ?", [.text(id)])
+            try transaction.execute("DELETE FROM outlive_tasks WHERE \(byID.condition)", byID.arguments)
             // A deleted group start may unblock members: like an add for triggers.
             try transaction.recordChange(topic: TaskSchema.topic, key: "added")
         }

@@ -45,7 +45,8 @@ public enum TaskResult {
     /// that do not decode, are logged and left out, never a failed end.
     static func post(_ final: Final, taskID: String, in transaction: StoreTransaction) throws {
         var found: (signal: String?, extras: [UInt8]?, error: String?)?
-        try transaction.query("SELECT result_signal, result, last_error FROM outlive_tasks WHERE id = ?", [.text(taskID)]) { row in
+        let task = TaskID.row(taskID, transaction.engine)
+        try transaction.query("SELECT result_signal, result, last_error FROM outlive_tasks WHERE \(task.condition)", task.arguments) { row in
             found = (row.text(0), row.blob(1), row.text(2))
         }
         guard let found, let stored = found.signal else { return }
@@ -83,7 +84,8 @@ public enum TaskResult {
         guard wantsSignal(handlerName) else { return nil }
         var signal: String?
         _ = try? store.database.read { transaction in
-            try transaction.query("SELECT result_signal FROM outlive_tasks WHERE id = ?", [.text(taskID)]) { signal = $0.text(0) }
+            let task = TaskID.row(taskID, transaction.engine)
+            try transaction.query("SELECT result_signal FROM outlive_tasks WHERE \(task.condition)", task.arguments) { signal = $0.text(0) }
         }
         guard let signal, Identifier.isValid(signal) else { return nil }
         return .id(IDValue(string: signal.lowercased()))

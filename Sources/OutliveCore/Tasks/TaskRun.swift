@@ -19,6 +19,10 @@ final class TaskRun {
     /// the cursor), a pass that started none ends the run.
     var startedInPass = 0
     var inFlight: [String: TaskAttempt] = [:]
+    /// The claims in `inFlight` whose call armed a timeout: the only attempts
+    /// that may be in flight without a result (any other has one when its
+    /// call returns).
+    var armed: Set<String> = []
     /// Tasks the last step claimed and whose handlers are not called yet, in
     /// order: the rest of a batch, called in the next dispatch when the
     /// budget of this one ran out.
@@ -35,6 +39,8 @@ final class TaskRun {
     var unresolvedNames: Set<String> = []
     /// Whether a handler name declares `completion`, as resolved in this run.
     var awaitsCompletion: [String: Bool] = [:]
+    /// Whether a handler name declares `result_signal`, as resolved in this run.
+    var wantsSignal: [String: Bool] = [:]
     /// Names that declare `completion` and whose last call in this run sent
     /// it during the call (every Python task handler does): their attempts
     /// leave no slot taken after the call, so they are claimed in batches
@@ -220,9 +226,7 @@ extension TaskQueue {
                 try store.checkUsable()
                 if !claimsApart || !finished.isEmpty {
                     serialisedStep = try store.database.write { transaction -> RunStep? in
-                        for (attempt, result) in finished {
-                            try finish(attempt, result, policy: policy, in: transaction)
-                        }
+                        try finish(finished, policy: policy, in: transaction)
                         guard !claimsApart else { return nil }
                         return try next(run, slots: limit - run.inFlight.count, policy: policy, serialised: true, in: transaction)
                     }
@@ -231,6 +235,8 @@ extension TaskQueue {
                 // Put the results back to be written on the next try.
                 lock.withLock { for (attempt, result) in finished { results[attempt.claim] = result } }
                 for (attempt, _) in finished { run.inFlight[attempt.claim] = attempt }
+                // The cursor moved past rows the rollback left ready.
+                run.rewind = true
                 stepFailed(run, error)
                 return
             }
@@ -380,6 +386,7 @@ extension TaskQueue {
         }
         for (attempt, _) in done {
             run.inFlight.removeValue(forKey: attempt.claim)
+            run.armed.remove(attempt.claim)
             if let timer = attempt.timer { store.loop.cancelTimer(timer) }
         }
         return done.sorted { $0.0.seq < $1.0.seq }
@@ -395,10 +402,17 @@ extension TaskQueue {
             return
         }
         var arguments = Arguments([("task_id", .id(IDValue(string: attempt.id))), ("attempt", .integer(attempt.number))])
-        if let completion = TaskCompletion.make(storePath: completionStorePath, taskID: attempt.id, claim: attempt.claim, runID: store.runID) {
+        // A handler takes the call-time arguments it declares: the others are
+        // not made (a completion handler, a read of the task's signal).
+        let takesCompletion = awaitsCompletion(handler.name, run: run)
+        if takesCompletion,
+           let completion = TaskCompletion.make(storePath: completionStorePath, taskID: attempt.id, claim: attempt.claim, runID: store.runID) {
             arguments.set("completion", .handler(completion))
         }
-        if let signal = TaskResult.callArgument(taskID: attempt.id, handlerName: handler.name, store: store) { arguments.set("result_signal", signal) }
+        if wantsSignal(handler.name, run: run),
+           let signal = TaskResult.callArgument(taskID: attempt.id, handlerName: handler.name, store: store) {
+            arguments.set("result_signal", signal)
+        }
         lock.withLock { calling = (attempt.claim, ThreadIdentity.current) }
         defer { lock.withLock { calling = nil } }
         do {
@@ -417,10 +431,10 @@ extension TaskQueue {
             return
         }
         let answered = lock.withLock { results[attempt.claim] != nil }
-        if awaitsCompletion(handler.name, run: run) {
+        if takesCompletion {
             if answered { run.completesInCall.insert(handler.name) } else { run.completesInCall.remove(handler.name) }
         }
-        if answered || !TaskQueue.takesCompletion(handler.name) {
+        if answered || !takesCompletion {
             deliver(attempt.claim, .succeeded)
             return
         }
@@ -430,6 +444,7 @@ extension TaskQueue {
             self?.pump(run)
         }
         run.inFlight[claim] = attempt
+        run.armed.insert(claim)
     }
 
     /// A completion of the attempt whose handler is being called on this
@@ -449,8 +464,9 @@ extension TaskQueue {
         // handed the completion out): that one came first.
         let (fence, fenced) = attemptClaim.fence(token: .text(claim))
         let open = try store.database.read { transaction in
-            try transaction.integer("SELECT count(*) FROM outlive_tasks WHERE id = ? AND \(fence) AND state = 1 AND outcome IS NULL",
-                                    [.text(taskID)] + fenced)
+            let task = TaskID.row(taskID, transaction.engine)
+            return try transaction.integer("SELECT count(*) FROM outlive_tasks WHERE \(task.condition) AND \(fence) AND state = 1 AND outcome IS NULL",
+                                           task.arguments + fenced)
         }
         guard open == 1 else { throw refusal }
         lock.withLock {
@@ -460,9 +476,12 @@ extension TaskQueue {
         return true
     }
 
-    /// Attempts called and in flight without a result: waiting for their completion.
+    /// Attempts called and in flight without a result: waiting for their
+    /// completion. Only those whose call armed a timeout can be (looked up
+    /// alone, as this is asked before every call of a batch).
     private func awaitingCompletion(_ run: TaskRun) -> Int {
-        lock.withLock { run.inFlight.keys.reduce(0) { $0 + (results[$1] == nil ? 1 : 0) } }
+        guard !run.armed.isEmpty else { return 0 }
+        return lock.withLock { run.armed.reduce(0) { $0 + (results[$1] == nil ? 1 : 0) } }
     }
 
     /// Records a result unless one is there already (the first one wins).
@@ -494,6 +513,38 @@ extension TaskQueue {
 
     // MARK: - Steps inside the write transaction
 
+    /// Ends the attempts that finished, in one step's transaction.
+    private func finish(_ finished: [(TaskAttempt, AttemptResult)], policy: TaskPolicy, in transaction: StoreTransaction) throws {
+        // The common end, a success that nothing else waits on, in one
+        // statement per chunk of the batch instead of a read and a delete
+        // per task; the others one by one, and the whole chunk so when the
+        // statement did not match every row of it (`finish` finds the rows it
+        // deleted gone, and ends the others).
+        var succeeded: [TaskAttempt] = []
+        for (attempt, result) in finished { if case .succeeded = result { succeeded.append(attempt) } }
+        var ended: Set<Int64> = []
+        var start = 0
+        for size in TaskBatchSQL.chunks(succeeded.count) {
+            let chunk = succeeded[start..<start + size]
+            start += size
+            var arguments: [SQLValue] = []
+            arguments.reserveCapacity(1 + 5 * size)
+            for attempt in chunk { arguments.append(.integer(attempt.seq)) }
+            arguments.append(.text(store.runID))
+            for attempt in chunk { arguments.append(.integer(attempt.seq)); arguments.append(.text(attempt.claim)) }
+            for attempt in chunk { arguments.append(.integer(attempt.seq)); arguments.append(.integer(attempt.number)) }
+            try transaction.execute(TaskBatchSQL.deleteSucceeded(size), arguments)
+            guard transaction.changedRows == size else { continue }
+            for attempt in chunk {
+                ended.insert(attempt.seq)
+                Log.emit(.info, "task \(attempt.id) succeeded (attempt \(attempt.number))")
+            }
+        }
+        for (attempt, result) in finished where !ended.contains(attempt.seq) {
+            try finish(attempt, result, policy: policy, in: transaction)
+        }
+    }
+
     /// Ends an attempt: success deletes the task; failure keeps it with
     /// backoff, or makes it dead. Only while this attempt still holds the
     /// task (the attempt claim: this run and the attempt's token). A
@@ -503,20 +554,6 @@ extension TaskQueue {
                         in transaction: StoreTransaction) throws {
         let token: SQLValue = .text(attempt.claim)
         let (fence, fenced) = attemptClaim.fence(token: token)
-        // The common end, a success that nothing else waits on, in one
-        // statement instead of a read and a delete: a row this one does not
-        // match (cancelled, holding an outcome, posting a result, starting a
-        // group, another attempt's) changes nothing and takes the path below.
-        if case .succeeded = result {
-            try transaction.execute("""
-                DELETE FROM outlive_tasks WHERE seq = ? AND \(fence) AND state = 1 AND outcome IS NULL AND cancelled = 0
-                    AND result_signal IS NULL AND group_start IS NULL AND attempts = ?
-                """, [.integer(attempt.seq)] + fenced + [.integer(attempt.number)])
-            if transaction.changedRows == 1 {
-                Log.emit(.info, "task \(attempt.id) succeeded (attempt \(attempt.number))")
-                return
-            }
-        }
         var row: (attempts: Int64, ageFrom: Double, groupStart: Bool, outcome: Int64?, error: String?, cancelled: Bool, posts: Bool)?
         try transaction.query("SELECT attempts, age_from, group_start IS NOT NULL, outcome, last_error, cancelled, result_signal IS NOT NULL FROM outlive_tasks WHERE seq = ? AND \(fence) AND state = 1",
                               [.integer(attempt.seq)] + fenced) {
@@ -566,12 +603,86 @@ extension TaskQueue {
         let seq: Int64
         let priority: Int64
         let id: String
+        /// An id that is not `runnable` (`TaskSchema.runnableID`): the row is
+        /// passed over, as if the read had not found it.
+        let damaged: Bool
         let handlerName: String
         let handler: [UInt8]
         let groupStart: Bool
         let members: [String]
         let ageFrom: Double
         let attempts: Int64
+        /// Whether the row names no runner: claimed with the batch's others
+        /// in one statement (else alone, by `RunClaim`, which ends a dead
+        /// holder first).
+        let runnerFree: Bool
+
+        /// Whether it comes after `cursor` in queue order.
+        func isAfter(_ cursor: (priority: Int64, seq: Int64)?) -> Bool {
+            guard let cursor else { return true }
+            return priority < cursor.priority || (priority == cursor.priority && seq > cursor.seq)
+        }
+    }
+
+    /// The candidates of one step, read ahead: for each handler name, the
+    /// next ready tasks after the cursor, in queue order, up to the batch
+    /// size in one query instead of one query per task claimed. Lives for one
+    /// step's transaction, in which nothing but this step changes the rows
+    /// it holds (SQLite: the write lock; PostgreSQL: the rows are locked as
+    /// read, FOR UPDATE), and only rows before the cursor at that.
+    private final class CandidateWindow {
+        let limit: Int
+        /// The rows read for each name, the index of the first not yet
+        /// passed, and whether the read was cut by the limit (more may follow).
+        var rows: [String: (list: [Candidate], next: Int, cut: Bool)] = [:]
+
+        init(limit: Int) { self.limit = max(1, limit) }
+
+        /// After a rewind of the cursor to the start of the queue.
+        func reset() { rows.removeAll(keepingCapacity: true) }
+
+        /// The first ready task of `name` after the cursor, read when none
+        /// is left of the last read that may still have more.
+        func first(_ name: String, after cursor: (priority: Int64, seq: Int64)?, read: () throws -> (list: [Candidate], cut: Bool)) rethrows -> Candidate? {
+            if var entry = rows[name] {
+                while entry.next < entry.list.count, !entry.list[entry.next].isAfter(cursor) { entry.next += 1 }
+                rows[name] = entry
+                if entry.next < entry.list.count { return entry.list[entry.next] }
+                if !entry.cut { return nil }
+            }
+            let fresh = try read()
+            var next = 0
+            while next < fresh.list.count, !fresh.list[next].isAfter(cursor) { next += 1 }
+            rows[name] = (fresh.list, next, fresh.cut)
+            return next < fresh.list.count ? fresh.list[next] : nil
+        }
+    }
+
+    /// A claim decided in a step and written with the batch's others
+    /// (`claimTogether`): the row, its token.
+    private struct PendingClaim {
+        let seq: Int64
+        let token: String
+    }
+
+    /// Writes the claims of a step's batch, a chunk per statement. Every row
+    /// was read ready and free in this transaction: one that no longer is
+    /// means a store this run cannot rely on, and the step rolls back.
+    private func claimTogether(_ claims: inout [PendingClaim], in transaction: StoreTransaction) throws {
+        var start = 0
+        for size in TaskBatchSQL.chunks(claims.count) {
+            let chunk = claims[start..<start + size]
+            start += size
+            var arguments: [SQLValue] = [.text(store.runID)]
+            arguments.reserveCapacity(1 + 3 * size)
+            for claim in chunk { arguments.append(.integer(claim.seq)); arguments.append(.text(claim.token)) }
+            for claim in chunk { arguments.append(.integer(claim.seq)) }
+            try transaction.execute(TaskBatchSQL.claim(size), arguments)
+            guard transaction.changedRows == size else {
+                throw OutliveError(.busy, "\(size - transaction.changedRows) of \(size) tasks read as ready changed before their claim; the step is tried again")
+            }
+        }
+        claims.removeAll(keepingCapacity: true)
     }
 
     /// Claims the next tasks of the run's queue in order, in this step's
@@ -588,13 +699,20 @@ extension TaskQueue {
         guard !names.isEmpty else { return [] }
         // The claim tokens of the batch from one read of random bytes.
         var claims = Identifier.make(count: size)[...]
+        // Without the store's lock (PostgreSQL, a parallel queue) every row
+        // read ahead is locked until the commit and passed over by the other
+        // claimers, which may then go idle: no more rows than this step can
+        // start at once.
+        let window = CandidateWindow(limit: min(size, TaskBatchSQL.largestChunk, serialised ? size : slots))
+        var pending: [PendingClaim] = []
         while batch.count < size, slots > 0,
               let attempt = try startNext(run, names: names, first: batch.isEmpty, policy: policy, serialised: serialised,
-                                          claims: &claims, in: transaction) {
+                                          claims: &claims, window: window, pending: &pending, in: transaction) {
             batch.append(attempt)
             if attempt.endsBatch { break }
             if attempt.awaitsCompletion { slots -= 1 }
         }
+        try claimTogether(&pending, in: transaction)
         return batch
     }
 
@@ -641,7 +759,8 @@ extension TaskQueue {
     /// (dead at its claim, or naming a runner) ends the batch before it, the
     /// cursor before it, for such a step (`lockedClaimNeeded`).
     private func startNext(_ run: TaskRun, names: [String], first: Bool, policy: TaskPolicy, serialised: Bool,
-                           claims: inout ArraySlice<String>, in transaction: StoreTransaction) throws -> TaskAttempt? {
+                           claims: inout ArraySlice<String>, window: CandidateWindow, pending: inout [PendingClaim],
+                           in transaction: StoreTransaction) throws -> TaskAttempt? {
         let now = Clock.wall()
         let queue: SQLValue = .text(run.queue)
         var passes = 0
@@ -649,29 +768,37 @@ extension TaskQueue {
         while true {
             var best: Candidate?
             for name in names {
-                let consider: (SQLRow) -> Void = { row in
-                    let seq = row.integer(0), priority = row.integer(1)
-                    // The stored numbers are untrusted: compared, never negated (Int64.min).
-                    if let current = best, current.priority > priority || (current.priority == priority && current.seq <= seq) { return }
-                    best = Candidate(seq: seq, priority: priority, id: row.text(2) ?? "", handlerName: name, handler: row.blob(3) ?? [],
-                                     groupStart: row.integer(4) != 0, members: TaskSchema.decode(members: row.blob(5)),
-                                     ageFrom: row.double(6), attempts: row.integer(7))
+                let read = { () throws -> (list: [Candidate], cut: Bool) in
+                    // Claims decided but not written would read as ready
+                    // still (a pass from the top reads them again).
+                    try self.claimTogether(&pending, in: transaction)
+                    var list: [Candidate] = []
+                    let limit = window.limit
+                    let collect: (SQLRow) -> Void = { row in
+                        let id = TaskSchema.runnableID(row, 2)
+                        list.append(Candidate(seq: row.integer(0), priority: row.integer(1), id: id ?? "", damaged: id == nil, handlerName: name,
+                                              handler: row.blob(3) ?? [], groupStart: row.integer(4) != 0,
+                                              members: TaskSchema.decode(members: row.blob(5)),
+                                              ageFrom: row.double(6), attempts: row.integer(7), runnerFree: row.integer(8) != 0))
+                    }
+                    guard let cursor = run.cursor else {
+                        try transaction.query(sql.first, [queue, .text(name), .integer(Int64(limit))], collect)
+                        return (list, list.count >= limit)
+                    }
+                    // After the cursor: the same priority with a later seq, then the lower priorities.
+                    try transaction.query(sql.samePriorityAfter,
+                                          [queue, .text(name), .integer(cursor.priority), .integer(cursor.seq), .integer(Int64(limit))], collect)
+                    if list.count < limit {
+                        try transaction.query(sql.lowerPriority,
+                                              [queue, .text(name), .integer(cursor.priority), .integer(Int64(limit - list.count))], collect)
+                    }
+                    return (list, list.count >= limit)
                 }
-                guard let cursor = run.cursor else {
-                    try transaction.query(sql.first,
-                                          [queue, .text(name)], consider)
-                    continue
-                }
-                // After the cursor: the same priority with a later seq, else the next lower priority.
-                var found = false
-                try transaction.query(sql.samePriorityAfter,
-                                      [queue, .text(name), .integer(cursor.priority), .integer(cursor.seq)]) { row in
-                    found = true
-                    consider(row)
-                }
-                if found { continue }
-                try transaction.query(sql.lowerPriority,
-                                      [queue, .text(name), .integer(cursor.priority)], consider)
+                guard let candidate = try window.first(name, after: run.cursor, read: read) else { continue }
+                // The stored numbers are untrusted: compared, never negated (Int64.min).
+                if let current = best, current.priority > candidate.priority
+                    || (current.priority == candidate.priority && current.seq <= candidate.seq) { continue }
+                best = candidate
             }
             guard let task = best else {
                 // The end of a pass: another from the start if this one did something.
@@ -679,10 +806,12 @@ extension TaskQueue {
                 guard run.startedInPass > 0, passes < 2 else { return nil }
                 run.cursor = nil
                 run.startedInPass = 0
+                window.reset()
                 continue
             }
             let before = run.cursor
             run.cursor = (task.priority, task.seq)
+            if task.damaged { continue }
             if try isBlocked(task, in: transaction) { continue }
             // A retry (an earlier attempt failed, or was interrupted by its
             // runner's end: perhaps by this very task) runs in a step of its
@@ -711,7 +840,11 @@ extension TaskQueue {
             let setting: [(column: String, value: SQLValue)] = [("state", .integer(TaskSchema.State.running.rawValue)), ("outcome", .null),
                                                                 ("attempts", .integer(task.attempts + 1))]
             let ready = [SQLValue.integer(TaskSchema.State.ready.rawValue)]
-            if !serialised {
+            if task.runnerFree {
+                // Ready and free as read in this transaction (and, on
+                // PostgreSQL, locked by it since): claimed with the batch.
+                pending.append(PendingClaim(seq: task.seq, token: claim))
+            } else if !serialised {
                 // The row is locked by this transaction (FOR UPDATE): only a
                 // runner named on it (a run to end first) can refuse the claim.
                 guard try attemptClaim.takeIfFree(.integer(task.seq), token: .text(claim), setting: setting,
@@ -721,8 +854,12 @@ extension TaskQueue {
                     return nil
                 }
             } else {
-                guard try attemptClaim.take(.integer(task.seq), token: .text(claim), setting: setting,
-                                            where: "state = ?", ready, in: transaction) else { continue }
+                let taken = try attemptClaim.take(.integer(task.seq), token: .text(claim), setting: setting,
+                                                  where: "state = ?", ready, in: transaction)
+                // Taking it over may have ended a dead run, whose tasks are
+                // ready again: the rows read ahead are read again.
+                window.reset()
+                guard taken else { continue }
             }
             run.startedInPass += 1
             var handler: Handler?
@@ -746,6 +883,13 @@ extension TaskQueue {
         let awaits = TaskQueue.takesCompletion(name)
         run.awaitsCompletion[name] = awaits
         return awaits
+    }
+
+    private func wantsSignal(_ name: String, run: TaskRun) -> Bool {
+        if let known = run.wantsSignal[name] { return known }
+        let wants = TaskResult.wantsSignal(name)
+        run.wantsSignal[name] = wants
+        return wants
     }
 
     /// Ready tasks whose handler no declaration of this process resolves wait
@@ -809,15 +953,16 @@ private struct CandidateSQL {
     let comeDue: String
 
     private init(_ engine: StoreEngine) {
-        let columns = "seq, priority, id, handler, group_start IS NOT NULL, group_members, age_from, attempts"
-        let filter = "state = 0 AND queue = ? AND handler_name = ? AND \(engine == .sqlite ? "typeof(priority) = 'integer' AND " : "")\(TaskSchema.runnable(engine))"
+        let columns = "seq, priority, id, handler, group_start IS NOT NULL, group_members, age_from, attempts, runner IS NULL"
+        // The id's characters are checked as each row is read (`Candidate.damaged`).
+        let filter = "state = 0 AND queue = ? AND handler_name = ? AND \(engine == .sqlite ? "typeof(priority) = 'integer' AND " : "")\(TaskSchema.runnable(engine, idCharacters: false))"
         // PostgreSQL: a candidate is locked as it is read, and one another
         // claimer holds is passed over (SKIP LOCKED) rather than waited for;
         // claims without the store's lock rely on it (`TaskQueue.next`).
         let lock = engine == .postgresql ? " FOR UPDATE SKIP LOCKED" : ""
-        first = "SELECT \(columns) FROM outlive_tasks WHERE \(filter) ORDER BY priority DESC, seq LIMIT 1\(lock)"
-        samePriorityAfter = "SELECT \(columns) FROM outlive_tasks WHERE \(filter) AND priority = ? AND seq > ? ORDER BY seq LIMIT 1\(lock)"
-        lowerPriority = "SELECT \(columns) FROM outlive_tasks WHERE \(filter) AND priority < ? ORDER BY priority DESC, seq LIMIT 1\(lock)"
+        first = "SELECT \(columns) FROM outlive_tasks WHERE \(filter) ORDER BY priority DESC, seq LIMIT ?\(lock)"
+        samePriorityAfter = "SELECT \(columns) FROM outlive_tasks WHERE \(filter) AND priority = ? AND seq > ? ORDER BY seq LIMIT ?\(lock)"
+        lowerPriority = "SELECT \(columns) FROM outlive_tasks WHERE \(filter) AND priority < ? ORDER BY priority DESC, seq LIMIT ?\(lock)"
         comeDue = engine == .sqlite
             ? "UPDATE outlive_tasks SET state = 0, waiting_until = NULL WHERE state = 3 AND queue = ? AND waiting_until <= ?"
             : """

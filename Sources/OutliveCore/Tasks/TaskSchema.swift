@@ -1,7 +1,9 @@
 /// The task queue's tables.
 ///
 /// `outlive_tasks` holds one row per stored task; `seq` is the queue order
-/// (on SQLite a plain rowid since step 8: max + 1, see there).
+/// (on SQLite a plain rowid since step 8: max + 1, see there). On SQLite
+/// since step 10 a new task's id carries its seq (`TaskID`); the older ids
+/// are in `outlive_tasks_id (id) WHERE substr(id, 15, 1) <> '8'`, unique.
 /// `state`: 0 ready (pending, due now), 1 running, 2 dead, 3 waiting (pending,
 /// in backoff until `waiting_until`). Partial indexes make each step of a run
 /// an indexed lookup whatever the queue's length:
@@ -246,6 +248,76 @@ enum TaskSchema {
                 dead = ifnull(dead, 0) + (NEW.state = 2) WHERE name = NEW.queue;
         END
         """,
+        // Step 10: no index of new tasks' ids. A new task's id carries its
+        // seq (`TaskID`): found by its rowid and a comparison of the text,
+        // where the unique index of ids was a page of the three an add
+        // wrote. Ids of the other form (every id stored before this step)
+        // stay in a partial unique index, `outlive_tasks_id`; a new-form id
+        // is unique by its seq, the table's key. The column's UNIQUE cannot
+        // be dropped in place: the table is rebuilt, rows copied as they are,
+        // its indexes and triggers made again as step 9 left them.
+        """
+        ALTER TABLE outlive_tasks RENAME TO outlive_tasks_unique_id;
+        CREATE TABLE outlive_tasks(
+            seq INTEGER PRIMARY KEY,
+            id TEXT NOT NULL,
+            handler_name TEXT NOT NULL,
+            handler BLOB NOT NULL,
+            group_start TEXT,
+            group_members BLOB,
+            created REAL NOT NULL,
+            age_from REAL NOT NULL,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            last_error TEXT,
+            state INTEGER NOT NULL DEFAULT 0,
+            waiting_until REAL,
+            runner TEXT,
+            claim TEXT,
+            outcome INTEGER,
+            queue TEXT NOT NULL DEFAULT 'default',
+            priority INTEGER NOT NULL DEFAULT 0,
+            unique_key TEXT,
+            cancelled INTEGER NOT NULL DEFAULT 0,
+            result_signal TEXT,
+            result BLOB);
+        INSERT INTO outlive_tasks(seq, id, handler_name, handler, group_start, group_members, created, age_from, attempts,
+                                  last_error, state, waiting_until, runner, claim, outcome, queue, priority, unique_key,
+                                  cancelled, result_signal, result)
+            SELECT seq, id, handler_name, handler, group_start, group_members, created, age_from, attempts,
+                   last_error, state, waiting_until, runner, claim, outcome, queue, priority, unique_key,
+                   cancelled, result_signal, result
+            FROM outlive_tasks_unique_id;
+        DROP TABLE outlive_tasks_unique_id;
+        CREATE UNIQUE INDEX outlive_tasks_id ON outlive_tasks(id) WHERE substr(id, 15, 1) <> '8';
+        CREATE INDEX outlive_tasks_ready ON outlive_tasks(queue, handler_name, priority DESC, seq) WHERE state = 0;
+        CREATE INDEX outlive_tasks_waiting ON outlive_tasks(queue, waiting_until) WHERE state = 3;
+        CREATE INDEX outlive_tasks_running ON outlive_tasks(runner) WHERE state = 1;
+        CREATE INDEX outlive_tasks_group_start ON outlive_tasks(group_start) WHERE group_start IS NOT NULL;
+        CREATE UNIQUE INDEX outlive_tasks_unique_key ON outlive_tasks(queue, unique_key)
+            WHERE unique_key IS NOT NULL AND cancelled = 0 AND state IN (0, 1, 3);
+
+        """ + SchemaComponent.requiringRegisteredRun("outlive_tasks", "runner", onInsert: false) + """
+
+        CREATE TRIGGER outlive_tasks_queue_count_delete AFTER DELETE ON outlive_tasks
+            WHEN OLD.seq <= (SELECT seq FROM outlive_task_counted WHERE slot = 0) BEGIN
+            UPDATE outlive_task_queues SET pending = ifnull(pending, 0) - (OLD.state IN (0, 3)), running = ifnull(running, 0) - (OLD.state = 1),
+                dead = ifnull(dead, 0) - (OLD.state = 2) WHERE name = OLD.queue;
+        END;
+        CREATE TRIGGER outlive_tasks_queue_count_update AFTER UPDATE OF state, queue ON outlive_tasks
+            WHEN OLD.queue = NEW.queue AND ((OLD.state = 1) != (NEW.state = 1) OR (OLD.state = 2) != (NEW.state = 2)
+                OR (OLD.state IN (0, 3)) != (NEW.state IN (0, 3))) AND OLD.seq <= (SELECT seq FROM outlive_task_counted WHERE slot = 0) BEGIN
+            UPDATE outlive_task_queues SET pending = ifnull(pending, 0) - (OLD.state IN (0, 3)) + (NEW.state IN (0, 3)),
+                running = ifnull(running, 0) - (OLD.state = 1) + (NEW.state = 1),
+                dead = ifnull(dead, 0) - (OLD.state = 2) + (NEW.state = 2) WHERE name = NEW.queue;
+        END;
+        CREATE TRIGGER outlive_tasks_queue_count_move AFTER UPDATE OF state, queue ON outlive_tasks
+            WHEN OLD.queue != NEW.queue AND OLD.seq <= (SELECT seq FROM outlive_task_counted WHERE slot = 0) BEGIN
+            UPDATE outlive_task_queues SET pending = ifnull(pending, 0) - (OLD.state IN (0, 3)), running = ifnull(running, 0) - (OLD.state = 1),
+                dead = ifnull(dead, 0) - (OLD.state = 2) WHERE name = OLD.queue;
+            UPDATE outlive_task_queues SET pending = ifnull(pending, 0) + (NEW.state IN (0, 3)), running = ifnull(running, 0) + (NEW.state = 1),
+                dead = ifnull(dead, 0) + (NEW.state = 2) WHERE name = NEW.queue;
+        END
+        """,
     ], postgresql: [
         // Tasks came to PostgreSQL at version 6: the first step makes the
         // tables as SQLite's six steps leave them, the others have nothing
@@ -317,6 +389,10 @@ enum TaskSchema {
         "",
         // Step 9 is SQLite's alone: PostgreSQL's adds count their tasks in the
         // same statement round trip (`addPending`, sent with the commit).
+        "",
+        // Step 10 is SQLite's alone: PostgreSQL takes a task's seq as it
+        // inserts the row, after its id is sent; its ids stay random, found
+        // through their unique index.
         "",
     ], postgresqlFunctions: [queueCountsUnended])
 
@@ -396,9 +472,12 @@ enum TaskSchema {
     /// above the counted mark (step 9), counted from their rows when counts
     /// are read; once `foldAfter` tasks are, they are folded into the
     /// counters.
-    static func addPending(_ added: [String: Int64], in transaction: StoreTransaction) throws {
+    /// `seqs` (SQLite): the transaction's, if the caller has them: how many
+    /// tasks lie above the mark is known without a read, and a fold moves
+    /// their mark.
+    static func addPending(_ added: [String: Int64], seqs: inout TaskSeqs?, in transaction: StoreTransaction) throws {
         if transaction.engine == .sqlite {
-            guard let uncounted = try transaction.integer(
+            guard let uncounted = try seqs.map(\.uncounted) ?? transaction.integer(
                 "SELECT (SELECT max(seq) FROM outlive_tasks) - seq FROM outlive_task_counted WHERE slot = 0") else {
                 // No mark (or no task at all): a missing mark would leave every
                 // new task out of every count without a word.
@@ -406,6 +485,7 @@ enum TaskSchema {
             }
             guard uncounted >= foldAfter else { return }
             try foldCounts(in: transaction)
+            seqs?.folded()
             return
         }
         for (queue, count) in added where count != 0 {
@@ -473,16 +553,27 @@ enum TaskSchema {
     /// the names would find it again for ever) is skipped by the runner and
     /// stays pending, visible to `outlive tasks` as a damaged store.
     /// PostgreSQL's columns are typed by the schema: only the values are checked.
-    static func runnable(_ engine: StoreEngine) -> String {
+    /// `idCharacters` false: the caller checks that the id holds only `0-9a-f-`
+    /// (`isRunnableID`) as it reads the row, and passes over a row whose id
+    /// does not — SQLite's GLOB cost some 10,000 instructions a row, a
+    /// fifth of a runner's read of its next tasks.
+    static func runnable(_ engine: StoreEngine, idCharacters: Bool = true) -> String {
         switch engine {
         case .sqlite: """
             typeof(handler_name) = 'text' AND typeof(id) = 'text' AND length(CAST(id AS BLOB)) = 36 \
-            AND id NOT GLOB '*[^0-9a-f-]*' \
+            \(idCharacters ? "AND id NOT GLOB '*[^0-9a-f-]*' " : "")\
             AND typeof(handler) = 'blob' AND typeof(group_members) IN ('blob', 'null') \
             AND typeof(age_from) IN ('real', 'integer') AND typeof(attempts) = 'integer' AND attempts >= 0
             """
         case .postgresql: "octet_length(id) = 36 AND id !~ '[^0-9a-f-]' AND attempts >= 0"
         }
+    }
+
+    /// An id as `runnable` admits it: 36 bytes of `0-9a-f-` (nil: not one).
+    static func runnableID(_ row: SQLRow, _ column: Int32) -> String? {
+        guard let id = row.textIfValid(column), id.utf8.count == Identifier.textLength,
+              id.utf8.allSatisfy({ ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) || $0 == 45 }) else { return nil }
+        return id
     }
 
     enum State: Int64 {

@@ -26,7 +26,8 @@ enum TaskUniqueKey {
     /// task holds now (`.state`, naming the holder).
     static func checkFree(forRetryOf id: String, in transaction: StoreTransaction) throws {
         var key: (queue: String, key: String)?
-        try transaction.query("SELECT queue, unique_key FROM outlive_tasks WHERE id = ? AND unique_key IS NOT NULL", [.text(id)]) { row in
+        let task = TaskID.row(id, transaction.engine)
+        try transaction.query("SELECT queue, unique_key FROM outlive_tasks WHERE \(task.condition) AND unique_key IS NOT NULL", task.arguments) { row in
             if let queue = row.text(0), let unique = row.text(1) { key = (queue, unique) }
         }
         guard let key, let holder = try holder(queue: key.queue, key: key.key, in: transaction), holder.id != id else { return }

@@ -107,6 +107,17 @@ static int populate(const char *directory) {
     outlive_args_set_string(payload, "note", "hello");
     if (outlive_signal_post(store, signal, payload, false) != OUTLIVE_OK) return fail("post");
 
+    /* Enough messages for a post to fold them into the kept counts (SQLite
+     * counts the newest ones from their rows, at most 32: MessageCounts), so
+     * that outlive_message_categories has a row; muted, so that the presenter
+     * below locks the two that follow, which stay above the counted mark. */
+    for (int i = 0; i < 33; i++) {
+        outlive_message_draft *draft = NULL;
+        char id[OUTLIVE_ID_SIZE];
+        if (outlive_message_draft_new("counted", "Earlier", &draft) != OUTLIVE_OK) return fail("draft");
+        if (outlive_message_post(store, draft, id) != OUTLIVE_OK || outlive_message_mute(store, id) != OUTLIVE_OK) return fail("message");
+        outlive_message_draft_free(draft);
+    }
     for (int i = 0; i < 2; i++) {
         outlive_message_draft *draft = NULL;
         if (outlive_message_draft_new("sync", "Conflict", &draft) != OUTLIVE_OK) return fail("draft");

@@ -50,8 +50,10 @@ def back_to_version_7(directory, highest_seq_used):
     db = connect(directory)
     try:
         db.execute("BEGIN IMMEDIATE")
+        # Step 10's index of older ids came after version 7 (its UNIQUE column stood for it).
         kept = [sql for (sql,) in db.execute(
-            "SELECT sql FROM sqlite_schema WHERE tbl_name = 'outlive_tasks' AND type IN ('index', 'trigger') AND sql IS NOT NULL")]
+            "SELECT sql FROM sqlite_schema WHERE tbl_name = 'outlive_tasks' AND type IN ('index', 'trigger') AND sql IS NOT NULL "
+            "AND name <> 'outlive_tasks_id'")]
         db.execute("ALTER TABLE outlive_tasks RENAME TO outlive_tasks_version_8")
         db.execute(TASKS_TABLE_AT_VERSION_7)
         db.execute("INSERT INTO outlive_tasks SELECT * FROM outlive_tasks_version_8")
@@ -109,7 +111,7 @@ def test_a_store_of_the_previous_tasks_schema_migrates_keeping_its_tasks_ids_ord
         (sql,) = db.execute("SELECT sql FROM sqlite_schema WHERE name = 'outlive_tasks'").fetchone()
         assert "AUTOINCREMENT" not in sql
         assert db.execute("SELECT count(*) FROM sqlite_sequence WHERE name = 'outlive_tasks'").fetchone()[0] == 0
-        assert db.execute("SELECT version FROM outlive_schema WHERE component = 'tasks'").fetchone()[0] == 9
+        assert db.execute("SELECT version FROM outlive_schema WHERE component = 'tasks'").fetchone()[0] >= 9
     finally:
         db.close()
 

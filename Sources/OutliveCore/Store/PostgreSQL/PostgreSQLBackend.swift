@@ -73,6 +73,9 @@ final class PostgreSQLBackend: StoreBackend {
         var writtenChanges: Int64 = 0
         /// Without the store's write lock (`unserialisedWrite`): no feed entry.
         let serialised: Bool
+        /// PostgreSQL keeps no data version.
+        var dataVersion: UInt64? { nil }
+        var committedDataVersion: UInt64? { nil }
 
         init(connection: PostgreSQLConnection, serialised: Bool) {
             self.connection = connection

@@ -15,6 +15,9 @@ final class PostgreSQLRunLiveness: RunLiveness {
     let fd: Int32
 
     var checkInterval: Double? { max(1, Double(runLock.bound.seconds) / 2) }
+    /// Every commit's NOTIFY reaches this handle's LISTEN too (`fd`).
+    var ownChangesFD: Int32? { nil }
+    func drainOwnChanges() {}
 
     /// Takes this run's lock and registers `run` with its key.
     init(backend: PostgreSQLBackend, conninfo: String, bound: PostgreSQLLivenessBound, run: String, processName: String) throws {

@@ -1,0 +1,172 @@
+/// How many messages each category holds: the cap a post checks, and the
+/// counts. `outlive_message_categories` keeps a count per category.
+///
+/// On PostgreSQL every post and every deletion updates it. On SQLite (since
+/// step 3 of the messages schema) a post writes no counter — its row was one
+/// of the pages a post's commit wrote, and at synchronous=NORMAL a post
+/// costs the pages it writes. Messages above the counted mark
+/// (`outlive_message_counted.seq`) are not in the counters: a count adds them
+/// up from their rows (the tail: the newest rows, at most `foldAfter` of
+/// them; a post only when its category may be full), and a post that finds
+/// the tail that long first folds it into the
+/// counters and moves the mark to the newest message. A new message's seq is
+/// above every stored seq and above the mark, so a message at or below the
+/// mark is always a counted one, and a deletion counts it out only then.
+///
+/// The mark is untrusted input like every stored value: missing, not an
+/// integer, negative or the largest integer, it fails the call as corrupt.
+enum MessageCounts {
+    /// The most uncounted messages a post leaves behind it (a fold, about
+    /// two pages, every this many posts).
+    static let foldAfter: Int64 = 32
+
+    /// Before a post into `category`: the seq the new message takes, and
+    /// how many messages the category holds when that is `limit` or more
+    /// (the post is refused), else nil. On SQLite the tail is folded first
+    /// when it is `foldAfter` long, and counted only when the category may
+    /// be full: its counter plus every message above the mark is below the
+    /// limit on nearly every post. One statement (one round trip on PostgreSQL).
+    static func beforePost(category: String, limit: Int64, in transaction: StoreTransaction) throws -> (held: Int64?, sequence: Int64) {
+        switch transaction.engine {
+        case .postgresql:
+            var found: (count: Int64, newest: Int64) = (0, 0)
+            try transaction.query("""
+                SELECT coalesce((SELECT count FROM outlive_message_categories WHERE category = ?), 0),
+                    coalesce((SELECT max(seq) FROM outlive_messages), 0)
+                """, [.text(category)]) { found = ($0.integer(0), $0.integer(1)) }
+            return (found.count >= limit ? found.count : nil, try after(found.newest, mark: Int64.min))
+        case .sqlite:
+            var found: (mark: Int64, newest: Int64, counted: Int64)?
+            try transaction.query("""
+                SELECT m.seq, coalesce((SELECT max(seq) FROM outlive_messages), 0),
+                    coalesce((SELECT count FROM outlive_message_categories WHERE category = ?), 0)
+                FROM outlive_message_counted m WHERE m.slot = 0
+                """, [.text(category)]) { found = ($0.integer(0), $0.integer(1), $0.integer(2)) }
+            guard let found else { throw missingMark() }
+            let mark = try checked(found.mark)
+            let sequence = try after(found.newest, mark: mark)
+            // Above the mark: at most `newest - mark` messages (no overflow: 0 <= mark < newest).
+            let above = found.newest > mark ? found.newest - mark : 0
+            var held: Int64?
+            if found.counted >= limit - above {
+                let tail = try transaction.integer("SELECT count(*) FROM outlive_messages WHERE category = ? AND seq > ?",
+                                                   [.text(category), .integer(mark)]) ?? 0
+                let count = try sum(found.counted, tail)
+                if count >= limit { held = count }
+            }
+            if above >= foldAfter { try fold(after: mark, upTo: found.newest, in: transaction) }
+            return (held, sequence)
+        }
+    }
+
+    /// After the insert of a message into `category` (PostgreSQL counts it;
+    /// SQLite leaves it above the mark). Sent with `executeLater`: on
+    /// PostgreSQL the insert, the count and the commit are one round trip.
+    static func posted(category: String, in transaction: StoreTransaction) throws {
+        guard transaction.engine == .postgresql else { return }
+        // The table's name: PostgreSQL finds a bare `count` ambiguous beside `excluded`.
+        try transaction.executeLater("""
+            INSERT INTO outlive_message_categories(category, count) VALUES (?, 1)
+            ON CONFLICT(category) DO UPDATE SET count = outlive_message_categories.count + 1
+            """, [.text(category)])
+    }
+
+    /// Deletes a message and counts it out of its category. False when it was gone.
+    static func delete(_ id: String, in transaction: StoreTransaction) throws -> Bool {
+        var found: (category: String, counted: Bool)?
+        switch transaction.engine {
+        case .postgresql:
+            try transaction.query("SELECT category FROM outlive_messages WHERE id = ?", [.text(id)]) {
+                found = ($0.text(0) ?? "", true)
+            }
+        case .sqlite:
+            var mark: Int64 = 0
+            var missing = false
+            try transaction.query("""
+                SELECT o.category, o.seq, m.seq IS NULL, m.seq FROM outlive_messages o
+                    LEFT JOIN outlive_message_counted m ON m.slot = 0 WHERE o.id = ?
+                """, [.text(id)]) { row in
+                missing = row.integer(2) != 0
+                if !missing { mark = row.integer(3) }
+                found = (row.text(0) ?? "", row.integer(1) <= mark)
+            }
+            if found != nil {
+                if missing { throw missingMark() }
+                _ = try checked(mark)
+            }
+        }
+        guard let found else { return false }
+        try transaction.execute("DELETE FROM outlive_messages WHERE id = ?", [.text(id)])
+        if found.counted {
+            try transaction.execute("UPDATE outlive_message_categories SET count = count - 1 WHERE category = ?", [.text(found.category)])
+            try transaction.execute("DELETE FROM outlive_message_categories WHERE category = ? AND count <= 0", [.text(found.category)])
+        }
+        return true
+    }
+
+    /// Stored messages, of one category or all.
+    static func count(category: String?, in transaction: StoreTransaction) throws -> Int64 {
+        let arguments: [SQLValue] = category.map { [.text($0)] } ?? []
+        switch transaction.engine {
+        case .postgresql:
+            let sql = category == nil ? "SELECT sum(count) FROM outlive_message_categories"
+                : "SELECT count FROM outlive_message_categories WHERE category = ?"
+            return try transaction.integer(sql, arguments) ?? 0
+        case .sqlite:
+            let sql = category == nil
+                ? """
+                  SELECT m.seq, coalesce((SELECT sum(count) FROM outlive_message_categories), 0),
+                      (SELECT count(*) FROM outlive_messages WHERE seq > m.seq)
+                  FROM outlive_message_counted m WHERE m.slot = 0
+                  """
+                : """
+                  SELECT m.seq, coalesce((SELECT count FROM outlive_message_categories WHERE category = ?1), 0),
+                      (SELECT count(*) FROM outlive_messages WHERE category = ?1 AND seq > m.seq)
+                  FROM outlive_message_counted m WHERE m.slot = 0
+                  """
+            var found: (mark: Int64, counted: Int64, tail: Int64)?
+            try transaction.query(sql, arguments) { found = ($0.integer(0), $0.integer(1), $0.integer(2)) }
+            guard let found else { throw missingMark() }
+            _ = try checked(found.mark)
+            return try sum(found.counted, found.tail)
+        }
+    }
+
+    /// Counts the messages in (mark, newest] into their categories' counters
+    /// and moves the mark to `newest`.
+    private static func fold(after mark: Int64, upTo newest: Int64, in transaction: StoreTransaction) throws {
+        // OR ROLLBACK: no statement journal (see `Signals.post`); a failure
+        // rolls the post back anyway. The SELECT ends in GROUP BY: the
+        // upsert's ON cannot read as a join's.
+        try transaction.execute("""
+            INSERT OR ROLLBACK INTO outlive_message_categories(category, count)
+                SELECT category, count(*) FROM outlive_messages WHERE seq > ? AND seq <= ? GROUP BY category
+                ON CONFLICT(category) DO UPDATE SET count = outlive_message_categories.count + excluded.count
+            """, [.integer(mark), .integer(newest)])
+        try transaction.execute("UPDATE OR ROLLBACK outlive_message_counted SET seq = ? WHERE slot = 0", [.integer(newest)])
+    }
+
+    /// The seq after the newest message and the mark.
+    private static func after(_ newest: Int64, mark: Int64) throws -> Int64 {
+        // The database is untrusted input: a crafted largest order must not trap.
+        guard newest < Int64.max else { throw OutliveError.corrupt("the store is damaged: a message has the largest possible order number") }
+        return max(newest, mark) + 1
+    }
+
+    private static func checked(_ mark: Int64) throws -> Int64 {
+        guard mark >= 0 && mark < Int64.max else {
+            throw OutliveError.corrupt("the store is damaged: the counted mark of messages (outlive_message_counted) is \(mark)")
+        }
+        return mark
+    }
+
+    private static func sum(_ counted: Int64, _ tail: Int64) throws -> Int64 {
+        let (total, overflow) = counted.addingReportingOverflow(tail)
+        guard !overflow else { throw OutliveError.corrupt("the store is damaged: a category's message count is \(counted)") }
+        return total
+    }
+
+    private static func missingMark() -> OutliveError {
+        OutliveError.corrupt("the store is damaged: the counted mark of messages (outlive_message_counted) is missing")
+    }
+}
