@@ -179,14 +179,31 @@ def register_consumer() -> None:
                                         ctypes.cast(_trampoline, ctypes.c_void_p)))
 
 
+# Keys of waiters whose ref was freed while _lock was taken, dropped by the
+# next new_waiter (list.append and list.pop need no lock of ours).
+_forgotten: typing.List[str] = []
+
+
 def new_waiter(key: str) -> None:
+    waiter = _Waiter()
     with _lock:
-        _waiters[key] = _Waiter()
+        while _forgotten:
+            _waiters.pop(_forgotten.pop(), None)
+        _waiters[key] = waiter
 
 
 def forget_waiter(key: str) -> None:
-    with _lock:
+    # Called by TaskRef.__del__, which the garbage collector runs on whichever
+    # thread allocates, maybe one that holds _lock (a collection can start at
+    # any allocation under it): never wait for the lock there, or the thread
+    # waits for itself for ever. The key is dropped later instead.
+    if not _lock.acquire(blocking=False):
+        _forgotten.append(key)
+        return
+    try:
         _waiters.pop(key, None)
+    finally:
+        _lock.release()
 
 
 # ── progress, from a running task ───────────────────────────────────────────

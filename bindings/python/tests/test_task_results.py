@@ -205,6 +205,29 @@ def test_the_decorators_queue_priority_and_unique_key(tasks, location):
         assert info.next_attempt > 0
 
 
+def test_a_ref_freed_while_its_thread_holds_the_results_lock_does_not_hang_it():
+    # The garbage collector runs a ref's __del__ on whichever thread allocates,
+    # as when enqueue makes a waiter under the results lock: freeing the ref
+    # there once made the thread wait for its own lock (a CI run hung so).
+    import threading
+    from outlive import results
+    results.new_waiter("freed-waiter")
+    done = threading.Event()
+
+    def free_under_the_lock():
+        ref = outlive.TaskRef("00000000-0000-4000-8000-000000000000", None, waiter="freed-waiter")
+        with results._lock:
+            del ref
+        done.set()
+
+    threading.Thread(target=free_under_the_lock, daemon=True).start()
+    assert done.wait(10), "freeing a ref under the results lock hung its thread"
+    results.new_waiter("next-waiter")
+    assert "freed-waiter" not in results._waiters
+    results.forget_waiter("next-waiter")
+    assert "next-waiter" not in results._waiters
+
+
 def test_refused_options_store_nothing(tasks, location):
     with producer(location) as store:
         with pytest.raises(outlive.InvalidArgumentError, match="NUL"):
