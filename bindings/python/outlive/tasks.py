@@ -9,7 +9,7 @@ import enum
 import typing
 
 from . import _ffi, results
-from .errors import InvalidArgumentError, Status, check
+from .errors import InvalidArgumentError, Status, check, error_for
 from .results import TaskRef
 from .signals import Lifetime, new_signal_id
 
@@ -80,6 +80,7 @@ def _strings(values: typing.Iterable[str]) -> typing.Tuple[typing.Any, int]:
 
 
 _IdBuffer = ctypes.c_char * _ffi.ID_SIZE
+_enqueue = _ffi.BY_ADDRESS["outlive_task_enqueue"]
 
 ResultOption = typing.Union[bool, Lifetime, str]
 """`result=`: False (none), True or "this_run" (a consumer for this store
@@ -106,6 +107,21 @@ def enqueue(store: "Store", handler: "Handler", *, queue: typing.Optional[str] =
             decode: typing.Optional[typing.Callable[[typing.Any], typing.Any]] = None) -> TaskRef[typing.Any]:
     """Adds a task as outlive_task_enqueue does (see Tasks.add); one transaction,
     the result consumer (when `result` asks for one) included."""
+    if (result is False and queue is None and due_at is None and delay is None and unique_key is None
+            and group_start is None and type(priority) is int and priority == 0
+            and type(group_members) in (tuple, list) and not group_members):
+        # Every option at its default (the common add): NULL options, which C
+        # takes as those defaults, and no unique key, so never an existing
+        # task. No options struct to fill, no typed handle's from_param.
+        out = _IdBuffer()
+        address, work = store.handle.value, handler.handle
+        if type(work) is _ffi.HandlerP:
+            status = _enqueue(address, work.value, None, out, None)
+        else:  # not a handler's handle: the typed binding refuses it (ctypes.ArgumentError), C is not reached
+            status = _ffi.outlive_task_enqueue(store.handle, work, None, out, None)
+        if status:
+            raise error_for(status)
+        return TaskRef(out.value.decode(), store, decode=decode)
     lifetime: typing.Optional[Lifetime] = None
     if result is True:
         lifetime = Lifetime.THIS_RUN

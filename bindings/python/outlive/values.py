@@ -121,6 +121,22 @@ _INTEGER, _INT, _UINTEGER, _DOUBLE = bytes((TYPE_INTEGER,)), bytes((TYPE_INT,)),
     bytes((TYPE_DOUBLE,))
 
 
+# The encoded head of a plain handler per name, and each argument name
+# encoded, as handlers are made: a program makes the same few again and again.
+# Bounded (emptied when full) so that names made on the fly cannot grow them.
+_heads: typing.Dict[str, bytes] = {}
+_keys: typing.Dict[str, bytes] = {}
+_CACHED_NAMES = 1024
+
+
+def _cached(cache: typing.Dict[str, bytes], text: str, prefix: bytes) -> bytes:
+    encoded = prefix + _str(text)
+    if len(cache) >= _CACHED_NAMES:
+        cache.clear()
+    cache[text] = encoded
+    return encoded
+
+
 def serialized_handler(name: str, invalidation: typing.Optional[str],
                        bound: typing.Mapping[str, typing.Any]) -> typing.Optional[bytes]:
     """The FORMAT.md bytes of handler `name` with `bound` (None values
@@ -129,6 +145,7 @@ def serialized_handler(name: str, invalidation: typing.Optional[str],
         return None
     arguments: typing.List[bytes] = []
     count = 0
+    keys = _keys
     try:
         for key, value in bound.items():
             if value is None:
@@ -136,7 +153,8 @@ def serialized_handler(name: str, invalidation: typing.Optional[str],
             if type(key) is not str:
                 return None
             count += 1
-            arguments.append(_str(key))
+            encoded_key = keys.get(key)
+            arguments.append(encoded_key if encoded_key is not None else _cached(keys, key, b""))
             kind = type(value)
             if kind is str:
                 arguments += (_UNTAGGED, _str(value))
@@ -162,12 +180,15 @@ def serialized_handler(name: str, invalidation: typing.Optional[str],
                 arguments += (_varint(len(value.bytes)), value.bytes)
             else:
                 return None
-        head = [_MAGIC_PLAIN, _str(name)] if invalidation is None else \
-            [_MAGIC_INVALIDATION, _str(name), _str(invalidation)]
+        if invalidation is None:
+            head = _heads.get(name)
+            if head is None:
+                head = _cached(_heads, name, _MAGIC_PLAIN)
+        else:
+            head = _MAGIC_INVALIDATION + _str(name) + _str(invalidation)
     except UnicodeEncodeError:
         return None
-    head.append(_varint(count))
-    return b"".join(head + arguments)
+    return b"".join([head, _varint(count)] + arguments)
 
 
 class Args(NativeHandle):
