@@ -93,9 +93,13 @@ def _name(name: object) -> bytes:
 # any bytes the decoder refuses, go through the setters, which say precisely
 # what is wrong.
 
+# The one-byte varints (0 to 127), made once.
+_LENGTHS = tuple(bytes((value,)) for value in range(0x80))
+
+
 def _varint(value: int) -> bytes:
     if value < 0x80:
-        return bytes((value,))
+        return _LENGTHS[value]
     out = bytearray()
     while value >= 0x80:
         out.append((value & 0x7F) | 0x80)
@@ -143,7 +147,8 @@ def serialized_handler(name: str, invalidation: typing.Optional[str],
     skipped), or None when something in it is left to outlive_handler_new."""
     if type(name) is not str or (invalidation is not None and type(invalidation) is not str):
         return None
-    arguments: typing.List[bytes] = []
+    # The head and the count go in the first two places once known.
+    arguments: typing.List[bytes] = [b"", b""]
     count = 0
     keys = _keys
     try:
@@ -157,7 +162,9 @@ def serialized_handler(name: str, invalidation: typing.Optional[str],
             arguments.append(encoded_key if encoded_key is not None else _cached(keys, key, b""))
             kind = type(value)
             if kind is str:
-                arguments += (_UNTAGGED, _str(value))
+                data = value.encode("utf-8")
+                size = len(data)
+                arguments += (_UNTAGGED, _LENGTHS[size] if size < 0x80 else _varint(size), data)
             elif kind is int:
                 if not -2**63 <= value < 2**63:
                     return None
@@ -188,7 +195,9 @@ def serialized_handler(name: str, invalidation: typing.Optional[str],
             head = _MAGIC_INVALIDATION + _str(name) + _str(invalidation)
     except UnicodeEncodeError:
         return None
-    return b"".join([head, _varint(count)] + arguments)
+    arguments[0] = head
+    arguments[1] = _LENGTHS[count] if count < 0x80 else _varint(count)
+    return b"".join(arguments)
 
 
 class Args(NativeHandle):
