@@ -64,6 +64,8 @@ final class PostgreSQLBackend: StoreBackend {
 
     private final class Transaction: StoreTransaction {
         let connection: PostgreSQLConnection
+        /// The store's NOTIFY channel.
+        let channel: String
         var newestSequence: Int64?
         var commitActions: [() -> Void] = []
         /// Feed entries recorded, written with the commit (see `sendChanges`):
@@ -77,8 +79,9 @@ final class PostgreSQLBackend: StoreBackend {
         var dataVersion: UInt64? { nil }
         var committedDataVersion: UInt64? { nil }
 
-        init(connection: PostgreSQLConnection, serialised: Bool) {
+        init(connection: PostgreSQLConnection, channel: String, serialised: Bool) {
             self.connection = connection
+            self.channel = channel
             self.serialised = serialised
         }
 
@@ -96,6 +99,20 @@ final class PostgreSQLBackend: StoreBackend {
 
         func executeLater(_ sql: String, _ arguments: [SQLValue]) throws {
             try connection.send(sql, arguments)
+        }
+
+        func executeLater(_ sql: String, _ arguments: [SQLValue], recordingChangeOf topic: String, key: String) throws {
+            try requireSerialised(topic, key)
+            try connection.send(PostgreSQLBackend.changingStatement(sql, channel: channel),
+                                arguments + [.text(topic), .text(key), .text(topic)], row: noteEntry)
+        }
+
+        /// The entry a statement sent by `executeLater(_:_:recordingChangeOf:key:)`
+        /// wrote, read with its result.
+        func noteEntry(_ row: SQLRow) {
+            guard !row.isNull(0) else { return }
+            newestSequence = max(newestSequence ?? row.integer(0), row.integer(0))
+            writtenChanges += 1
         }
 
         func executeScript(_ sql: String) throws {
@@ -150,7 +167,7 @@ final class PostgreSQLBackend: StoreBackend {
             defer { COutlive_set_current_transaction(nil) }
             connection.settle()
             try ensureConnected()
-            let transaction = Transaction(connection: connection, serialised: kind != .unserialisedWrite)
+            let transaction = Transaction(connection: connection, channel: channel, serialised: kind != .unserialisedWrite)
             switch kind {
             case .write:
                 // storeKey is our own integer: inlined, the lock statement is the same text every time.
@@ -262,6 +279,28 @@ final class PostgreSQLBackend: StoreBackend {
         }
         feedStatements[key] = sql
         return sql
+    }
+
+    /// `sql` (an INSERT, UPDATE or DELETE) with the feed entry it makes when
+    /// it changes a row, in one statement: the entry numbered after the
+    /// newest (the store's lock is held; the statement sees the entries of
+    /// the transaction's earlier statements, and later ones see its entry),
+    /// written only when a live run watches the topic, and the NOTIFY with
+    /// it (delivered at commit, never after a rollback). Its parameters:
+    /// `sql`'s, then topic, key, topic. A later feed statement of the same
+    /// transaction notifies again with its own newest entry: a second hint,
+    /// harmless. The connection caches the statement it prepares from this text.
+    static func changingStatement(_ sql: String, channel: String) -> String {
+        """
+        WITH changed AS (\(sql) RETURNING 1),
+        entries AS (
+            INSERT INTO outlive_feed(seq, topic, key)
+            SELECT coalesce((SELECT max(seq) FROM outlive_feed), 0) + 1, ?, ?
+            WHERE EXISTS (SELECT 1 FROM changed)
+              AND EXISTS (SELECT 1 FROM outlive_watchers WHERE topic = ? AND run_id <> '')
+            RETURNING seq)
+        SELECT seq, pg_notify('\(channel)', seq::text) FROM entries
+        """
     }
 
     /// After a commit whose entries passed a multiple of `pruneEvery`: entries
