@@ -12,12 +12,14 @@ import COutliveSystem
 final class PostgreSQLRunLiveness: RunLiveness {
     private let backend: PostgreSQLBackend
     private let runLock: PostgreSQLRunLock
+    private let ownChanges: OwnChangeBell
     let fd: Int32
 
     var checkInterval: Double? { max(1, Double(runLock.bound.seconds) / 2) }
-    /// Every commit's NOTIFY reaches this handle's LISTEN too (`fd`).
-    var ownChangesFD: Int32? { nil }
-    func drainOwnChanges() {}
+    /// A commit's NOTIFY reaches this handle's LISTEN too (`fd`); a commit
+    /// whose entries only this run watches sends none and rings this instead.
+    var ownChangesFD: Int32? { ownChanges.fd }
+    func drainOwnChanges() { ownChanges.drain() }
 
     /// Takes this run's lock and registers `run` with its key.
     init(backend: PostgreSQLBackend, conninfo: String, bound: PostgreSQLLivenessBound, run: String, processName: String) throws {
@@ -25,11 +27,14 @@ final class PostgreSQLRunLiveness: RunLiveness {
         runLock = try PostgreSQLRunLock(conninfo: conninfo, backend: backend, bound: bound)
         fd = runLock.fd
         do {
+            ownChanges = try OwnChangeBell()
             try backend.registerRun(run, process: processName, pid: Int64(getpid()), host: PostgreSQLRunLiveness.hostName, lockKey: runLock.lockKey)
         } catch {
             runLock.release()
             throw error
         }
+        backend.onOwnChangesCommitted = { [ownChanges] in ownChanges.ring() }
+        backend.setOwnRun(run)
     }
 
     static var hostName: String {
