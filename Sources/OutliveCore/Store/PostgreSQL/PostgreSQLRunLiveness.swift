@@ -4,7 +4,7 @@ import COutliveSystem
 /// (PostgreSQLRunLock, whose connection also LISTENs on the store's channel)
 /// and its key in `outlive_runs`. A run is alive exactly while its lock is held.
 ///
-/// The lock connection's socket is the handle's one fd: readable on a NOTIFY
+/// The lock connection's socket is the handle's fd: readable on a NOTIFY
 /// (a hint: the store reads the feed from its cursor) and when the connection
 /// drops, which means this run has ended. No event announces another host's
 /// death, so a live handle checks for ended runs every `checkInterval` — the
