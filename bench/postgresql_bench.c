@@ -722,8 +722,9 @@ static void measure_death(void) {
         fflush(stdout);
     }
     printf("\nAfter a `kill -9` the server frees the dead session's lock at once; B sees it at its next liveness check "
-           "(every half bound from its own start, nothing else waking it), then takes the work over in its own "
-           "transactions: so a death just after a check costs half the bound plus those few milliseconds. After a "
+           "(every half bound less 100 ms, timed from the end of the last, nothing else waking it), then takes the "
+           "work over in its own transactions: the 100 ms keep a death just after a check, with those few "
+           "milliseconds of takeover, within half the bound. After a "
            "cut the server ends the session by keepalives and tcp_user_timeout (within the bound), then B's next "
            "check sees it.\n\n");
 }
