@@ -161,9 +161,9 @@ extension MessageQueue {
         let run = store.runID
         let key: SQLValue = .text(id)
         do {
-            try store.database.write { transaction in
+            let answered = try store.database.write { transaction -> (Message, Responders)? in
                 guard try presentationLock.holds(key, in: transaction),
-                      let current = try MessageTable.read(id, in: transaction) else { return }
+                      let current = try MessageTable.read(id, in: transaction) else { return nil }
                 var handled = current.handled, choice = current.choice, removed = current.removed
                 if let answer = outcome.choice, !handled {
                     handled = true
@@ -177,9 +177,20 @@ extension MessageQueue {
                     values += [("presented", .integer(1)), ("presenter", .text(presentation.presenterID)), ("presenter_run", .text(run)),
                                ("requires_end", .integer(outcome.requiresEndNotification ? 1 : 0))]
                 }
-                guard try presentationLock.release(key, setting: values, in: transaction) else { return }
+                guard try presentationLock.release(key, setting: values, in: transaction) else { return nil }
                 try transaction.recordChange(topic: MessageQueue.topic, key: id)
+                // Answered here: when this run responds to it, its response
+                // claim is taken in this commit rather than in one of its own
+                // (as `answer` would next). A crash after it leaves the claim
+                // to a dead run, which the next run to look takes over, as
+                // after `answer`'s claim.
+                guard outcome.choice != nil, handled, !removed, current.respondingRun == nil,
+                      let answered = try MessageTable.read(id, in: transaction),
+                      let responders = responders(for: answered),
+                      try responseClaim.take(key, where: "handled = 1 AND removed = 0", in: transaction) else { return nil }
+                return (answered, responders)
             }
+            if let (message, responders) = answered { try respond(message, responders) }
         } catch {
             Log.emit(.warning, "messages: cannot record the presentation of message \(id): \(error)")
         }
@@ -187,8 +198,15 @@ extension MessageQueue {
 
     // MARK: - Answered
 
-    private func answer(_ message: Message) throws {
-        if lock.withLock({ declinedResponses.contains(message.id) }) { return }
+    /// What this run would answer a message with: its response handlers and
+    /// the message's durable one when it resolves here; nil when neither.
+    private struct Responders {
+        var handlers: [(id: String, handler: ResponseHandler)]
+        var durable: Handler?
+    }
+
+    private func responders(for message: Message) -> Responders? {
+        if lock.withLock({ declinedResponses.contains(message.id) }) { return nil }
         let handlers = lock.withLock { responseHandlers }
         var durable: Handler?
         if message.responseHandlerBytes != nil {
@@ -198,8 +216,13 @@ extension MessageQueue {
                 Log.emit(.error, "messages: the response handler of message \(message.id) does not decode: \(error)")
             }
         }
-        let runsDurable = durable.map { HandlerRegistry.shared.canResolve($0.name) } ?? false
-        guard !handlers.isEmpty || runsDurable else { return }
+        if let handler = durable, !HandlerRegistry.shared.canResolve(handler.name) { durable = nil }
+        guard !handlers.isEmpty || durable != nil else { return nil }
+        return Responders(handlers: handlers, durable: durable)
+    }
+
+    private func answer(_ message: Message) throws {
+        guard let responders = responders(for: message) else { return }
         // Not while this run or another live run answers it.
         if message.respondingRun == store.runID || responseClaim.isHeldByAnotherLiveRun(message.respondingRun) { return }
         let key: SQLValue = .text(message.id)
@@ -207,6 +230,15 @@ extension MessageQueue {
             try responseClaim.take(key, where: "handled = 1 AND removed = 0", in: transaction)
         }
         guard claimed else { return }
+        try respond(message, responders)
+    }
+
+    /// Calls the responders of a message whose response claim this run took
+    /// (committed), then releases the claim.
+    private func respond(_ message: Message, _ responders: Responders) throws {
+        let key: SQLValue = .text(message.id)
+        let handlers = responders.handlers
+        let durable = responders.durable, runsDurable = durable != nil
         var done = false
         for (_, handler) in handlers where handler(message) {
             done = true
@@ -230,7 +262,16 @@ extension MessageQueue {
         if !done { lock.withLock { _ = declinedResponses.insert(message.id) } }
         try store.database.write { transaction in
             let values: [(column: String, value: SQLValue)] = done ? [("removed", .integer(1))] : []
-            if try responseClaim.release(key, setting: values, in: transaction) {
+            guard try responseClaim.release(key, setting: values, in: transaction) else { return }
+            // Answered and owing nothing more: deleted in this commit rather than
+            // marked removed for `conclude` to delete in another — one commit and
+            // one wake-up of every watching process fewer per message. Kept
+            // removed (concluded later, as before) while a live run presents it
+            // or its presenter is owed an end notification.
+            if done, let current = try MessageTable.read(message.id, in: transaction), current.removed,
+               !current.requiresEndNotification, !(current.lockingRun.map { store.isAlive(run: $0) } ?? false) {
+                _ = try MessageTable.delete(message.id, in: transaction)
+            } else {
                 try transaction.recordChange(topic: MessageQueue.topic, key: message.id)
             }
         }
