@@ -102,34 +102,72 @@ final class SQLiteConnection {
         // Bindings are cleared only when a call may have left some of them
         // unbound: every call binding all of them rebinds each anyway.
         let unbound = arguments.count < Int(sqlite3_bind_parameter_count(statement))
+        var borrowed = false
         defer {
             sqlite3_reset(statement)
-            if unbound { sqlite3_clear_bindings(statement) }
+            // Text and blobs bound in place point into values gone by now:
+            // unbound, so that nothing can ever read them.
+            if unbound || borrowed { sqlite3_clear_bindings(statement) }
         }
         if unbound { sqlite3_clear_bindings(statement) }
-        for (index, value) in arguments.enumerated() {
+        try arguments.withUnsafeBufferPointer { values in
+            try bindThenStep(values, from: 0, statement, sql, row: row, borrowed: &borrowed)
+        }
+    }
+
+    /// Binds `values` from `first` on, then steps while they are bound. Text
+    /// and blobs are bound in place (SQLITE_STATIC) inside the scope that
+    /// lends their bytes, the steps running within it:
+    /// copied (SQLITE_TRANSIENT), each cost SQLite an allocation, a copy and
+    /// a free — four of them on every task added.
+    private func bindThenStep(_ values: UnsafeBufferPointer<SQLValue>, from first: Int, _ statement: OpaquePointer, _ sql: String,
+                              row: ((SQLRow) throws -> Void)?, borrowed: inout Bool) throws {
+        var index = first
+        while index < values.count {
             let position = Int32(index + 1)
             let result: Int32
-            switch value {
+            switch values[index] {
             case .null: result = sqlite3_bind_null(statement, position)
             case .integer(let v): result = sqlite3_bind_int64(statement, position, v)
             case .double(let v): result = sqlite3_bind_double(statement, position, v)
             case .text(let v):
-                // A native string's own UTF-8 bytes, without the copy utf8CString makes.
-                let bound = v.utf8.withContiguousStorageIfAvailable {
-                    COutlive_sqlite3_bind_text_transient(statement, position, UnsafeRawPointer($0.baseAddress ?? UnsafePointer(bitPattern: 1)!).assumingMemoryBound(to: CChar.self), Int32($0.count))
+                // A native string's own UTF-8 bytes (a small one's, copied
+                // out for the closure's lifetime), bound for that lifetime.
+                var failed: Int32 = SQLITE_OK
+                let lent: Void? = try v.utf8.withContiguousStorageIfAvailable {
+                    let text = UnsafeRawPointer($0.baseAddress ?? UnsafePointer(bitPattern: 1)!).assumingMemoryBound(to: CChar.self)
+                    failed = sqlite3_bind_text(statement, position, text, Int32($0.count), nil)
+                    guard failed == SQLITE_OK else { return }
+                    borrowed = true
+                    try bindThenStep(values, from: index + 1, statement, sql, row: row, borrowed: &borrowed)
                 }
-                result = bound ?? v.utf8CString.withUnsafeBufferPointer {
+                if lent != nil {
+                    guard failed == SQLITE_OK else { throw fail(failed, "database bind") }
+                    return
+                }
+                result = v.utf8CString.withUnsafeBufferPointer {
                     COutlive_sqlite3_bind_text_transient(statement, position, $0.baseAddress, Int32($0.count - 1))
                 }
             case .blob(let v):
-                result = v.withUnsafeBytes {
+                var failed: Int32 = SQLITE_OK
+                try v.withUnsafeBytes {
                     // A zero-length blob still binds as a blob, never as NULL.
-                    COutlive_sqlite3_bind_blob_transient(statement, position, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(v.count))
+                    failed = sqlite3_bind_blob(statement, position, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(v.count), nil)
+                    guard failed == SQLITE_OK else { return }
+                    borrowed = true
+                    try bindThenStep(values, from: index + 1, statement, sql, row: row, borrowed: &borrowed)
                 }
+                guard failed == SQLITE_OK else { throw fail(failed, "database bind") }
+                return
             }
             guard result == SQLITE_OK else { throw fail(result, "database bind") }
+            index += 1
         }
+        try steps(statement, sql, row: row)
+    }
+
+    /// Steps through every row of a bound statement; `row` reads the current row.
+    private func steps(_ statement: OpaquePointer, _ sql: String, row: ((SQLRow) throws -> Void)?) throws {
         while true {
             let step = sqlite3_step(statement)
             if step == SQLITE_DONE { return }
