@@ -36,19 +36,28 @@ enum TaskID {
         // the variant (binary 10) and 62 random bits.
         let high = (UInt64(seq) >> 12) << 16 | 0x8000 | UInt64(seq) & 0xFFF
         let low = random & 0x3FFF_FFFF_FFFF_FFFF | 0x8000_0000_0000_0000
-        // Written in place: an id is made for every task added.
+        // Written in place, each group of digits from its last: an id is made
+        // for every task added (a walk over the 32 digits that placed the
+        // dashes and shifted by the digit cost some 700 instructions).
         return String(unsafeUninitializedCapacity: Identifier.textLength) { text in
-            var at = 0
-            for digit in 0..<32 {
-                if digit == 8 || digit == 12 || digit == 16 || digit == 20 {
-                    text[at] = UInt8(ascii: "-")
-                    at += 1
+            func hex(_ value: UInt64, _ digits: Int, at start: Int) {
+                var value = value
+                for at in stride(from: start + digits - 1, through: start, by: -1) {
+                    let nibble = UInt8(truncatingIfNeeded: value) & 0xF
+                    text[at] = nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") - 10 + nibble
+                    value >>= 4
                 }
-                let nibble = UInt8(truncatingIfNeeded: (digit < 16 ? high : low) >> UInt64(60 - 4 * (digit & 15))) & 0xF
-                text[at] = nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
-                at += 1
             }
-            return at
+            hex(high >> 32, 8, at: 0)
+            text[8] = UInt8(ascii: "-")
+            hex(high >> 16, 4, at: 9)
+            text[13] = UInt8(ascii: "-")
+            hex(high, 4, at: 14)
+            text[18] = UInt8(ascii: "-")
+            hex(low >> 48, 4, at: 19)
+            text[23] = UInt8(ascii: "-")
+            hex(low, 12, at: 24)
+            return Identifier.textLength
         }
     }
 
