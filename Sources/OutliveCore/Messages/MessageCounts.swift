@@ -74,18 +74,20 @@ enum MessageCounts {
     /// Deletes a message and counts it out of its category. False when it was gone.
     static func delete(_ id: String, in transaction: StoreTransaction) throws -> Bool {
         var found: (category: String, counted: Bool)?
+        let byID = MessageTable.row(id, transaction.engine)
         switch transaction.engine {
         case .postgresql:
-            try transaction.query("SELECT category FROM outlive_messages WHERE id = ?", [.text(id)]) {
+            try transaction.query("SELECT category FROM outlive_messages WHERE \(byID.condition)", byID.arguments) {
                 found = ($0.text(0) ?? "", true)
             }
         case .sqlite:
             var mark: Int64 = 0
             var missing = false
             try transaction.query("""
-                SELECT o.category, o.seq, m.seq IS NULL, m.seq FROM outlive_messages o
-                    LEFT JOIN outlive_message_counted m ON m.slot = 0 WHERE o.id = ?
-                """, [.text(id)]) { row in
+                SELECT o.category, o.seq, m.seq IS NULL, m.seq
+                    FROM (SELECT category, seq FROM outlive_messages WHERE \(byID.condition)) o
+                    LEFT JOIN outlive_message_counted m ON m.slot = 0
+                """, byID.arguments) { row in
                 missing = row.integer(2) != 0
                 if !missing { mark = row.integer(3) }
                 found = (row.text(0) ?? "", row.integer(1) <= mark)
@@ -96,7 +98,7 @@ enum MessageCounts {
             }
         }
         guard let found else { return false }
-        try transaction.execute("DELETE FROM outlive_messages WHERE id = ?", [.text(id)])
+        try transaction.execute("DELETE FROM outlive_messages WHERE \(byID.condition)", byID.arguments)
         if found.counted {
             try transaction.execute("UPDATE outlive_message_categories SET count = count - 1 WHERE category = ?", [.text(found.category)])
             try transaction.execute("DELETE FROM outlive_message_categories WHERE category = ? AND count <= 0", [.text(found.category)])

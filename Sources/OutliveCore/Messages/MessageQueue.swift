@@ -69,14 +69,20 @@ public final class MessageQueue {
     public init(store: Store) throws {
         self.store = store
         presentationLock = RunClaim(store: store, table: "outlive_messages", key: "id", run: "locking_run", form: .columns,
-                                    describing: ["locking_process"], freed: MessageQueue.claimsEnded)
+                                    describing: ["locking_process"], locate: MessageQueue.locate, freed: MessageQueue.claimsEnded)
         responseClaim = RunClaim(store: store, table: "outlive_messages", key: "id", run: "responding_run", form: .columns,
-                                 freed: MessageQueue.claimsEnded)
+                                 locate: MessageQueue.locate, freed: MessageQueue.claimsEnded)
         store.onRunEnded { [weak self] transaction, run in try self?.runEnded(run, in: transaction) }
         subscription = try store.subscribe(topic: MessageQueue.topic) { [weak self] batch in self?.changed(batch) }
         // Answered and removed messages may be waiting for what this process can
         // do (resolve a durable response handler, delete a record).
         store.loop.post { [weak self] in self?.scan([.answered, .removed]) }
+    }
+
+    /// A claim's key (a message id) as the row it names (`MessageTable.row`).
+    static func locate(_ key: SQLValue, _ engine: StoreEngine) -> (condition: String, arguments: [SQLValue]) {
+        guard case .text(let id) = key else { return ("id = ?", [key]) }
+        return MessageTable.row(id, engine)
     }
 
     var processEntryPrefix: String { "\(store.processName):\(store.runID):" }
@@ -97,14 +103,16 @@ public final class MessageQueue {
     /// when its category holds `categoryLimit` messages already.
     public func post(_ draft: MessageDraft) throws -> String {
         try store.checkUsable()
-        let id = Identifier.make()
         let limit = lock.withLock { categoryLimit }
         let run = store.runID
-        try store.database.groupedWrite { transaction in
+        return try store.database.groupedWrite { transaction in
             let (held, sequence) = try MessageCounts.beforePost(category: draft.category, limit: limit, in: transaction)
             if let count = held {
                 throw OutliveError(.limit, "category \"\(draft.category)\" holds \(count) messages, its limit; remove messages or raise the limit (outlive_messages_set_category_limit)")
             }
+            // SQLite: an id that carries the seq (no index of ids to write);
+            // PostgreSQL: a random one, its key.
+            let id = transaction.engine == .sqlite ? SeqID.make(seq: sequence) : Identifier.make()
             try MessageTable.insert(draft, id: id, created: Clock.wall(), sequence: sequence, in: transaction)
             // A feed entry (a page written, a doorbell rung) only when a run
             // other than this one watches messages; this run learns of its
@@ -113,8 +121,8 @@ public final class MessageQueue {
             // presenter or an auto-resolver.
             try transaction.recordChange(topic: MessageQueue.topic, key: id, watchedByOtherThan: run)
             transaction.afterCommit { [weak self] in self?.posted(id) }
+            return id
         }
-        return id
     }
 
     /// A message this run posted, committed: looked at on the loop as a feed
@@ -134,7 +142,8 @@ public final class MessageQueue {
             guard !message.handled else {
                 throw OutliveError.state("message \(id) was answered already (choice \"\(message.choice ?? "")\")")
             }
-            try transaction.execute("UPDATE outlive_messages SET handled = 1, choice = ? WHERE id = ?", [.text(choice), .text(id)])
+            let byID = MessageTable.row(id, transaction.engine)
+            try transaction.execute("UPDATE outlive_messages SET handled = 1, choice = ? WHERE \(byID.condition)", [.text(choice)] + byID.arguments)
             try transaction.recordChange(topic: MessageQueue.topic, key: id)
         }
     }
@@ -145,8 +154,9 @@ public final class MessageQueue {
         try changingMessage(id) { message, transaction in
             guard !message.presented else { return }
             let removes = message.autoRemove && message.choices.isEmpty && !message.handled
-            try transaction.execute("UPDATE outlive_messages SET presented = 1, removed = ? WHERE id = ?",
-                                    [.integer(removes ? 1 : 0), .text(id)])
+            let byID = MessageTable.row(id, transaction.engine)
+            try transaction.execute("UPDATE outlive_messages SET presented = 1, removed = ? WHERE \(byID.condition)",
+                                    [.integer(removes ? 1 : 0)] + byID.arguments)
             try transaction.recordChange(topic: MessageQueue.topic, key: id)
         }
     }
@@ -193,7 +203,8 @@ public final class MessageQueue {
         let presenting = message.lockingRun.map { store.isAlive(run: $0) } ?? false
         let responding = message.respondingRun.map { store.isAlive(run: $0) } ?? false
         if message.requiresEndNotification || presenting || responding {
-            try transaction.execute("UPDATE outlive_messages SET removed = 1 WHERE id = ?", [.text(message.id)])
+            let byID = MessageTable.row(message.id, transaction.engine)
+            try transaction.execute("UPDATE outlive_messages SET removed = 1 WHERE \(byID.condition)", byID.arguments)
             try transaction.recordChange(topic: MessageQueue.topic, key: message.id)
         } else {
             try MessageTable.delete(message.id, in: transaction)
@@ -292,7 +303,8 @@ public final class MessageQueue {
                 changes.append((row.text(0) ?? "", processed.filter { $0 != entry }.joined(separator: "\n")))
             }
             for (message, processed) in changes {
-                try transaction.execute("UPDATE outlive_messages SET processed_by = ? WHERE id = ?", [.text(processed), .text(message)])
+                let byID = MessageTable.row(message, transaction.engine)
+                try transaction.execute("UPDATE outlive_messages SET processed_by = ? WHERE \(byID.condition)", [.text(processed)] + byID.arguments)
             }
         }
         store.loop.post { [weak self] in self?.scan([.waiting]) }
