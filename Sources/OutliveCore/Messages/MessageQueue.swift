@@ -57,6 +57,8 @@ public final class MessageQueue {
     var categoryLimit = MessageQueue.defaultCategoryLimit
     /// Messages this run presents now (locked by it, token not yet finished).
     var presenting: Set<String> = []
+    /// What this handle's last post left (SQLite), with the data version it committed with.
+    var keptSeqs: (version: UInt64, seqs: MessageSeqs)?
     /// Answered messages this run's response handlers did not take; asked
     /// again when a response handler is added.
     var declinedResponses: Set<String> = []
@@ -106,7 +108,9 @@ public final class MessageQueue {
         let limit = lock.withLock { categoryLimit }
         let run = store.runID
         return try store.database.groupedWrite { transaction in
-            let (held, sequence) = try MessageCounts.beforePost(category: draft.category, limit: limit, in: transaction)
+            var seqs = transaction.engine == .sqlite ? takeKeptSeqs(in: transaction) : nil
+            let (held, sequence) = try MessageCounts.beforePost(category: draft.category, limit: limit, seqs: &seqs,
+                                                                watchedByOtherThan: run, in: transaction)
             if let count = held {
                 throw OutliveError(.limit, "category \"\(draft.category)\" holds \(count) messages, its limit; remove messages or raise the limit (outlive_messages_set_category_limit)")
             }
@@ -119,9 +123,28 @@ public final class MessageQueue {
             // post after the commit (`posted`). A run that subscribes after
             // this transaction scans the waiting messages when it adds a
             // presenter or an auto-resolver.
-            try transaction.recordChange(topic: MessageQueue.topic, key: id, watchedByOtherThan: run)
-            transaction.afterCommit { [weak self] in self?.posted(id) }
+            // SQLite looked with the seqs, in the same statement.
+            if seqs?.watched ?? true { try transaction.recordChange(topic: MessageQueue.topic, key: id, watchedByOtherThan: run) }
+            transaction.afterCommit { [weak self, weak transaction, seqs] in
+                if let seqs, let version = transaction?.committedDataVersion {
+                    self?.lock.withLock { self?.keptSeqs = (version, seqs) }
+                }
+                self?.posted(id)
+            }
             return id
+        }
+    }
+
+    /// The seqs this handle's last post left (SQLite), if nothing was
+    /// committed since, by any connection (the data version is the one it
+    /// committed with). Taken: a second post in the same transaction (a
+    /// group commit's member) reads them, seeing the first one's insert.
+    private func takeKeptSeqs(in transaction: StoreTransaction) -> MessageSeqs? {
+        guard let version = transaction.dataVersion else { return nil }
+        return lock.withLock {
+            defer { keptSeqs = nil }
+            guard let kept = keptSeqs, kept.version == version else { return nil }
+            return kept.seqs
         }
     }
 

@@ -8,6 +8,7 @@ seq it carries does not find a message of another id, as after the newest
 message is deleted and its seq taken again. PostgreSQL's ids stay random."""
 import os
 import sqlite3
+import threading
 import uuid
 
 import pytest
@@ -224,3 +225,53 @@ def test_ids_carry_seqs_up_to_60_bits_and_a_message_of_a_larger_seq_gets_a_rando
             with pytest.raises(outlive.NotFoundError):
                 store.messages.get(message_id)
             assert len(store.messages) == 0
+
+
+def test_posters_on_two_handles_and_threads_give_every_message_a_new_seq_and_id_and_exact_counts(location):
+    """A post reuses what its handle's last post read while the store's data
+    version says nothing was committed since: the other handle's posts, its
+    removals and the folds of the counts are commits that make it read them
+    again; posts of threads sharing one commit (a group) read them too."""
+    with outlive.Store(location) as one, outlive.Store(location) as other:
+        posted, in_b = [], set()
+        for n in range(120):
+            posted.append(one.messages.post("a" if n % 5 else "b", f"one {n}"))
+            if n % 5 == 0:
+                in_b.add(posted[-1])
+            if n % 3 == 0:
+                posted.append(other.messages.post("a", f"other {n}"))
+            if n % 7 == 0:
+                other.messages.remove(posted.pop())
+        errors = []
+
+        def poster(label):
+            try:
+                for n in range(40):
+                    posted.append(one.messages.post("a", f"{label} {n}"))
+            except Exception as error:  # reported below
+                errors.append(error)
+
+        threads = [threading.Thread(target=poster, args=(label,)) for label in ("x", "y", "z")]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert errors == []
+        assert len(set(posted)) == len(posted)
+        for store in (one, other):
+            assert sorted(store.messages.ids()) == sorted(posted)
+            assert len(store.messages) == len(posted)
+            assert sorted(store.messages.ids(category="b")) == sorted(in_b.intersection(posted))
+        if not location.startswith("postgres"):
+            seqs = [carried_seq(message_id) for message_id in one.messages.ids()]
+            assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
+        # The cap counts them all: the category is full at what it holds.
+        held = len(one.messages.ids(category="a"))
+        for store in (one, other):
+            store.messages.set_category_limit(held)
+            with pytest.raises(outlive.LimitError):
+                store.messages.post("a", "over the limit")
+        other.messages.set_category_limit(held + 1)
+        other.messages.post("a", "the last one")
+        with pytest.raises(outlive.LimitError):
+            other.messages.post("a", "over the limit")
