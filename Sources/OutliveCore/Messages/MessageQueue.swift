@@ -125,11 +125,10 @@ public final class MessageQueue {
             // presenter or an auto-resolver.
             // SQLite looked with the seqs, in the same statement.
             if seqs?.watched ?? true { try transaction.recordChange(topic: MessageQueue.topic, key: id, watchedByOtherThan: run) }
-            transaction.afterCommit { [weak self, weak transaction, seqs] in
-                if let seqs, let version = transaction?.committedDataVersion {
-                    self?.lock.withLock { self?.keptSeqs = (version, seqs) }
-                }
-                self?.posted(id)
+            // Unowned: a transaction runs its commit actions while it holds
+            // them (a weak reference would give it a side table every post).
+            transaction.afterCommit { [weak self, unowned transaction, seqs] in
+                self?.posted(id, keeping: seqs, version: transaction.committedDataVersion)
             }
             return id
         }
@@ -151,8 +150,14 @@ public final class MessageQueue {
     /// A message this run posted, committed: looked at on the loop as a feed
     /// entry would have made it, when this run has a callback that may act on
     /// a new message (a presenter or an auto-resolver; one added later scans).
-    private func posted(_ id: String) {
-        guard lock.withLock({ !presenters.isEmpty || !autoResolvers.isEmpty }) else { return }
+    /// `seqs` (SQLite) are kept for this handle's next post, with the data
+    /// version the commit left (nil in a group commit: not kept).
+    private func posted(_ id: String, keeping seqs: MessageSeqs?, version: UInt64?) {
+        let examines = lock.withLock { () -> Bool in
+            if let seqs, let version { keptSeqs = (version, seqs) }
+            return !presenters.isEmpty || !autoResolvers.isEmpty
+        }
+        guard examines else { return }
         store.loop.post { [weak self] in self?.examine(id) }
     }
 
