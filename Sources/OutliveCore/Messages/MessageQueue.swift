@@ -71,9 +71,9 @@ public final class MessageQueue {
     public init(store: Store) throws {
         self.store = store
         presentationLock = RunClaim(store: store, table: "outlive_messages", key: "id", run: "locking_run", form: .columns,
-                                    describing: ["locking_process"], locate: MessageQueue.locate, freed: MessageQueue.claimsEnded)
+                                    describing: ["locking_process"], freed: MessageQueue.claimsEnded, locate: MessageQueue.locate)
         responseClaim = RunClaim(store: store, table: "outlive_messages", key: "id", run: "responding_run", form: .columns,
-                                 locate: MessageQueue.locate, freed: MessageQueue.claimsEnded)
+                                 freed: MessageQueue.claimsEnded, locate: MessageQueue.locate)
         store.onRunEnded { [weak self] transaction, run in try self?.runEnded(run, in: transaction) }
         subscription = try store.subscribe(topic: MessageQueue.topic) { [weak self] batch in self?.changed(batch) }
         // Answered and removed messages may be waiting for what this process can

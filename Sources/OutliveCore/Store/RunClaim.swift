@@ -72,7 +72,7 @@ public struct RunClaim {
     /// Describes a claim and registers its end-of-run hook with `store`
     /// (before the store reaps ended runs, like any system's hook).
     public init(store: Store, table: String, key: String, keyType: KeyType = .text, run: String, token: String? = nil,
-                form: Form, describing: [String] = [], locate: Locate? = nil, freed: Freed? = nil) {
+                form: Form, describing: [String] = [], freed: Freed? = nil, locate: Locate? = nil) {
         self.store = store
         self.table = table
         keyColumn = key
