@@ -277,7 +277,7 @@ def main():
             return 1
         print(f"{VARIABLE}={value}")
     elif command == "restart":
-        restart(sys.argv[2] if len(sys.argv) > 2 else "fast")
+        restart(arguments[1] if len(arguments) > 1 else "fast")
     elif command == "stop":
         stop()
     else:

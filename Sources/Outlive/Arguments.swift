@@ -54,7 +54,12 @@ func mallocString(_ text: String) throws -> UnsafeMutablePointer<CChar> {
 
 /// Writes an id into a caller's OUTLIVE_ID_SIZE buffer.
 func writeID(_ id: String, _ out: UnsafeMutablePointer<CChar>) {
-    let utf8 = Array(id.utf8.prefix(36))
-    for (index, byte) in utf8.enumerated() { out[index] = CChar(bitPattern: byte) }
-    out[utf8.count] = 0
+    // From the string's own UTF-8, not an Array of it: an id is written for
+    // every task added (the array cost about 2,000 instructions, 3% of an add).
+    var id = id
+    id.withUTF8 { bytes in
+        let count = min(bytes.count, 36)
+        for index in 0..<count { out[index] = CChar(bitPattern: bytes[index]) }
+        out[count] = 0
+    }
 }

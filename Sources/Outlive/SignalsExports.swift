@@ -67,7 +67,7 @@ public func outlive_signal_post(_ store: OpaquePointer?, _ signal_id: UnsafePoin
         let signals = try signals(store)
         let id = try signalID(signal_id)
         let arguments = try optionalArguments(payload, "payload")
-        try signals.postStored(signalID: id, payload: arguments, terminates: terminates_consumers)
+        try signals.postWithoutOutcome(signalID: id, payload: arguments, terminates: terminates_consumers)
     }
 }
 

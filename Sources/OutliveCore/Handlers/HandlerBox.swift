@@ -32,11 +32,15 @@ public final class HandlerBox {
     }
 
     static func cString(_ text: String) -> UnsafeMutablePointer<CChar> {
-        let utf8 = Array(text.utf8)
-        let pointer = UnsafeMutablePointer<CChar>.allocate(capacity: utf8.count + 1)
-        for (index, byte) in utf8.enumerated() { pointer[index] = CChar(bitPattern: byte) }
-        pointer[utf8.count] = 0
-        return pointer
+        // From the string's own UTF-8, not an Array of it: a box is made for
+        // every handler, and the array cost as much as the rest of the box.
+        var text = text
+        return text.withUTF8 { utf8 in
+            let pointer = UnsafeMutablePointer<CChar>.allocate(capacity: utf8.count + 1)
+            for index in 0..<utf8.count { pointer[index] = CChar(bitPattern: utf8[index]) }
+            pointer[utf8.count] = 0
+            return pointer
+        }
     }
 
     /// The handler value now.

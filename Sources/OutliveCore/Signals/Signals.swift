@@ -221,12 +221,13 @@ public final class Signals {
         try post(signalID, payload, terminates, readingVersion: true)
     }
 
-    /// `post` for a caller with no use for the version (the C API): whether it
-    /// was stored, without the statement that reads the version back (a tenth
-    /// of a post's instructions).
-    @discardableResult
-    public func postStored(signalID: String, payload: Arguments = Arguments(), terminates: Bool) throws -> Bool {
-        try post(signalID, payload, terminates, readingVersion: false) != nil
+    /// `post` for a caller with no use for its outcome (the C API): without
+    /// the statement that reads the version back (a tenth of a post's
+    /// instructions), and on PostgreSQL without a round trip to learn
+    /// whether the post was stored (the feed's entry is decided by the
+    /// server, with the commit).
+    public func postWithoutOutcome(signalID: String, payload: Arguments = Arguments(), terminates: Bool) throws {
+        _ = try post(signalID, payload, terminates, readingVersion: false)
     }
 
     private func post(_ signalID: String, _ payload: Arguments, _ terminates: Bool, readingVersion: Bool) throws -> UInt64? {
@@ -248,14 +249,19 @@ public final class Signals {
     /// A post inside the caller's transaction (a task's result with the end
     /// of its attempt): `signal` validated, `encoded` a checked payload.
     @discardableResult
-    /// The post inside `transaction`: the version stored (0 unless
-    /// `readingVersion`), or nil when nothing was stored.
+    /// The post inside `transaction`: the version stored, or nil when nothing
+    /// was stored; without `readingVersion`, nil whatever happened (the
+    /// statement and its feed entry go with the commit, see `executeLater`).
     static func post(_ signal: String, payload encoded: [UInt8], terminates: Bool, readingVersion: Bool = true,
                      in transaction: StoreTransaction) throws -> UInt64? {
-        try transaction.execute(postStatement(transaction.engine), [.blob(encoded), .integer(terminates ? 1 : 0), .text(signal)])
+        let arguments: [SQLValue] = [.blob(encoded), .integer(terminates ? 1 : 0), .text(signal)]
+        guard readingVersion else {
+            try transaction.executeLater(postStatement(transaction.engine), arguments, recordingChangeOf: Signals.topic, key: signal)
+            return nil
+        }
+        try transaction.execute(postStatement(transaction.engine), arguments)
         guard transaction.changedRows == 1 else { return nil }
         try transaction.recordChange(topic: Signals.topic, key: signal)
-        guard readingVersion else { return 0 }
         let version = try transaction.integer("SELECT version FROM outlive_signals WHERE signal_id = ?", [.text(signal)]) ?? 0
         return UInt64(clamping: version)
     }

@@ -288,7 +288,7 @@ public struct SQLRow {
         // first cost an allocation per column read (every feed entry, every row).
         let bytes = UnsafeBufferPointer(start: pointer, count: Int(sqlite3_column_bytes(statement, column)))
         guard memchr(pointer, 0, bytes.count) == nil else { return nil }
-        return String(validating: bytes, as: UTF8.self)
+        return UTF8Text.string(UnsafeRawBufferPointer(bytes))
     }
 
     /// The stored bytes of a TEXT value, unchecked; nil for any other type.

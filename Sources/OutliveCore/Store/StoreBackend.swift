@@ -13,6 +13,13 @@ public protocol StoreTransaction: AnyObject {
     /// the commit (PostgreSQL: no round trip of its own). Its failure fails
     /// the transaction, thrown here, by a later statement or by the commit.
     func executeLater(_ sql: String, _ arguments: [SQLValue]) throws
+    /// `executeLater` for an INSERT, UPDATE or DELETE (no RETURNING clause)
+    /// whose only consequence the caller needs is a change of `topic`/`key`
+    /// recorded when it changed a row: as `execute`, then `recordChange` when
+    /// `changedRows` > 0. PostgreSQL makes the feed's entry part of the same
+    /// statement, decided by the server, sent with the next statement or the
+    /// commit: no round trip to learn whether the row changed.
+    func executeLater(_ sql: String, _ arguments: [SQLValue], recordingChangeOf topic: String, key: String) throws
     /// Runs several statements (a migration), none of them returning rows.
     func executeScript(_ sql: String) throws
     /// Rows changed by the last statement.
@@ -49,6 +56,11 @@ extension StoreTransaction {
     /// SQLite runs it at once: it has no round trips to save.
     public func executeLater(_ sql: String, _ arguments: [SQLValue]) throws {
         try execute(sql, arguments, row: nil)
+    }
+
+    public func executeLater(_ sql: String, _ arguments: [SQLValue], recordingChangeOf topic: String, key: String) throws {
+        try execute(sql, arguments, row: nil)
+        if changedRows > 0 { try recordChange(topic: topic, key: key) }
     }
 
     public func execute(_ sql: String, _ arguments: [SQLValue] = []) throws {

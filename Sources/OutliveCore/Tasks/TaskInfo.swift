@@ -83,7 +83,7 @@ public struct NewTask {
             throw OutliveError.invalidArgument("a task is a member of at most \(NewTask.maxGroupMembers) groups, got \(groupMembers.count)")
         }
         for (index, member) in groupMembers.enumerated() { try NewTask.validate(groupID: member, "group_members[\(index)]") }
-        try TaskQueueName.validate(queue)
+        if queue != TaskQueueName.default { try TaskQueueName.validate(queue) }
         if let due {
             guard due.isFinite, due >= 0 else { throw OutliveError.invalidArgument("the due time must be a finite number of seconds since the epoch, got \(due)") }
         }

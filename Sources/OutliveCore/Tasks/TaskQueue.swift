@@ -223,11 +223,17 @@ public final class TaskQueue {
             added.removeAll(keepingCapacity: true)
             dueNow = false
             dueLaterAny = false
-            var declared: Set<String> = [TaskQueueName.default]
+            // The default queue always exists; others are looked up once per
+            // batch. No set made for an add to the default queue (the common one).
+            var declared: Set<String> = []
+            // Counted per queue for PostgreSQL's counters; SQLite folds the
+            // counts from the rows (TaskSchema.addPending) and needs none.
+            let countsPerQueue = transaction.engine == .postgresql
+            var addedAny = false
             var addedTo: [String: Int64] = [:]
             var seqs = try seqsForAdding(in: transaction)
             for (index, (task, handler)) in zip(tasks, handlers).enumerated() {
-                if !declared.contains(task.queue) {
+                if task.queue != TaskQueueName.default && !declared.contains(task.queue) {
                     guard try transaction.integer("SELECT kind FROM outlive_task_queues WHERE name = ?", [.text(task.queue)]) != nil else {
                         throw OutliveError.notFound("no queue named \(task.queue) (declare it first)")
                     }
@@ -238,7 +244,8 @@ public final class TaskQueue {
                 if let id = try TaskQueue.insert(task, handler: handler, now: now, later: true, seq: seqs?.next, in: transaction) {
                     seqs?.taken()
                     entry = TaskAdded(id: id, existing: false)
-                    addedTo[task.queue, default: 0] += 1
+                    addedAny = true
+                    if countsPerQueue { addedTo[task.queue, default: 0] += 1 }
                     if task.due.map({ $0 > now }) ?? false { dueLaterAny = true } else { dueNow = true }
                 } else {
                     // The key is held (the insert did nothing): the holder is the answer.
@@ -254,7 +261,7 @@ public final class TaskQueue {
                 }
                 added.append(entry)
             }
-            guard !addedTo.isEmpty else { return }
+            guard addedAny else { return }
             try TaskSchema.addPending(addedTo, seqs: &seqs, in: transaction)
             // Runners wake for tasks due now; a task due later moves their due
             // timers only. This handle learns of its adds below, not from the

@@ -66,7 +66,7 @@ public enum TaskResult {
         payload.set("cancelled", .bool(final == .cancelled))
         if final == .died { payload.set("error", .id(IDValue(string: found.error ?? "the task is dead"))) }
         for name in Signals.reservedArgumentNames { payload.remove(name) }
-        try Signals.post(stored.lowercased(), payload: try payload.serialized(), terminates: true, in: transaction)
+        try Signals.post(stored.lowercased(), payload: try payload.serialized(), terminates: true, readingVersion: false, in: transaction)
     }
 
     // MARK: - The call-time argument

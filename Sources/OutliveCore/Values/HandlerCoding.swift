@@ -184,7 +184,7 @@ struct HandlerDecoder {
         let count = try length(what(), max: max)
         let start = position
         let raw = slice(count)
-        guard let text = String(validating: raw, as: UTF8.self) else {
+        guard let text = UTF8Text.string(raw) else {
             position = start
             throw corrupt("\(what()) is not valid UTF-8")
         }

@@ -411,15 +411,17 @@ def _declare(declarations: typing.Dict[str, typing.Any]) -> None:
 _declare(_DECLARATIONS)
 
 
-# The calls of a handler call's hot path, bound a second time (lib[name] makes
-# a function object of its own) with their handles as plain addresses: a typed
-# handle's from_param is a Python call per argument, which costs about as much
-# as the C function. Only the package calls these, with handles it holds itself
-# (a Handler's, its thread's reused outlive_args), and C checks every handle's
-# kind again (OUTLIVE_E_INVALID_ARGUMENT). Their other argtypes are the
-# declarations' own (tests/test_ffi_declarations.py checks both).
+# The calls of the hot paths (a handler call, a task added, a signal posted),
+# bound a second time (lib[name] makes a function object of its own) with their
+# handles as plain addresses: a typed handle's from_param is a Python call per
+# argument, which costs about as much as the C function. Only the package calls
+# these, with handles it holds itself (a Store's, a Handler's, its thread's
+# reused outlive_args), and C checks every handle's kind again
+# (OUTLIVE_E_INVALID_ARGUMENT). Their other argtypes are the declarations' own
+# (tests/test_ffi_declarations.py checks both).
 _BY_ADDRESS = ("outlive_handler_call", "outlive_args_set_id", "outlive_args_set_string", "outlive_args_set_integer",
-               "outlive_args_set_double", "outlive_args_set_bool", "outlive_args_remove")
+               "outlive_args_set_double", "outlive_args_set_bool", "outlive_args_remove", "outlive_task_enqueue",
+               "outlive_handler_free", "outlive_signal_post")
 
 
 def _by_address(name: str) -> typing.Any:

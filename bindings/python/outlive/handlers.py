@@ -20,16 +20,27 @@ if typing.TYPE_CHECKING:
 _logger = logging.getLogger("outlive")
 _call_args = CallArgs()
 _call = _ffi.BY_ADDRESS["outlive_handler_call"]
+_free = _ffi.BY_ADDRESS["outlive_handler_free"]
+_deserialize: typing.Any = _ffi.outlive_handler_deserialize
+_byref = ctypes.byref
 
 
 class Handler:
     """A handler value: a declared handler's name, bound arguments, an optional
     invalidation handler. Calling it runs the handler in this process."""
 
+    _handle: typing.Any = None
+
     def __init__(self, name: str, /, **bound: typing.Any) -> None:
         """The handler `name` with `bound` arguments (Python values, see outlive.values)."""
-        self._handle: typing.Any = None
-        self._make(name, None, bound)
+        # _make's first way, inline: a handler is made for every task added.
+        data = serialized_handler(name, None, bound)
+        if data is not None:
+            out = _ffi.HandlerP()
+            if _deserialize(data, len(data), _byref(out)) == 0:
+                self._handle = out
+                return
+        self._make(name, None, bound, tried=True)
 
     @classmethod
     def with_invalidation(cls, name: str, invalidation: str, /, **bound: typing.Any) -> "Handler":
@@ -39,14 +50,15 @@ class Handler:
         self._make(name, invalidation, bound)
         return self
 
-    def _make(self, name: str, invalidation: typing.Optional[str], bound: typing.Dict[str, typing.Any]) -> None:
+    def _make(self, name: str, invalidation: typing.Optional[str], bound: typing.Dict[str, typing.Any],
+              tried: bool = False) -> None:
         if not isinstance(name, str):
             raise TypeError("a handler name is a str")
         out = _ffi.HandlerP()
         # One C call instead of one per argument; what the decoder refuses,
         # the setters and outlive_handler_new explain.
-        data = serialized_handler(name, invalidation, bound)
-        if data is not None and _ffi.outlive_handler_deserialize(data, len(data), ctypes.byref(out)) == 0:
+        data = None if tried else serialized_handler(name, invalidation, bound)
+        if data is not None and _deserialize(data, len(data), _byref(out)) == 0:
             self._handle = out
             return
         with Args(bound) as args:
@@ -181,9 +193,10 @@ class Handler:
 
     def close(self) -> None:
         """Frees the native handler (again: nothing)."""
-        if getattr(self, "_handle", None):
-            handle, self._handle = self._handle, None
-            _ffi.outlive_handler_free(handle)
+        handle = self._handle
+        if handle:
+            self._handle = None
+            _free(handle.value)
 
     def __del__(self) -> None:
         try:

@@ -250,20 +250,25 @@ class TaskRef(str, typing.Generic[R]):
     holder's, and waits for its result (if it was added with one)."""
 
     _store: typing.Optional["Store"]
-    _waiter: typing.Optional[str]
+    # Defaults on the class: a plain add sets only its store (each attribute
+    # set on a new ref cost about a tenth of what store.tasks.add does in Python).
+    _waiter: typing.Optional[str] = None
     _decode: typing.Callable[[typing.Any], R]
-    _final: typing.Optional[_Final]
-    existing: bool
+    _final: typing.Optional[_Final] = None
+    existing: bool = False
 
     def __new__(cls, task_id: str, store: typing.Optional["Store"] = None, *, waiter: typing.Optional[str] = None,
                 existing: bool = False,
                 decode: typing.Optional[typing.Callable[[typing.Any], R]] = None) -> "TaskRef[R]":
-        self = super().__new__(cls, task_id)
+        self = str.__new__(cls, task_id)
         self._store = store
-        self._waiter = waiter
-        self._decode = decode if decode is not None else typing.cast(typing.Callable[[typing.Any], R], _identity)
-        self._final = None
-        self.existing = existing
+        if waiter is not None:
+            self._waiter = waiter
+        # Not typing.cast(Callable[[Any], R], ...): its subscript is built on
+        # every call, a tenth of what store.tasks.add costs in Python.
+        self._decode = decode if decode is not None else _identity
+        if existing:
+            self.existing = existing
         return self
 
     @property

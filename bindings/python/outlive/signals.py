@@ -8,8 +8,8 @@ import enum
 import typing
 
 from . import _ffi
-from .errors import check
-from .values import Args
+from .errors import check, error_for
+from .values import Args, CallArgs
 
 if typing.TYPE_CHECKING:
     from .handlers import Handler
@@ -31,6 +31,9 @@ class Lifetime(str, enum.Enum):
     PROCESS = "process"
     ANY_PROCESS = "any_process"
 
+
+_payloads = CallArgs()
+_post = _ffi.BY_ADDRESS["outlive_signal_post"]
 
 # The C values of OUTLIVE_DELIVER_* and OUTLIVE_LIFETIME_*.
 _DELIVERY_CODES = {Delivery.ONCE: 1, Delivery.UNTIL_TERMINATED: 2}
@@ -86,6 +89,22 @@ class Signals:
     def post(self, signal_id: str, terminates: bool = True, **payload: typing.Any) -> None:
         """Posts a new version with `payload`; terminates=True removes the
         consumers after delivery. Nothing is stored when nobody consumes it."""
+        scratch = _payloads
+        if payload and not scratch.busy and None not in payload.values():
+            # A set of arguments per thread, reused from post to post (as a
+            # handler call's are): no outlive_args made and freed, no Args
+            # object, handles passed as addresses.
+            large = scratch.fill(payload)
+            scratch.busy = True
+            try:
+                status = _post(self._store.handle.value, signal_id.encode(), scratch.address, terminates)
+            finally:
+                scratch.busy = False
+            if large:
+                scratch.clear()
+            if status:
+                raise error_for(status)
+            return
         with Args(payload) as args:
             check(_ffi.outlive_signal_post(self._store.handle, signal_id.encode(), args.handle, terminates))
 

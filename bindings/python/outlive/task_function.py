@@ -72,8 +72,18 @@ class _Returns:
 
 def only_open_store(what: str) -> "Store":
     """The one store open in this process (StateError when none or several)."""
+    now = _opened[0]  # read before the walk: a store opened meanwhile changes it
+    generation, found = _only_found
+    if generation == now and found is not None:
+        # No store was opened since this one was found the only open one: if
+        # it is still open, it still is (walking the weak set cost about a
+        # twentieth of a delay()).
+        store: typing.Optional["Store"] = found()
+        if store is not None and store._handle:
+            return store
     open_now = [store for store in list(_open_stores) if store._handle]
     if len(open_now) == 1:
+        _only_found[:] = [now, weakref.ref(open_now[0])]
         return open_now[0]
     if not open_now:
         raise StateError(int(Status.STATE), f"{what}: no store is open in this process "
@@ -84,6 +94,10 @@ def only_open_store(what: str) -> "Store":
 _functions: typing.Dict[str, "TaskFunction[typing.Any, typing.Any]"] = {}
 _functions_lock = threading.Lock()
 _open_stores: "weakref.WeakSet[Store]" = weakref.WeakSet()
+# How many stores were opened so far, and the one only_open_store found alone
+# (with that count then).
+_opened = [0]
+_only_found: typing.List[typing.Any] = [-1, None]
 
 
 def _module_name(function: typing.Callable[..., typing.Any]) -> str:
@@ -324,3 +338,4 @@ def task_functions() -> typing.List[TaskFunction[typing.Any, typing.Any]]:
 def opened(store: "Store") -> None:
     """Called by Store: `delay` finds the open stores here."""
     _open_stores.add(store)
+    _opened[0] += 1  # after the add: see only_open_store

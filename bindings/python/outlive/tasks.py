@@ -9,7 +9,7 @@ import enum
 import typing
 
 from . import _ffi, results
-from .errors import InvalidArgumentError, Status, check
+from .errors import InvalidArgumentError, Status, check, error_for
 from .results import TaskRef
 from .signals import Lifetime, new_signal_id
 
@@ -80,6 +80,7 @@ def _strings(values: typing.Iterable[str]) -> typing.Tuple[typing.Any, int]:
 
 
 _IdBuffer = ctypes.c_char * _ffi.ID_SIZE
+_enqueue = _ffi.BY_ADDRESS["outlive_task_enqueue"]
 
 ResultOption = typing.Union[bool, Lifetime, str]
 """`result=`: False (none), True or "this_run" (a consumer for this store
@@ -99,6 +100,22 @@ def _seconds(value: typing.Optional[Time], what: str) -> float:
     return float(value)
 
 
+def _enqueue_plain(store: "Store", handler: "Handler",
+                   decode: typing.Optional[typing.Callable[[typing.Any], typing.Any]] = None) -> TaskRef[typing.Any]:
+    """`enqueue` with every option at its default (the common add): NULL
+    options, which C takes as those defaults, and no unique key, so never an
+    existing task. No options struct to fill, no typed handle's from_param."""
+    out = _IdBuffer()
+    address, work = store.handle.value, handler.handle
+    if type(work) is _ffi.HandlerP:
+        status = _enqueue(address, work.value, None, out, None)
+    else:  # not a handler's handle: the typed binding refuses it (ctypes.ArgumentError), C is not reached
+        status = _ffi.outlive_task_enqueue(store.handle, work, None, out, None)
+    if status:
+        raise error_for(status)
+    return TaskRef(out.value.decode(), store, decode=decode)
+
+
 def enqueue(store: "Store", handler: "Handler", *, queue: typing.Optional[str] = None, priority: int = 0,
             due_at: typing.Optional[Time] = None, delay: typing.Optional[float] = None,
             unique_key: typing.Optional[str] = None, group_start: typing.Optional[str] = None,
@@ -106,6 +123,10 @@ def enqueue(store: "Store", handler: "Handler", *, queue: typing.Optional[str] =
             decode: typing.Optional[typing.Callable[[typing.Any], typing.Any]] = None) -> TaskRef[typing.Any]:
     """Adds a task as outlive_task_enqueue does (see Tasks.add); one transaction,
     the result consumer (when `result` asks for one) included."""
+    if (result is False and queue is None and due_at is None and delay is None and unique_key is None
+            and group_start is None and type(priority) is int and priority == 0
+            and type(group_members) in (tuple, list) and not group_members):
+        return _enqueue_plain(store, handler, decode)
     lifetime: typing.Optional[Lifetime] = None
     if result is True:
         lifetime = Lifetime.THIS_RUN
@@ -179,6 +200,10 @@ class Tasks:
         `ref.result()` / `await ref` return it; `result="process"` one that
         outlives the handle (docs/tasks.md, "Results in Python").
         Returns a TaskRef: the task's id, a str."""
+        if (group_start is None and queue is None and result is False and due_at is None and delay is None
+                and unique_key is None and type(priority) is int and priority == 0
+                and type(group_members) is tuple and not group_members):
+            return _enqueue_plain(self._store, handler)
         return enqueue(self._store, handler, queue=queue, priority=priority, due_at=due_at, delay=delay,
                        unique_key=unique_key, group_start=group_start, group_members=group_members, result=result)
 

@@ -93,9 +93,13 @@ def _name(name: object) -> bytes:
 # any bytes the decoder refuses, go through the setters, which say precisely
 # what is wrong.
 
+# The one-byte varints (0 to 127), made once.
+_LENGTHS = tuple(bytes((value,)) for value in range(0x80))
+
+
 def _varint(value: int) -> bytes:
     if value < 0x80:
-        return bytes((value,))
+        return _LENGTHS[value]
     out = bytearray()
     while value >= 0x80:
         out.append((value & 0x7F) | 0x80)
@@ -121,14 +125,32 @@ _INTEGER, _INT, _UINTEGER, _DOUBLE = bytes((TYPE_INTEGER,)), bytes((TYPE_INT,)),
     bytes((TYPE_DOUBLE,))
 
 
+# The encoded head of a plain handler per name, and each argument name
+# encoded, as handlers are made: a program makes the same few again and again.
+# Bounded (emptied when full) so that names made on the fly cannot grow them.
+_heads: typing.Dict[str, bytes] = {}
+_keys: typing.Dict[str, bytes] = {}
+_CACHED_NAMES = 1024
+
+
+def _cached(cache: typing.Dict[str, bytes], text: str, prefix: bytes) -> bytes:
+    encoded = prefix + _str(text)
+    if len(cache) >= _CACHED_NAMES:
+        cache.clear()
+    cache[text] = encoded
+    return encoded
+
+
 def serialized_handler(name: str, invalidation: typing.Optional[str],
                        bound: typing.Mapping[str, typing.Any]) -> typing.Optional[bytes]:
     """The FORMAT.md bytes of handler `name` with `bound` (None values
     skipped), or None when something in it is left to outlive_handler_new."""
     if type(name) is not str or (invalidation is not None and type(invalidation) is not str):
         return None
-    arguments: typing.List[bytes] = []
+    # The head and the count go in the first two places once known.
+    arguments: typing.List[bytes] = [b"", b""]
     count = 0
+    keys = _keys
     try:
         for key, value in bound.items():
             if value is None:
@@ -136,10 +158,13 @@ def serialized_handler(name: str, invalidation: typing.Optional[str],
             if type(key) is not str:
                 return None
             count += 1
-            arguments.append(_str(key))
+            encoded_key = keys.get(key)
+            arguments.append(encoded_key if encoded_key is not None else _cached(keys, key, b""))
             kind = type(value)
             if kind is str:
-                arguments += (_UNTAGGED, _str(value))
+                data = value.encode("utf-8")
+                size = len(data)
+                arguments += (_UNTAGGED, _LENGTHS[size] if size < 0x80 else _varint(size), data)
             elif kind is int:
                 if not -2**63 <= value < 2**63:
                     return None
@@ -162,12 +187,17 @@ def serialized_handler(name: str, invalidation: typing.Optional[str],
                 arguments += (_varint(len(value.bytes)), value.bytes)
             else:
                 return None
-        head = [_MAGIC_PLAIN, _str(name)] if invalidation is None else \
-            [_MAGIC_INVALIDATION, _str(name), _str(invalidation)]
+        if invalidation is None:
+            head = _heads.get(name)
+            if head is None:
+                head = _cached(_heads, name, _MAGIC_PLAIN)
+        else:
+            head = _MAGIC_INVALIDATION + _str(name) + _str(invalidation)
     except UnicodeEncodeError:
         return None
-    head.append(_varint(count))
-    return b"".join(head + arguments)
+    arguments[0] = head
+    arguments[1] = _LENGTHS[count] if count < 0x80 else _varint(count)
+    return b"".join(arguments)
 
 
 class Args(NativeHandle):

@@ -108,3 +108,16 @@ def test_a_call_without_arguments_and_one_with_them_reach_the_handler() -> None:
     finally:
         outlive.handlers.unregister("encoding_test.greet")
     assert seen == [("", None), ("žluť", b"\x00\xff"), ("", b"")]
+
+
+def test_names_and_argument_names_beyond_those_kept_encoded_are_each_written_as_given():
+    # Handler heads and argument names are kept encoded, a bounded number of
+    # them: more distinct ones than that, and the first ones again after the
+    # keep was emptied, still make the library's own bytes.
+    for round_ in range(2):
+        for i in range(2500):
+            name, key = f"app.task{i}", f"arg{i}"
+            handler = outlive.Handler(name, **{key: i, "item": f"v{round_}"})
+            assert bytes(handler) == made_by_setters(name, None, {key: i, "item": f"v{round_}"})
+            assert handler.name == name and handler.bound == {key: i, "item": outlive.ID(f"v{round_}".encode())}
+            handler.close()

@@ -345,6 +345,23 @@ with outlive.Store(sys.argv[1]) as first, outlive.Store(sys.argv[2]) as second:
 with outlive.Store(sys.argv[1]) as only:
     ping.options(group_start="g").delay()
     assert [t.group_start for t in only.tasks] == [None, "g"]
+    # Found alone once, it is not taken again once a second store opens,
+    # nor after it closed.
+    with outlive.Store(sys.argv[2]) as again:
+        try:
+            ping.delay()
+        except outlive.StateError as error:
+            assert "2 stores are open" in str(error)
+        else:
+            raise SystemExit("chose one of two stores")
+    ping.delay()
+    assert len(only.tasks) == 3
+try:
+    ping.delay()
+except outlive.StateError as error:
+    assert "no store is open" in str(error)
+else:
+    raise SystemExit("added to a closed store")
 print("ok")
 ''', location, str(tmp_path / "second"))
 
