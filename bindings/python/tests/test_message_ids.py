@@ -6,7 +6,6 @@ through a partial index of the older ids by every call that takes one, and by
 the presentation lock and the response claim. An id is found only whole: the
 seq it carries does not find a message of another id, as after the newest
 message is deleted and its seq taken again. PostgreSQL's ids stay random."""
-import os
 import sqlite3
 import threading
 import uuid
@@ -15,36 +14,13 @@ import pytest
 
 import outlive
 from conftest import dispatch_until, store_location
+from seq_ids import carried_seq, connect, other_random_part, stored
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def location(request, tmp_path):
     """A directory, or a store on the test server."""
     return store_location(request.param, tmp_path)
-
-
-def connect(directory):
-    return sqlite3.connect(os.path.join(directory, "outlive.db"), isolation_level=None)
-
-
-def carried_seq(message_id):
-    """The seq a new-form id carries: hex digits 0-11 and 13-15 of the UUID."""
-    digits = message_id.replace("-", "")
-    assert digits[12] == "8", f"{message_id} is not of the new form"
-    return int(digits[:12] + digits[13:16], 16)
-
-
-def other_random_part(message_id):
-    """The same id, its last hex digit changed: the same seq, another message."""
-    return message_id[:-1] + ("0" if message_id[-1] != "0" else "1")
-
-
-def stored(directory, sql, *arguments):
-    db = connect(directory)
-    try:
-        return db.execute(sql, arguments).fetchall()
-    finally:
-        db.close()
 
 
 def back_to_version_3_with_random_ids(directory):

@@ -5,7 +5,6 @@ migrates keeping its (random) ids, found through a partial index of the older
 ids by every call that takes one. An id is found only whole: the seq it
 carries does not find a task of another id, as after the newest task is
 deleted and its seq taken again. PostgreSQL's ids stay random."""
-import os
 import sqlite3
 import threading
 import uuid
@@ -14,6 +13,7 @@ import pytest
 
 import outlive
 from conftest import dispatch_until, store_location
+from seq_ids import carried_seq, connect, other_random_part, stored
 
 ran = []
 held = []
@@ -40,30 +40,6 @@ def held_job(label: str, completion: outlive.Handler) -> None:
 def location(request, tmp_path):
     """A directory, or a store on the test server."""
     return store_location(request.param, tmp_path)
-
-
-def connect(directory):
-    return sqlite3.connect(os.path.join(directory, "outlive.db"), isolation_level=None)
-
-
-def carried_seq(task_id):
-    """The seq a new-form id carries: hex digits 0-11 and 13-15 of the UUID."""
-    digits = task_id.replace("-", "")
-    assert digits[12] == "8", f"{task_id} is not of the new form"
-    return int(digits[:12] + digits[13:16], 16)
-
-
-def other_random_part(task_id):
-    """The same id, its last hex digit changed: the same seq, another task."""
-    return task_id[:-1] + ("0" if task_id[-1] != "0" else "1")
-
-
-def stored(directory, sql, *arguments):
-    db = connect(directory)
-    try:
-        return db.execute(sql, arguments).fetchall()
-    finally:
-        db.close()
 
 
 def back_to_version_9_with_random_ids(directory):
