@@ -6,7 +6,6 @@ through a partial index of the older ids by every call that takes one, and by
 the presentation lock and the response claim. An id is found only whole: the
 seq it carries does not find a message of another id, as after the newest
 message is deleted and its seq taken again. PostgreSQL's ids stay random."""
-import os
 import sqlite3
 import threading
 import uuid
@@ -15,6 +14,7 @@ import pytest
 
 import outlive
 from conftest import dispatch_until, store_location
+from seq_ids import back_to_random_ids, carried_seq, connect, other_random_part, stored
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -23,58 +23,11 @@ def location(request, tmp_path):
     return store_location(request.param, tmp_path)
 
 
-def connect(directory):
-    return sqlite3.connect(os.path.join(directory, "outlive.db"), isolation_level=None)
-
-
-def carried_seq(message_id):
-    """The seq a new-form id carries: hex digits 0-11 and 13-15 of the UUID."""
-    digits = message_id.replace("-", "")
-    assert digits[12] == "8", f"{message_id} is not of the new form"
-    return int(digits[:12] + digits[13:16], 16)
-
-
-def other_random_part(message_id):
-    """The same id, its last hex digit changed: the same seq, another message."""
-    return message_id[:-1] + ("0" if message_id[-1] != "0" else "1")
-
-
-def stored(directory, sql, *arguments):
-    db = connect(directory)
-    try:
-        return db.execute(sql, arguments).fetchall()
-    finally:
-        db.close()
-
-
 def back_to_version_3_with_random_ids(directory):
-    """Rebuilds outlive_messages as step 3 made it (its id column UNIQUE, no
-    partial index of ids), every message given a random (version 4) id as
-    every message had before step 4. Returns the ids in posting order."""
-    db = connect(directory)
-    try:
-        db.execute("BEGIN IMMEDIATE")
-        (table,) = db.execute("SELECT sql FROM sqlite_schema WHERE name = 'outlive_messages'").fetchone()
-        assert "id TEXT NOT NULL, seq" in table
-        kept = [sql for (sql,) in db.execute(
-            "SELECT sql FROM sqlite_schema WHERE tbl_name = 'outlive_messages' AND type IN ('index', 'trigger') "
-            "AND sql IS NOT NULL AND name <> 'outlive_messages_id'")]
-        assert len(kept) == 8
-        db.execute("ALTER TABLE outlive_messages RENAME TO outlive_messages_version_4")
-        db.execute(table.replace("id TEXT NOT NULL, seq", "id TEXT NOT NULL UNIQUE, seq"))
-        db.execute("INSERT INTO outlive_messages SELECT * FROM outlive_messages_version_4")
-        db.execute("DROP TABLE outlive_messages_version_4")
-        for sql in kept:
-            db.execute(sql)
-        ids = []
-        for (seq,) in db.execute("SELECT seq FROM outlive_messages ORDER BY seq").fetchall():
-            ids.append(str(uuid.uuid4()))
-            db.execute("UPDATE outlive_messages SET id = ? WHERE seq = ?", (ids[-1], seq))
-        db.execute("UPDATE outlive_schema SET version = 3 WHERE component = 'messages'")
-        db.execute("COMMIT")
-        return ids
-    finally:
-        db.close()
+    """Rebuilds outlive_messages as step 3 made it, every message given a
+    random id as before step 4. Returns the ids in posting order."""
+    return back_to_random_ids(directory, "outlive_messages", "messages", 3, "id TEXT NOT NULL, seq",
+                              "id TEXT NOT NULL UNIQUE, seq", kept_count=8)
 
 
 def test_new_ids_are_uuids_that_carry_their_seq_on_sqlite(tmp_path):
