@@ -57,14 +57,11 @@ _Static_assert(sizeof(outlive_handler_descriptor) == 48, "outlive_handler_descri
 uint64_t COutlive_handler_magic(void) { return OUTLIVE_HANDLER_MAGIC; }
 uint32_t COutlive_handler_descriptor_version(void) { return OUTLIVE_HANDLER_DESCRIPTOR_VERSION; }
 
-int COutlive_sqlite3_bind_blob_transient(sqlite3_stmt *statement, int index, const void *bytes, int size) {
-    return sqlite3_bind_blob(statement, index, bytes, size, SQLITE_TRANSIENT);
-}
-int COutlive_sqlite3_bind_text_transient(sqlite3_stmt *statement, int index, const char *text, int size) {
-    return sqlite3_bind_text(statement, index, text, size, SQLITE_TRANSIENT);
-}
 int COutlive_sqlite3_bind_blob_static(sqlite3_stmt *statement, int index, const void *bytes, int size) {
     return sqlite3_bind_blob(statement, index, bytes, size, SQLITE_STATIC);
+}
+int COutlive_sqlite3_bind_text_static(sqlite3_stmt *statement, int index, const char *text, int size) {
+    return sqlite3_bind_text(statement, index, text, size, SQLITE_STATIC);
 }
 
 int COutlive_sqlite3_defend(sqlite3 *db) {

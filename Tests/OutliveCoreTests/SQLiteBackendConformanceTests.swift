@@ -67,4 +67,61 @@ final class SQLiteBackendConformanceTests: XCTestCase {
     func testFeedNeverSkipsACommittedEntryUnderConcurrentWriters() throws { try suite.feedNeverSkipsACommittedEntryUnderConcurrentWriters() }
     func testReadSeesOneSnapshot() throws { try suite.readSeesOneSnapshot() }
     func testWritersInSeveralProcessesAreSerialised() throws { try suite.writersInSeveralProcessesAreSerialised() }
+
+    // SQLiteConnection.run binds text and blobs from a buffer of the
+    // connection's (SQLITE_STATIC): these prove what that must keep.
+
+    /// A statement run from a row callback of another binds its values
+    /// elsewhere: the first one's, still bound while it steps, are intact.
+    func testAStatementRunWhileAnotherStepsLeavesTheOthersValuesBound() throws {
+        let backend = try engine.open()
+        try backend.write { transaction in
+            for (key, value) in [("a", 1), ("b", 2), ("c", 3)] {
+                try transaction.execute("INSERT INTO conformance(k, v) VALUES (?, ?)", [.text(key), .integer(Int64(value))])
+            }
+        }
+        var keys: [String] = []
+        var looked: [Int64] = []
+        try backend.read { transaction in
+            // NOT INDEXED: `k <> ?` is compared on every row, after each callback.
+            try transaction.query("SELECT k FROM conformance NOT INDEXED WHERE k <> ? ORDER BY rowid", [.text("c")]) { row in
+                keys.append(row.text(0) ?? "")
+                try transaction.query("SELECT v FROM conformance WHERE k = ?", [.text("b")]) { looked.append($0.integer(0)) }
+            }
+        }
+        XCTAssertEqual(keys, ["a", "b"])
+        XCTAssertEqual(looked, [2, 2])
+    }
+
+    /// Values larger than the connection's buffer, and empty ones, round-trip.
+    func testLargeAndEmptyValuesRoundTrip() throws {
+        let backend = try engine.open()
+        let blob = (0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        let text = String(repeating: "ü", count: 20_000)
+        try backend.write {
+            try $0.execute("INSERT INTO conformance(k, v, b) VALUES (?, ?, ?)", [.text(text), .integer(1), .blob(blob)])
+            try $0.execute("INSERT INTO conformance(k, v, b) VALUES (?, ?, ?)", [.text(""), .integer(2), .blob([])])
+        }
+        var rows: [(String?, [UInt8]?)] = []
+        try backend.read { try $0.query("SELECT k, b FROM conformance ORDER BY v") { rows.append(($0.text(0), $0.blob(1))) } }
+        XCTAssertEqual(rows.count, 2)
+        XCTAssertEqual(rows.first?.0, text)
+        XCTAssertEqual(rows.first?.1, blob)
+        XCTAssertEqual(rows.last?.0, "")
+        XCTAssertEqual(rows.last?.1, [])
+    }
+
+    /// A parameter a call leaves unbound is NULL, never the value an earlier
+    /// call of the same statement bound (nor bytes of its buffer).
+    func testAParameterLeftUnboundIsNullNotAnEarlierCallsValue() throws {
+        let backend = try engine.open()
+        let insert = "INSERT INTO conformance(k, v, b, d) VALUES (?, ?, ?, ?)"
+        try backend.write {
+            try $0.execute(insert, [.text("first"), .integer(1), .blob([1, 2, 3]), .double(2.5)])
+            try $0.execute(insert, [.text("second"), .integer(2)])
+        }
+        var nulls: [Bool] = []
+        try backend.read { try $0.query("SELECT b IS NULL AND d IS NULL FROM conformance ORDER BY v") { nulls.append($0.integer(0) == 1) } }
+        XCTAssertEqual(nulls, [false, true])
+    }
 }

@@ -55,9 +55,8 @@ uint64_t COutlive_handler_magic(void);
 uint32_t COutlive_handler_descriptor_version(void);
 
 /* SQLITE_TRANSIENT / SQLITE_STATIC are macros of function-pointer casts. */
-int COutlive_sqlite3_bind_blob_transient(sqlite3_stmt *statement, int index, const void *bytes, int size);
-int COutlive_sqlite3_bind_text_transient(sqlite3_stmt *statement, int index, const char *text, int size);
 int COutlive_sqlite3_bind_blob_static(sqlite3_stmt *statement, int index, const void *bytes, int size);
+int COutlive_sqlite3_bind_text_static(sqlite3_stmt *statement, int index, const char *text, int size);
 
 /* SQLite's defences for an untrusted database file (sqlite3_db_config is
  * variadic): defensive mode (no writable_schema, no shadow-table writes), an

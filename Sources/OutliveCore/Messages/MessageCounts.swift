@@ -25,8 +25,12 @@ enum MessageCounts {
     /// (the post is refused), else nil. On SQLite the tail is folded first
     /// when it is `foldAfter` long, and counted only when the category may
     /// be full: its counter plus every message above the mark is below the
-    /// limit on nearly every post. One statement (one round trip on PostgreSQL).
-    static func beforePost(category: String, limit: Int64, in transaction: StoreTransaction) throws -> (held: Int64?, sequence: Int64) {
+    /// limit on nearly every post. `seqs` (SQLite): those this handle's last
+    /// post left when nothing was committed since (see MessageSeqs), else nil
+    /// and read here; they leave with this post's seq (and fold) counted in.
+    /// One statement at most (one round trip on PostgreSQL).
+    static func beforePost(category: String, limit: Int64, seqs: inout MessageSeqs?, watchedByOtherThan run: String,
+                           in transaction: StoreTransaction) throws -> (held: Int64?, sequence: Int64) {
         switch transaction.engine {
         case .postgresql:
             var found: (count: Int64, newest: Int64) = (0, 0)
@@ -36,25 +40,29 @@ enum MessageCounts {
                 """, [.text(category)]) { found = ($0.integer(0), $0.integer(1)) }
             return (found.count >= limit ? found.count : nil, try after(found.newest, mark: Int64.min))
         case .sqlite:
-            var found: (mark: Int64, newest: Int64, counted: Int64)?
-            try transaction.query("""
-                SELECT m.seq, coalesce((SELECT max(seq) FROM outlive_messages), 0),
-                    coalesce((SELECT count FROM outlive_message_categories WHERE category = ?), 0)
-                FROM outlive_message_counted m WHERE m.slot = 0
-                """, [.text(category)]) { found = ($0.integer(0), $0.integer(1), $0.integer(2)) }
-            guard let found else { throw missingMark() }
-            let mark = try checked(found.mark)
-            let sequence = try after(found.newest, mark: mark)
+            var known: MessageSeqs
+            if let kept = seqs, kept.counted(of: category) != nil {
+                known = kept
+            } else {
+                known = try MessageSeqs(category: category, watchedByOtherThan: run, in: transaction)
+            }
+            let mark = known.mark, newest = known.newest, counted = known.counted(of: category) ?? 0
+            let sequence = try after(newest, mark: mark)
             // Above the mark: at most `newest - mark` messages (no overflow: 0 <= mark < newest).
-            let above = found.newest > mark ? found.newest - mark : 0
+            let above = newest > mark ? newest - mark : 0
             var held: Int64?
-            if found.counted >= limit - above {
+            if counted >= limit - above {
                 let tail = try transaction.integer("SELECT count(*) FROM outlive_messages WHERE category = ? AND seq > ?",
                                                    [.text(category), .integer(mark)]) ?? 0
-                let count = try sum(found.counted, tail)
+                let count = try sum(counted, tail)
                 if count >= limit { held = count }
             }
-            if above >= foldAfter { try fold(after: mark, upTo: found.newest, in: transaction) }
+            if above >= foldAfter {
+                try fold(after: mark, upTo: newest, in: transaction)
+                known.folded()
+            }
+            known.posted(sequence)
+            seqs = known
             return (held, sequence)
         }
     }
@@ -74,18 +82,20 @@ enum MessageCounts {
     /// Deletes a message and counts it out of its category. False when it was gone.
     static func delete(_ id: String, in transaction: StoreTransaction) throws -> Bool {
         var found: (category: String, counted: Bool)?
+        let byID = MessageTable.row(id, transaction.engine)
         switch transaction.engine {
         case .postgresql:
-            try transaction.query("SELECT category FROM outlive_messages WHERE id = ?", [.text(id)]) {
+            try transaction.query("SELECT category FROM outlive_messages WHERE \(byID.condition)", byID.arguments) {
                 found = ($0.text(0) ?? "", true)
             }
         case .sqlite:
             var mark: Int64 = 0
             var missing = false
             try transaction.query("""
-                SELECT o.category, o.seq, m.seq IS NULL, m.seq FROM outlive_messages o
-                    LEFT JOIN outlive_message_counted m ON m.slot = 0 WHERE o.id = ?
-                """, [.text(id)]) { row in
+                SELECT o.category, o.seq, m.seq IS NULL, m.seq
+                    FROM (SELECT category, seq FROM outlive_messages WHERE \(byID.condition)) o
+                    LEFT JOIN outlive_message_counted m ON m.slot = 0
+                """, byID.arguments) { row in
                 missing = row.integer(2) != 0
                 if !missing { mark = row.integer(3) }
                 found = (row.text(0) ?? "", row.integer(1) <= mark)
@@ -96,7 +106,7 @@ enum MessageCounts {
             }
         }
         guard let found else { return false }
-        try transaction.execute("DELETE FROM outlive_messages WHERE id = ?", [.text(id)])
+        try transaction.execute("DELETE FROM outlive_messages WHERE \(byID.condition)", byID.arguments)
         if found.counted {
             try transaction.execute("UPDATE outlive_message_categories SET count = count - 1 WHERE category = ?", [.text(found.category)])
             try transaction.execute("DELETE FROM outlive_message_categories WHERE category = ? AND count <= 0", [.text(found.category)])
@@ -153,7 +163,7 @@ enum MessageCounts {
         return max(newest, mark) + 1
     }
 
-    private static func checked(_ mark: Int64) throws -> Int64 {
+    static func checked(_ mark: Int64) throws -> Int64 {
         guard mark >= 0 && mark < Int64.max else {
             throw OutliveError.corrupt("the store is damaged: the counted mark of messages (outlive_message_counted) is \(mark)")
         }
@@ -166,7 +176,7 @@ enum MessageCounts {
         return total
     }
 
-    private static func missingMark() -> OutliveError {
+    static func missingMark() -> OutliveError {
         OutliveError.corrupt("the store is damaged: the counted mark of messages (outlive_message_counted) is missing")
     }
 }

@@ -89,15 +89,18 @@ public struct MessageDraft {
 /// and the label, each a 32-bit little-endian length and UTF-8 bytes.
 enum ChoiceCoding {
     static func encode(_ choices: [Choice]) -> [UInt8] {
+        // One allocation of the final size: every post encodes its choices.
         var bytes: [UInt8] = []
+        bytes.reserveCapacity(choices.reduce(0) { $0 + 9 + $1.id.utf8.count + $1.label.utf8.count })
+        func append(_ text: String) {
+            let count = UInt32(truncatingIfNeeded: text.utf8.count)
+            for shift in stride(from: 0, to: 32, by: 8) { bytes.append(UInt8(truncatingIfNeeded: count >> UInt32(shift))) }
+            bytes.append(contentsOf: text.utf8)
+        }
         for choice in choices {
             bytes.append(UInt8(truncatingIfNeeded: choice.kind.rawValue))
-            for text in [choice.id, choice.label] {
-                let utf8 = Array(text.utf8)
-                let count = UInt32(truncatingIfNeeded: utf8.count)
-                for shift in stride(from: 0, to: 32, by: 8) { bytes.append(UInt8(truncatingIfNeeded: count >> UInt32(shift))) }
-                bytes.append(contentsOf: utf8)
-            }
+            append(choice.id)
+            append(choice.label)
         }
         return bytes
     }

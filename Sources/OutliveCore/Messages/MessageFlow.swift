@@ -89,8 +89,9 @@ extension MessageQueue {
                     continue
                 }
                 try store.database.write { transaction in
-                    try transaction.execute("UPDATE outlive_messages SET handled = 1, choice = ? WHERE id = ? AND handled = 0 AND removed = 0",
-                                            [.text(choice), .text(message.id)])
+                    let byID = MessageTable.row(message.id, transaction.engine)
+                    try transaction.execute("UPDATE outlive_messages SET handled = 1, choice = ? WHERE \(byID.condition) AND handled = 0 AND removed = 0",
+                                            [.text(choice)] + byID.arguments)
                     if transaction.changedRows == 1 { try transaction.recordChange(topic: MessageQueue.topic, key: message.id) }
                 }
                 return true
@@ -133,8 +134,9 @@ extension MessageQueue {
             var processed = current.processedBy
             for entry in declined where !processed.contains(entry) { processed.append(entry) }
             guard let winner else {
-                try transaction.execute("UPDATE outlive_messages SET processed_by = ? WHERE id = ?",
-                                        [.text(processed.joined(separator: "\n")), .text(message.id)])
+                let byID = MessageTable.row(message.id, transaction.engine)
+                try transaction.execute("UPDATE outlive_messages SET processed_by = ? WHERE \(byID.condition)",
+                                        [.text(processed.joined(separator: "\n"))] + byID.arguments)
                 return false
             }
             processed.append(prefix + winner.id)
@@ -318,13 +320,14 @@ extension MessageQueue {
                                   [.text(run.processName), .text(entry.presenter), .text(run.runID)]) { row in
                 if let heir = row.text(0) { heirs.append(heir) }
             }
+            let byID = MessageTable.row(entry.id, transaction.engine)
             if let heir = heirs.first(where: { store.isAlive(run: $0) }) {
-                try transaction.execute("UPDATE outlive_messages SET presenter_run = ? WHERE id = ?", [.text(heir), .text(entry.id)])
+                try transaction.execute("UPDATE outlive_messages SET presenter_run = ? WHERE \(byID.condition)", [.text(heir)] + byID.arguments)
                 try transaction.recordChange(topic: MessageQueue.topic, key: entry.id)
             } else if entry.removed {
                 try MessageTable.delete(entry.id, in: transaction)
             } else {
-                try transaction.execute("UPDATE outlive_messages SET requires_end = 0, presenter_run = NULL WHERE id = ?", [.text(entry.id)])
+                try transaction.execute("UPDATE outlive_messages SET requires_end = 0, presenter_run = NULL WHERE \(byID.condition)", byID.arguments)
             }
         }
         try transaction.execute("DELETE FROM outlive_message_presenters WHERE run_id = ?", dead)

@@ -57,6 +57,8 @@ public final class MessageQueue {
     var categoryLimit = MessageQueue.defaultCategoryLimit
     /// Messages this run presents now (locked by it, token not yet finished).
     var presenting: Set<String> = []
+    /// What this handle's last post left (SQLite), with the data version it committed with.
+    var keptSeqs: (version: UInt64, seqs: MessageSeqs)?
     /// Answered messages this run's response handlers did not take; asked
     /// again when a response handler is added.
     var declinedResponses: Set<String> = []
@@ -69,14 +71,20 @@ public final class MessageQueue {
     public init(store: Store) throws {
         self.store = store
         presentationLock = RunClaim(store: store, table: "outlive_messages", key: "id", run: "locking_run", form: .columns,
-                                    describing: ["locking_process"], freed: MessageQueue.claimsEnded)
+                                    describing: ["locking_process"], freed: MessageQueue.claimsEnded, locate: MessageQueue.locate)
         responseClaim = RunClaim(store: store, table: "outlive_messages", key: "id", run: "responding_run", form: .columns,
-                                 freed: MessageQueue.claimsEnded)
+                                 freed: MessageQueue.claimsEnded, locate: MessageQueue.locate)
         store.onRunEnded { [weak self] transaction, run in try self?.runEnded(run, in: transaction) }
         subscription = try store.subscribe(topic: MessageQueue.topic) { [weak self] batch in self?.changed(batch) }
         // Answered and removed messages may be waiting for what this process can
         // do (resolve a durable response handler, delete a record).
         store.loop.post { [weak self] in self?.scan([.answered, .removed]) }
+    }
+
+    /// A claim's key (a message id) as the row it names (`MessageTable.row`).
+    static func locate(_ key: SQLValue, _ engine: StoreEngine) -> (condition: String, arguments: [SQLValue]) {
+        guard case .text(let id) = key else { return ("id = ?", [key]) }
+        return MessageTable.row(id, engine)
     }
 
     var processEntryPrefix: String { "\(store.processName):\(store.runID):" }
@@ -97,31 +105,59 @@ public final class MessageQueue {
     /// when its category holds `categoryLimit` messages already.
     public func post(_ draft: MessageDraft) throws -> String {
         try store.checkUsable()
-        let id = Identifier.make()
         let limit = lock.withLock { categoryLimit }
         let run = store.runID
-        try store.database.groupedWrite { transaction in
-            let (held, sequence) = try MessageCounts.beforePost(category: draft.category, limit: limit, in: transaction)
+        return try store.database.groupedWrite { transaction in
+            var seqs = transaction.engine == .sqlite ? takeKeptSeqs(in: transaction) : nil
+            let (held, sequence) = try MessageCounts.beforePost(category: draft.category, limit: limit, seqs: &seqs,
+                                                                watchedByOtherThan: run, in: transaction)
             if let count = held {
                 throw OutliveError(.limit, "category \"\(draft.category)\" holds \(count) messages, its limit; remove messages or raise the limit (outlive_messages_set_category_limit)")
             }
+            // SQLite: an id that carries the seq (no index of ids to write);
+            // PostgreSQL: a random one, its key.
+            let id = transaction.engine == .sqlite ? SeqID.make(seq: sequence) : Identifier.make()
             try MessageTable.insert(draft, id: id, created: Clock.wall(), sequence: sequence, in: transaction)
             // A feed entry (a page written, a doorbell rung) only when a run
             // other than this one watches messages; this run learns of its
             // post after the commit (`posted`). A run that subscribes after
             // this transaction scans the waiting messages when it adds a
             // presenter or an auto-resolver.
-            try transaction.recordChange(topic: MessageQueue.topic, key: id, watchedByOtherThan: run)
-            transaction.afterCommit { [weak self] in self?.posted(id) }
+            // SQLite looked with the seqs, in the same statement.
+            if seqs?.watched ?? true { try transaction.recordChange(topic: MessageQueue.topic, key: id, watchedByOtherThan: run) }
+            // Unowned: a transaction runs its commit actions while it holds
+            // them (a weak reference would give it a side table every post).
+            transaction.afterCommit { [weak self, unowned transaction, seqs] in
+                self?.posted(id, keeping: seqs, version: transaction.committedDataVersion)
+            }
+            return id
         }
-        return id
+    }
+
+    /// The seqs this handle's last post left (SQLite), if nothing was
+    /// committed since, by any connection (the data version is the one it
+    /// committed with). Taken: a second post in the same transaction (a
+    /// group commit's member) reads them, seeing the first one's insert.
+    private func takeKeptSeqs(in transaction: StoreTransaction) -> MessageSeqs? {
+        guard let version = transaction.dataVersion else { return nil }
+        return lock.withLock {
+            defer { keptSeqs = nil }
+            guard let kept = keptSeqs, kept.version == version else { return nil }
+            return kept.seqs
+        }
     }
 
     /// A message this run posted, committed: looked at on the loop as a feed
     /// entry would have made it, when this run has a callback that may act on
     /// a new message (a presenter or an auto-resolver; one added later scans).
-    private func posted(_ id: String) {
-        guard lock.withLock({ !presenters.isEmpty || !autoResolvers.isEmpty }) else { return }
+    /// `seqs` (SQLite) are kept for this handle's next post, with the data
+    /// version the commit left (nil in a group commit: not kept).
+    private func posted(_ id: String, keeping seqs: MessageSeqs?, version: UInt64?) {
+        let examines = lock.withLock { () -> Bool in
+            if let seqs, let version { keptSeqs = (version, seqs) }
+            return !presenters.isEmpty || !autoResolvers.isEmpty
+        }
+        guard examines else { return }
         store.loop.post { [weak self] in self?.examine(id) }
     }
 
@@ -134,7 +170,8 @@ public final class MessageQueue {
             guard !message.handled else {
                 throw OutliveError.state("message \(id) was answered already (choice \"\(message.choice ?? "")\")")
             }
-            try transaction.execute("UPDATE outlive_messages SET handled = 1, choice = ? WHERE id = ?", [.text(choice), .text(id)])
+            let byID = MessageTable.row(id, transaction.engine)
+            try transaction.execute("UPDATE outlive_messages SET handled = 1, choice = ? WHERE \(byID.condition)", [.text(choice)] + byID.arguments)
             try transaction.recordChange(topic: MessageQueue.topic, key: id)
         }
     }
@@ -145,8 +182,9 @@ public final class MessageQueue {
         try changingMessage(id) { message, transaction in
             guard !message.presented else { return }
             let removes = message.autoRemove && message.choices.isEmpty && !message.handled
-            try transaction.execute("UPDATE outlive_messages SET presented = 1, removed = ? WHERE id = ?",
-                                    [.integer(removes ? 1 : 0), .text(id)])
+            let byID = MessageTable.row(id, transaction.engine)
+            try transaction.execute("UPDATE outlive_messages SET presented = 1, removed = ? WHERE \(byID.condition)",
+                                    [.integer(removes ? 1 : 0)] + byID.arguments)
             try transaction.recordChange(topic: MessageQueue.topic, key: id)
         }
     }
@@ -193,7 +231,8 @@ public final class MessageQueue {
         let presenting = message.lockingRun.map { store.isAlive(run: $0) } ?? false
         let responding = message.respondingRun.map { store.isAlive(run: $0) } ?? false
         if message.requiresEndNotification || presenting || responding {
-            try transaction.execute("UPDATE outlive_messages SET removed = 1 WHERE id = ?", [.text(message.id)])
+            let byID = MessageTable.row(message.id, transaction.engine)
+            try transaction.execute("UPDATE outlive_messages SET removed = 1 WHERE \(byID.condition)", byID.arguments)
             try transaction.recordChange(topic: MessageQueue.topic, key: message.id)
         } else {
             try MessageTable.delete(message.id, in: transaction)
@@ -292,7 +331,8 @@ public final class MessageQueue {
                 changes.append((row.text(0) ?? "", processed.filter { $0 != entry }.joined(separator: "\n")))
             }
             for (message, processed) in changes {
-                try transaction.execute("UPDATE outlive_messages SET processed_by = ? WHERE id = ?", [.text(processed), .text(message)])
+                let byID = MessageTable.row(message, transaction.engine)
+                try transaction.execute("UPDATE outlive_messages SET processed_by = ? WHERE \(byID.condition)", [.text(processed)] + byID.arguments)
             }
         }
         store.loop.post { [weak self] in self?.scan([.waiting]) }

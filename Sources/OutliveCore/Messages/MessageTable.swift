@@ -69,6 +69,41 @@ enum MessageTable {
         """ + SchemaComponent.requiringRegisteredRun("outlive_messages", "locking_run", onInsert: false)
             + SchemaComponent.requiringRegisteredRun("outlive_messages", "presenter_run", onInsert: false)
             + SchemaComponent.requiringRegisteredRun("outlive_messages", "responding_run", onInsert: false),
+        // Step 4: no index of new messages' ids. A new message's id carries
+        // its seq (`SeqID`): found by its rowid and a comparison of the text,
+        // where the unique index of ids was a page of the three a post wrote.
+        // Ids of the other form (every id stored before this step) stay in a
+        // partial unique index, `outlive_messages_id`; a new-form id is unique
+        // by its seq, the table's key. The column's UNIQUE cannot be dropped
+        // in place: the table is rebuilt, rows copied as they are, its indexes
+        // and step 2's triggers made again as step 3 left them.
+        """
+        ALTER TABLE outlive_messages RENAME TO outlive_messages_unique_id;
+        CREATE TABLE outlive_messages(
+            id TEXT NOT NULL, seq INTEGER PRIMARY KEY, created REAL NOT NULL,
+            category TEXT NOT NULL, title TEXT NOT NULL, body TEXT, scope TEXT, thread TEXT,
+            choices BLOB NOT NULL, payload BLOB, response_handler BLOB, auto_remove INTEGER NOT NULL,
+            locking_run TEXT, locking_process TEXT, processed_by TEXT NOT NULL,
+            presented INTEGER NOT NULL, handled INTEGER NOT NULL, choice TEXT, removed INTEGER NOT NULL,
+            presenter TEXT, presenter_run TEXT, requires_end INTEGER NOT NULL, responding_run TEXT);
+        INSERT INTO outlive_messages(id, seq, created, category, title, body, scope, thread, choices, payload,
+                response_handler, auto_remove, locking_run, locking_process, processed_by, presented, handled,
+                choice, removed, presenter, presenter_run, requires_end, responding_run)
+            SELECT id, seq, created, category, title, body, scope, thread, choices, payload,
+                response_handler, auto_remove, locking_run, locking_process, processed_by, presented, handled,
+                choice, removed, presenter, presenter_run, requires_end, responding_run
+            FROM outlive_messages_unique_id;
+        DROP TABLE outlive_messages_unique_id;
+        CREATE UNIQUE INDEX outlive_messages_id ON outlive_messages(id) WHERE substr(id, 15, 1) <> '8';
+        CREATE INDEX outlive_messages_state ON outlive_messages(removed, handled, presented);
+        CREATE INDEX outlive_messages_scope ON outlive_messages(scope) WHERE scope IS NOT NULL;
+        CREATE INDEX outlive_messages_locking ON outlive_messages(locking_run) WHERE locking_run IS NOT NULL;
+        CREATE INDEX outlive_messages_responding ON outlive_messages(responding_run) WHERE responding_run IS NOT NULL;
+        CREATE INDEX outlive_messages_presenter_run ON outlive_messages(presenter_run) WHERE presenter_run IS NOT NULL;
+
+        """ + SchemaComponent.requiringRegisteredRun("outlive_messages", "locking_run", onInsert: false)
+            + SchemaComponent.requiringRegisteredRun("outlive_messages", "presenter_run", onInsert: false)
+            + SchemaComponent.requiringRegisteredRun("outlive_messages", "responding_run", onInsert: false),
     ], postgresql: [
         // Text compares and sorts by its bytes (COLLATE "C"), as in SQLite.
         // The foreign keys stand for step 2's triggers: a presenter or a claim
@@ -109,6 +144,10 @@ enum MessageTable {
         // is one round trip (the insert, the count and the commit sent
         // together), whose cost is that round trip and the commit's flush.
         "",
+        // Step 4 is SQLite's alone: PostgreSQL's ids stay random (its key,
+        // which a post writes anyway), and a post there costs its one round
+        // trip and the commit's flush rather than pages.
+        "",
     ])
 
     static let columns = """
@@ -138,10 +177,18 @@ enum MessageTable {
         }
     }
 
+    /// The condition (unqualified) selecting the row of message `id`, and
+    /// its arguments: on SQLite by the seq the id carries since step 4
+    /// (`SeqID`), else through an index of ids.
+    static func row(_ id: String, _ engine: StoreEngine) -> (condition: String, arguments: [SQLValue]) {
+        SeqID.row(id, engine)
+    }
+
     static func read(_ id: String, in transaction: StoreTransaction) throws -> Message? {
         var message: Message?
         var failure: Error?
-        try transaction.query("SELECT \(columns) FROM outlive_messages WHERE id = ?", [.text(id)]) { row in
+        let byID = row(id, transaction.engine)
+        try transaction.query("SELECT \(columns) FROM outlive_messages WHERE \(byID.condition)", byID.arguments) { row in
             do { message = try decode(row) } catch { failure = error }
         }
         if let failure { throw failure }

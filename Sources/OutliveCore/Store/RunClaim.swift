@@ -52,6 +52,11 @@ public struct RunClaim {
     /// this kind are freed, with their keys (never empty).
     public typealias Freed = (StoreTransaction, EndedRun, [SQLValue]) throws -> Void
 
+    /// The condition (unqualified) selecting the row of a key, and what it
+    /// binds: for a table whose key is found by more than `key = ?` (a
+    /// message's id, which carries its seq: `SeqID.row`). Columns form only.
+    public typealias Locate = (SQLValue, StoreEngine) -> (condition: String, arguments: [SQLValue])
+
     public let table: String
     public let keyColumn: String
     public let keyType: KeyType
@@ -62,11 +67,12 @@ public struct RunClaim {
     public let describing: [String]
     unowned let store: Store
     private let freed: Freed?
+    private let locate: Locate?
 
     /// Describes a claim and registers its end-of-run hook with `store`
     /// (before the store reaps ended runs, like any system's hook).
     public init(store: Store, table: String, key: String, keyType: KeyType = .text, run: String, token: String? = nil,
-                form: Form, describing: [String] = [], freed: Freed? = nil) {
+                form: Form, describing: [String] = [], freed: Freed? = nil, locate: Locate? = nil) {
         self.store = store
         self.table = table
         keyColumn = key
@@ -76,6 +82,7 @@ public struct RunClaim {
         self.form = form
         self.describing = describing
         self.freed = freed
+        self.locate = locate
         let claim = self
         store.onRunEnded { transaction, ended in try claim.free(heldBy: ended, in: transaction) }
     }
@@ -91,12 +98,18 @@ public struct RunClaim {
         return ("\(prefix)\(runColumn) = ? AND \(prefix)\(tokenColumn) = ?", [.text(store.runID), token ?? .null])
     }
 
+    /// The condition selecting the row of `key`, and what it binds.
+    private func row(_ key: SQLValue, _ engine: StoreEngine) -> (condition: String, arguments: [SQLValue]) {
+        locate?(key, engine) ?? ("\(keyColumn) = ?", [key])
+    }
+
     /// Who holds the claim on `key` now (`token`: the caller's own).
     public func holder(of key: SQLValue, token: SQLValue? = nil, in transaction: StoreTransaction) throws -> Holder {
         let sameToken = tokenColumn.map { "CASE WHEN \($0) = ? THEN 1 ELSE 0 END" } ?? "1"
         var found: (run: String?, sameToken: Bool)?
-        try transaction.query("SELECT \(runColumn), \(sameToken) FROM \(table) WHERE \(keyColumn) = ?",
-                              (tokenColumn == nil ? [] : [token ?? .null]) + [key]) { row in
+        let keyed = row(key, transaction.engine)
+        try transaction.query("SELECT \(runColumn), \(sameToken) FROM \(table) WHERE \(keyed.condition)",
+                              (tokenColumn == nil ? [] : [token ?? .null]) + keyed.arguments) { row in
             found = (row.isNull(0) ? nil : row.text(0), !row.isNull(1) && row.integer(1) == 1)
         }
         guard let found, let run = found.run else { return .free }
@@ -107,7 +120,9 @@ public struct RunClaim {
     /// Whether this run holds the claim on `key` under `token`.
     public func holds(_ key: SQLValue, token: SQLValue? = nil, in transaction: StoreTransaction) throws -> Bool {
         let (condition, arguments) = fence(token: token)
-        return try transaction.integer("SELECT 1 FROM \(table) WHERE \(keyColumn) = ? AND \(condition)", [key] + arguments) != nil
+        let keyed = row(key, transaction.engine)
+        return try transaction.integer("SELECT 1 FROM \(table) WHERE \(keyed.condition) AND \(condition)",
+                                       keyed.arguments + arguments) != nil
     }
 
     /// Whether a holder read with its row is another run that is alive.
@@ -160,9 +175,10 @@ public struct RunClaim {
         case .columns:
             let (ours, oursArguments) = fence(token: token)
             let assignments = columns.map { "\($0) = ?" }.joined(separator: ", ")
-            var sql = "UPDATE \(table) SET \(assignments) WHERE \(keyColumn) = ? AND (\(runColumn) IS NULL OR (\(ours)))"
+            let keyed = row(key, transaction.engine)
+            var sql = "UPDATE \(table) SET \(assignments) WHERE \(keyed.condition) AND (\(runColumn) IS NULL OR (\(ours)))"
             if let condition { sql += " AND (\(condition))" }
-            try transaction.execute(sql, bound + [key] + oursArguments + conditionArguments)
+            try transaction.execute(sql, bound + keyed.arguments + oursArguments + conditionArguments)
         case .row:
             let (ours, oursArguments) = fence(token: token, qualifier: table)
             let placeholders = Array(repeating: "?", count: columns.count + 1).joined(separator: ", ")
@@ -187,8 +203,9 @@ public struct RunClaim {
             try transaction.execute("DELETE FROM \(table) WHERE \(keyColumn) = ? AND \(ours)", [key] + oursArguments)
         case .columns:
             let assignments = (clearedColumns.map { "\($0) = NULL" } + values.map { "\($0.column) = ?" }).joined(separator: ", ")
-            try transaction.execute("UPDATE \(table) SET \(assignments) WHERE \(keyColumn) = ? AND \(ours)",
-                                    values.map(\.value) + [key] + oursArguments)
+            let keyed = row(key, transaction.engine)
+            try transaction.execute("UPDATE \(table) SET \(assignments) WHERE \(keyed.condition) AND \(ours)",
+                                    values.map(\.value) + keyed.arguments + oursArguments)
         }
         return transaction.changedRows == 1
     }

@@ -18,6 +18,10 @@ final class SQLiteConnection {
     /// The `KeptStatement`s prepared so far (also in `statements`, which finalizes them).
     private var keptStatements = [OpaquePointer?](repeating: nil, count: KeptStatement.allCases.count)
     private let forkGeneration = COutlive_fork_generation()
+    /// Where `run` puts the text and blobs it binds (see there).
+    private let bindBuffer = UnsafeMutableRawPointer.allocate(byteCount: SQLiteConnection.bindBufferSize, alignment: 8)
+    private var bindBufferInUse = false
+    private static let bindBufferSize = 16_384
 
     init(path: String, flags: Int32) throws {
         var db: OpaquePointer?
@@ -42,6 +46,7 @@ final class SQLiteConnection {
     deinit {
         // SQLite forbids carrying a connection across fork(): in a child, the
         // parent's connection is left alone (its memory is the child's to lose).
+        bindBuffer.deallocate()
         guard COutlive_fork_generation() == forkGeneration else { return }
         for statement in statements.values { sqlite3_finalize(statement) }
         sqlite3_close_v2(handle)
@@ -99,14 +104,41 @@ final class SQLiteConnection {
     }
 
     private func run(_ statement: OpaquePointer, _ sql: String, _ arguments: [SQLValue], row: ((SQLRow) throws -> Void)?) throws {
-        // Bindings are cleared only when a call may have left some of them
-        // unbound: every call binding all of them rebinds each anyway.
-        let unbound = arguments.count < Int(sqlite3_bind_parameter_count(statement))
+        // Text and blobs are copied into a buffer of the connection's and
+        // bound there without another copy (SQLITE_STATIC): SQLite's own copy
+        // of each (SQLITE_TRANSIENT) cost an allocation and its memory
+        // mutex per value, a twentieth of a kv set. Lending each value's own
+        // bytes instead needs a closure per value, whose retains and releases
+        // cost more than the allocation. The statement is reset and its
+        // bindings cleared before the buffer is used again or freed.
+        var size = 0
+        for value in arguments {
+            switch value {
+            case .text(let v): size += v.utf8.count
+            case .blob(let v): size += v.count
+            default: break
+            }
+        }
+        // A statement run from a row callback of another finds the buffer in
+        // use (its bytes still bound), and larger values would keep the
+        // memory they needed for the connection's life: they take a buffer
+        // of their own.
+        let buffer: UnsafeMutableRawPointer
+        let borrowed = !bindBufferInUse && size <= SQLiteConnection.bindBufferSize
+        if borrowed {
+            buffer = bindBuffer
+            bindBufferInUse = true
+        } else {
+            buffer = .allocate(byteCount: max(size, 1), alignment: 8)
+        }
         defer {
             sqlite3_reset(statement)
-            if unbound { sqlite3_clear_bindings(statement) }
+            // Every call leaves its statement without bindings (none pointing
+            // into the buffer): a parameter a call does not bind is NULL.
+            sqlite3_clear_bindings(statement)
+            if borrowed { bindBufferInUse = false } else { buffer.deallocate() }
         }
-        if unbound { sqlite3_clear_bindings(statement) }
+        var offset = 0
         for (index, value) in arguments.enumerated() {
             let position = Int32(index + 1)
             let result: Int32
@@ -115,21 +147,29 @@ final class SQLiteConnection {
             case .integer(let v): result = sqlite3_bind_int64(statement, position, v)
             case .double(let v): result = sqlite3_bind_double(statement, position, v)
             case .text(let v):
+                let start = buffer + offset
+                let count = v.utf8.count
                 // A native string's own UTF-8 bytes, without the copy utf8CString makes.
-                let bound = v.utf8.withContiguousStorageIfAvailable {
-                    COutlive_sqlite3_bind_text_transient(statement, position, UnsafeRawPointer($0.baseAddress ?? UnsafePointer(bitPattern: 1)!).assumingMemoryBound(to: CChar.self), Int32($0.count))
+                let copied: Void? = v.utf8.withContiguousStorageIfAvailable {
+                    if let base = $0.baseAddress { start.copyMemory(from: base, byteCount: count) }
                 }
-                result = bound ?? v.utf8CString.withUnsafeBufferPointer {
-                    COutlive_sqlite3_bind_text_transient(statement, position, $0.baseAddress, Int32($0.count - 1))
-                }
+                if copied == nil { _ = UnsafeMutableRawBufferPointer(start: start, count: count).copyBytes(from: v.utf8) }
+                offset += count
+                result = COutlive_sqlite3_bind_text_static(statement, position, start.assumingMemoryBound(to: CChar.self), Int32(count))
             case .blob(let v):
-                result = v.withUnsafeBytes {
-                    // A zero-length blob still binds as a blob, never as NULL.
-                    COutlive_sqlite3_bind_blob_transient(statement, position, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(v.count))
-                }
+                let start = buffer + offset
+                v.withUnsafeBytes { if let base = $0.baseAddress { start.copyMemory(from: base, byteCount: $0.count) } }
+                offset += v.count
+                // A zero-length blob still binds as a blob, never as NULL.
+                result = COutlive_sqlite3_bind_blob_static(statement, position, start, Int32(v.count))
             }
             guard result == SQLITE_OK else { throw fail(result, "database bind") }
         }
+        try step(statement, sql, row: row)
+    }
+
+    /// Steps through every row; `row` reads the current row.
+    private func step(_ statement: OpaquePointer, _ sql: String, row: ((SQLRow) throws -> Void)?) throws {
         while true {
             let step = sqlite3_step(statement)
             if step == SQLITE_DONE { return }

@@ -166,7 +166,10 @@ final class SQLiteBackend: StoreBackend {
         }
     }
 
-    private func transaction<T>(writing: Bool, _ body: (StoreTransaction) throws -> T) throws -> (T, Transaction) {
+    /// `committed`: the transaction, once committed. Not returned with the
+    /// result: a tuple of a generic caller's type is looked up at run time,
+    /// twice a write.
+    private func transaction<T>(writing: Bool, committed: inout Transaction?, _ body: (StoreTransaction) throws -> T) throws -> T {
         try enter()
         return try lock.withLock {
             let marker = Unmanaged.passUnretained(self).toOpaque()
@@ -180,7 +183,8 @@ final class SQLiteBackend: StoreBackend {
                 try commit()
                 // Under the lock: no other transaction of this handle in between.
                 if !transaction.commitActions.isEmpty { transaction.committedDataVersion = connection.dataVersion }
-                return (result, transaction)
+                committed = transaction
+                return result
             } catch {
                 if sqlite3_get_autocommit(connection.handle) == 0 { try? connection.run("ROLLBACK", []) }
                 throw error
@@ -189,9 +193,12 @@ final class SQLiteBackend: StoreBackend {
     }
 
     func write<T>(_ body: (StoreTransaction) throws -> T) throws -> T {
-        let (result, transaction) = try self.transaction(writing: true, body)
-        if let sequence = transaction.newestSequence { changesCommitted(sequence, ringing: transaction.ringsDoorbell) }
-        for action in transaction.commitActions { action() }
+        var committed: Transaction?
+        let result = try transaction(writing: true, committed: &committed, body)
+        if let transaction = committed {
+            if let sequence = transaction.newestSequence { changesCommitted(sequence, ringing: transaction.ringsDoorbell) }
+            for action in transaction.commitActions { action() }
+        }
         return result
     }
 
@@ -294,7 +301,9 @@ final class SQLiteBackend: StoreBackend {
         if undone {
             for (index, member) in members.enumerated() {
                 do {
-                    committed[index] = try transaction(writing: true) { try member.run($0) }.1
+                    var again: Transaction?
+                    try transaction(writing: true, committed: &again) { try member.run($0) }
+                    committed[index] = again
                     member.failure = nil
                 } catch {
                     committed[index] = nil
@@ -314,7 +323,8 @@ final class SQLiteBackend: StoreBackend {
     }
 
     func read<T>(_ body: (StoreTransaction) throws -> T) throws -> T {
-        try transaction(writing: false, body).0
+        var committed: Transaction?
+        return try transaction(writing: false, committed: &committed, body)
     }
 
     func changes(after sequence: Int64, limit: Int) throws -> (changes: [Change], oldestKept: Int64?) {

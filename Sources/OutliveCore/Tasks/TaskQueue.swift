@@ -181,7 +181,7 @@ public final class TaskQueue {
 
     @discardableResult
     public func add(_ task: NewTask) throws -> String {
-        try add(batch: [task])[0]
+        try enqueue(batch: [task])[0].id
     }
 
     /// Adds every task in one transaction: all are stored, or none.
@@ -203,13 +203,18 @@ public final class TaskQueue {
         }
         // Serialized (and checked against the size limit) before the transaction.
         var handlers: [[UInt8]] = []
+        // Made only when a task has a result consumer (most have none: an
+        // array of nils was an allocation on every add).
         var consumers: [[UInt8]?] = []
         handlers.reserveCapacity(tasks.count)
         for (index, task) in tasks.enumerated() {
             do {
                 try task.validate()
                 handlers.append(try task.work.serializedChecked())
-                consumers.append(try task.resultConsumer.map { try $0.handler.serializedChecked() })
+                if let consumer = task.resultConsumer {
+                    if consumers.isEmpty { consumers = Array(repeating: nil, count: tasks.count) }
+                    consumers[index] = try consumer.handler.serializedChecked()
+                }
             } catch let error as OutliveError {
                 throw tasks.count == 1 ? error : OutliveError(error.code, "tasks[\(index)]: \(error.message)")
             }
@@ -232,7 +237,10 @@ public final class TaskQueue {
             var addedAny = false
             var addedTo: [String: Int64] = [:]
             var seqs = try seqsForAdding(in: transaction)
-            for (index, (task, handler)) in zip(tasks, handlers).enumerated() {
+            // By index: a zip's iterator copied each task (every string and
+            // array in it retained and released) three times.
+            for index in tasks.indices {
+                let task = tasks[index]
                 if task.queue != TaskQueueName.default && !declared.contains(task.queue) {
                     guard try transaction.integer("SELECT kind FROM outlive_task_queues WHERE name = ?", [.text(task.queue)]) != nil else {
                         throw OutliveError.notFound("no queue named \(task.queue) (declare it first)")
@@ -241,7 +249,7 @@ public final class TaskQueue {
                 }
                 var entry: TaskAdded
                 var consumedSignal = task.resultSignal?.lowercased()
-                if let id = try TaskQueue.insert(task, handler: handler, now: now, later: true, seq: seqs?.next, in: transaction) {
+                if let id = try TaskQueue.insert(task, handler: handlers[index], now: now, later: true, seq: seqs?.next, in: transaction) {
                     seqs?.taken()
                     entry = TaskAdded(id: id, existing: false)
                     addedAny = true
@@ -301,8 +309,10 @@ public final class TaskQueue {
 
     /// Keeps `seqs` as the add's commit leaves them, with the data version it committed with.
     private func keepSeqs(_ seqs: TaskSeqs, after transaction: StoreTransaction) {
-        transaction.afterCommit { [weak self, weak transaction] in
-            guard let self, let version = transaction?.committedDataVersion else { return }
+        // Unowned: the actions run while their transaction is held (a weak
+        // reference made a side table, an allocation, on every add).
+        transaction.afterCommit { [weak self, unowned transaction] in
+            guard let self, let version = transaction.committedDataVersion else { return }
             self.lock.withLock { self.seqsAfterAdd = (version, seqs) }
         }
     }
@@ -328,14 +338,17 @@ public final class TaskQueue {
         // A task due later waits like one in backoff: the due timer starts it.
         let dueLater = task.due.flatMap { $0 > now ? $0 : nil }
         let sql = insertSQL(transaction.engine, unique: task.uniqueKey != nil)
+        // The seq in the literal, dropped where there is none: appended, it
+        // grew the array (a second allocation and a copy on every add).
         var arguments: [SQLValue] = [.text(id), .text(task.work.name), .blob(handler),
                   task.groupStart.map { .text($0) } ?? .null,
                   TaskSchema.encode(members: task.groupMembers).map { .blob($0) } ?? .null,
                   .double(now), .double(now), .text(task.queue), .integer(Int64(task.priority)),
                   .integer((dueLater == nil ? TaskSchema.State.ready : TaskSchema.State.waiting).rawValue),
                   dueLater.map { .double($0) } ?? .null,
-                  task.uniqueKey.map { .text($0) } ?? .null, task.resultSignal.map { .text($0.lowercased()) } ?? .null]
-        if let seq { arguments.append(.integer(seq)) }
+                  task.uniqueKey.map { .text($0) } ?? .null, task.resultSignal.map { .text($0.lowercased()) } ?? .null,
+                  seq.map { .integer($0) } ?? .null]
+        if seq == nil { arguments.removeLast() }
         if later && task.uniqueKey == nil {
             // Nothing is read back: sent with the commit on PostgreSQL.
             try transaction.executeLater(sql, arguments)

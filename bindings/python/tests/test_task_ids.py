@@ -5,7 +5,6 @@ migrates keeping its (random) ids, found through a partial index of the older
 ids by every call that takes one. An id is found only whole: the seq it
 carries does not find a task of another id, as after the newest task is
 deleted and its seq taken again. PostgreSQL's ids stay random."""
-import os
 import sqlite3
 import threading
 import uuid
@@ -14,6 +13,7 @@ import pytest
 
 import outlive
 from conftest import dispatch_until, store_location
+from seq_ids import back_to_random_ids, carried_seq, connect, other_random_part, stored
 
 ran = []
 held = []
@@ -42,57 +42,11 @@ def location(request, tmp_path):
     return store_location(request.param, tmp_path)
 
 
-def connect(directory):
-    return sqlite3.connect(os.path.join(directory, "outlive.db"), isolation_level=None)
-
-
-def carried_seq(task_id):
-    """The seq a new-form id carries: hex digits 0-11 and 13-15 of the UUID."""
-    digits = task_id.replace("-", "")
-    assert digits[12] == "8", f"{task_id} is not of the new form"
-    return int(digits[:12] + digits[13:16], 16)
-
-
-def other_random_part(task_id):
-    """The same id, its last hex digit changed: the same seq, another task."""
-    return task_id[:-1] + ("0" if task_id[-1] != "0" else "1")
-
-
-def stored(directory, sql, *arguments):
-    db = connect(directory)
-    try:
-        return db.execute(sql, arguments).fetchall()
-    finally:
-        db.close()
-
-
 def back_to_version_9_with_random_ids(directory):
-    """Rebuilds outlive_tasks as version 9 made it (its id column UNIQUE, no
-    partial index of ids), every task given a random (version 4) id as every
-    task had before step 10. Returns the ids in queue order."""
-    db = connect(directory)
-    try:
-        db.execute("BEGIN IMMEDIATE")
-        (table,) = db.execute("SELECT sql FROM sqlite_schema WHERE name = 'outlive_tasks'").fetchone()
-        assert "id TEXT NOT NULL,\n" in table
-        kept = [sql for (sql,) in db.execute(
-            "SELECT sql FROM sqlite_schema WHERE tbl_name = 'outlive_tasks' AND type IN ('index', 'trigger') "
-            "AND sql IS NOT NULL AND name <> 'outlive_tasks_id'")]
-        db.execute("ALTER TABLE outlive_tasks RENAME TO outlive_tasks_version_10")
-        db.execute(table.replace("id TEXT NOT NULL,\n", "id TEXT NOT NULL UNIQUE,\n"))
-        db.execute("INSERT INTO outlive_tasks SELECT * FROM outlive_tasks_version_10")
-        db.execute("DROP TABLE outlive_tasks_version_10")
-        for sql in kept:
-            db.execute(sql)
-        ids = []
-        for (seq,) in db.execute("SELECT seq FROM outlive_tasks ORDER BY seq").fetchall():
-            ids.append(str(uuid.uuid4()))
-            db.execute("UPDATE outlive_tasks SET id = ? WHERE seq = ?", (ids[-1], seq))
-        db.execute("UPDATE outlive_schema SET version = 9 WHERE component = 'tasks'")
-        db.execute("COMMIT")
-        return ids
-    finally:
-        db.close()
+    """Rebuilds outlive_tasks as version 9 made it, every task given a random
+    id as before step 10. Returns the ids in queue order."""
+    return back_to_random_ids(directory, "outlive_tasks", "tasks", 9, "id TEXT NOT NULL,\n",
+                              "id TEXT NOT NULL UNIQUE,\n")
 
 
 def test_new_ids_are_uuids_that_carry_their_seq_on_sqlite(tmp_path):
