@@ -249,7 +249,9 @@ public final class TaskQueue {
                 }
                 var entry: TaskAdded
                 var consumedSignal = task.resultSignal?.lowercased()
-                if let id = try TaskQueue.insert(task, handler: handlers[index], now: now, later: true, seq: seqs?.next, in: transaction) {
+                let unindexed = seqs.map { TaskSchema.leavesUnindexed(seq: $0.next, mark: $0.mark) } ?? false
+                if let id = try TaskQueue.insert(task, handler: handlers[index], now: now, later: true, seq: seqs?.next,
+                                                 unindexed: unindexed, in: transaction) {
                     seqs?.taken()
                     entry = TaskAdded(id: id, existing: false)
                     addedAny = true
@@ -328,9 +330,11 @@ public final class TaskQueue {
     /// failure then fails the transaction at a later statement or the commit:
     /// not for a caller that catches it, as schedules' firings do).
     /// `seq` (SQLite): the task's, from the transaction's `TaskSeqs`; nil
-    /// reads it here.
+    /// reads it here. `unindexed` (SQLite, a task given its seq): a ready
+    /// task is left out of the ready index (TaskSchema step 11,
+    /// `leavesUnindexed`).
     static func insert(_ task: NewTask, handler: [UInt8], now: Double, later: Bool = false, seq given: Int64? = nil,
-                       in transaction: StoreTransaction) throws -> String? {
+                       unindexed: Bool = false, in transaction: StoreTransaction) throws -> String? {
         // SQLite: the seq is taken before the insert, for the id to carry it (TaskID).
         var seq: Int64?
         if transaction.engine == .sqlite { seq = try given ?? TaskSeqs(watchedByOtherThan: "", in: transaction).next }
@@ -347,8 +351,9 @@ public final class TaskQueue {
                   .integer((dueLater == nil ? TaskSchema.State.ready : TaskSchema.State.waiting).rawValue),
                   dueLater.map { .double($0) } ?? .null,
                   task.uniqueKey.map { .text($0) } ?? .null, task.resultSignal.map { .text($0.lowercased()) } ?? .null,
+                  unindexed && dueLater == nil && given != nil ? .integer(1) : .null,
                   seq.map { .integer($0) } ?? .null]
-        if seq == nil { arguments.removeLast() }
+        if seq == nil { arguments.removeLast(2) }
         if later && task.uniqueKey == nil {
             // Nothing is read back: sent with the commit on PostgreSQL.
             try transaction.executeLater(sql, arguments)
@@ -371,8 +376,8 @@ public final class TaskQueue {
 
     private static let insertSQLite = """
         INSERT INTO outlive_tasks(id, handler_name, handler, group_start, group_members, created, age_from,
-                                  queue, priority, state, waiting_until, unique_key, result_signal, seq)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                  queue, priority, state, waiting_until, unique_key, result_signal, unindexed, seq)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         """
     private static let insertSQLiteUnique = insertSQLite + " ON CONFLICT DO NOTHING"
     private static let insertPostgreSQL = """

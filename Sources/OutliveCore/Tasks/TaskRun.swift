@@ -723,6 +723,9 @@ extension TaskQueue {
         let queue: SQLValue = .text(run.queue)
         // Nothing is read back: on PostgreSQL it goes with the next statement.
         try transaction.executeLater(CandidateSQL.of(transaction.engine).comeDue, [queue, .double(Clock.wall())])
+        // The ready tasks adds left out of the index (SQLite, TaskSchema step
+        // 11) go in before the lookups below, which see the index only.
+        if transaction.engine == .sqlite { try TaskSchema.indexTail(in: transaction) }
         if run.rewind {
             run.rewind = false
             run.cursor = nil
@@ -913,7 +916,7 @@ extension TaskQueue {
             return
         }
         try transaction.execute("""
-            UPDATE outlive_tasks SET last_error = ? WHERE seq = (SELECT seq FROM outlive_tasks WHERE state = 0 AND handler_name = ? ORDER BY seq LIMIT 1)
+            UPDATE outlive_tasks SET last_error = ? WHERE seq = (SELECT seq FROM outlive_tasks WHERE state = 0 AND unindexed IS NULL AND handler_name = ? ORDER BY seq LIMIT 1)
             AND last_error IS NULL AND attempts = 0
             """, [.text(why), .text(name)])
     }
@@ -955,7 +958,9 @@ private struct CandidateSQL {
     private init(_ engine: StoreEngine) {
         let columns = "seq, priority, id, handler, group_start IS NOT NULL, group_members, age_from, attempts, runner IS NULL"
         // The id's characters are checked as each row is read (`Candidate.damaged`).
-        let filter = "state = 0 AND queue = ? AND handler_name = ? AND \(engine == .sqlite ? "typeof(priority) = 'integer' AND " : "")\(TaskSchema.runnable(engine, idCharacters: false))"
+        // SQLite: `unindexed IS NULL` lets the planner use the ready index
+        // (TaskSchema step 11); the step indexed every ready task first.
+        let filter = "state = 0 AND \(engine == .sqlite ? "unindexed IS NULL AND " : "")queue = ? AND handler_name = ? AND \(engine == .sqlite ? "typeof(priority) = 'integer' AND " : "")\(TaskSchema.runnable(engine, idCharacters: false))"
         // PostgreSQL: a candidate is locked as it is read, and one another
         // claimer holds is passed over (SKIP LOCKED) rather than waited for;
         // claims without the store's lock rely on it (`TaskQueue.next`).
@@ -970,7 +975,7 @@ private struct CandidateSQL {
                   SELECT seq FROM outlive_tasks WHERE state = 3 AND queue = ? AND waiting_until <= ? FOR UPDATE SKIP LOCKED)
               """
         nextName = """
-            SELECT handler_name FROM outlive_tasks WHERE state = 0 AND queue = ? \
+            SELECT handler_name FROM outlive_tasks WHERE state = 0 AND \(engine == .sqlite ? "unindexed IS NULL AND " : "")queue = ? \
             AND handler_name > \(engine == .sqlite ? "CAST(? AS TEXT)" : "?") AND \(TaskSchema.runnable(engine)) \
             ORDER BY handler_name LIMIT 1
             """

@@ -318,6 +318,20 @@ enum TaskSchema {
                 dead = ifnull(dead, 0) + (NEW.state = 2) WHERE name = NEW.queue;
         END
         """,
+        // Step 11: a new ready task enters the ready index later, with the
+        // tasks after it. Its entry was the second of the two pages an add
+        // wrote (at synchronous=NORMAL an add's cost is its pages: the WAL
+        // frame, its checksum, its copy at the checkpoint). A task added
+        // with `unindexed` = 1 is outside `outlive_tasks_ready`; every such
+        // task lies above the counted mark (an add marks only a task whose
+        // seq is above it), and whatever moves the mark indexes them first
+        // (`TaskSchema.indexTail`), as does a run before it looks for its
+        // next tasks: the lookups that use the index see every ready task.
+        """
+        ALTER TABLE outlive_tasks ADD COLUMN unindexed INTEGER;
+        DROP INDEX outlive_tasks_ready;
+        CREATE INDEX outlive_tasks_ready ON outlive_tasks(queue, handler_name, priority DESC, seq) WHERE state = 0 AND unindexed IS NULL
+        """,
     ], postgresql: [
         // Tasks came to PostgreSQL at version 6: the first step makes the
         // tables as SQLite's six steps leave them, the others have nothing
@@ -393,6 +407,9 @@ enum TaskSchema {
         // Step 10 is SQLite's alone: PostgreSQL takes a task's seq as it
         // inserts the row, after its id is sent; its ids stay random, found
         // through their unique index.
+        "",
+        // Step 11 is SQLite's alone: PostgreSQL's pages are not its cost
+        // (a round trip is), and its runners claim without the store's lock.
         "",
     ], postgresqlFunctions: [queueCountsUnended])
 
@@ -528,11 +545,32 @@ enum TaskSchema {
     /// Moves the tasks above the counted mark into their queues' counters,
     /// each by its state now, and the mark to the newest task.
     static func foldCounts(in transaction: StoreTransaction) throws {
+        try indexTail(in: transaction)
         try transaction.execute(foldSQL)
         try transaction.execute("""
             UPDATE outlive_task_counted SET seq = (SELECT max(seq) FROM outlive_tasks)
             WHERE slot = 0 AND (SELECT max(seq) FROM outlive_tasks) > seq
             """)
+    }
+
+    /// Puts the ready tasks an add left out of `outlive_tasks_ready` (step
+    /// 11: all above the counted mark) into it (SQLite): before the mark
+    /// moves, and before a run looks for its next tasks through the index.
+    /// With none left out it is one seek past the mark.
+    static func indexTail(in transaction: StoreTransaction) throws {
+        try transaction.execute(indexTailSQL)
+    }
+
+    private static let indexTailSQL = """
+        UPDATE outlive_tasks SET unindexed = NULL WHERE seq > \(countedMark) AND unindexed IS NOT NULL
+        """
+
+    /// Whether an add leaves a ready task of seq `seq` out of the ready
+    /// index (step 11): only a task that the fold at the end of its own
+    /// transaction will not reach (a batch of 100,000 indexes the rest as it
+    /// inserts them, rather than writing each row twice).
+    static func leavesUnindexed(seq: Int64, mark: Int64) -> Bool {
+        seq - mark < foldAfter
     }
 
     /// The three counters of a queue from one walk over the tasks above the
