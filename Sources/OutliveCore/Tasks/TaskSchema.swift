@@ -7,10 +7,12 @@
 /// `state`: 0 ready (pending, due now), 1 running, 2 dead, 3 waiting (pending,
 /// in backoff until `waiting_until`). Partial indexes make each step of a run
 /// an indexed lookup whatever the queue's length:
-/// - `outlive_tasks_ready (handler_name, seq) WHERE state = 0`: the next ready
-///   task of a handler name after the run's cursor, and the distinct names;
-/// - `outlive_tasks_waiting (waiting_until) WHERE state = 3`: tasks coming due;
-/// - `outlive_tasks_running (runner) WHERE state = 1`: what a dead run held;
+/// - `outlive_tasks_ready (queue, handler_name, priority DESC, seq) WHERE
+///   state = 0 AND unindexed IS NULL`: the next ready task of a handler name
+///   after the run's cursor, and the distinct names (on SQLite since step 11
+///   a task newly added is indexed later, `TaskSchema.indexTail`);
+/// - `outlive_tasks_waiting (queue, waiting_until) WHERE state = 3`: tasks coming due;
+/// - `outlive_tasks_running (runner) WHERE runner IS NOT NULL`: what a dead run held;
 /// - `outlive_tasks_group_start (group_start)`: whether a group's start is stored.
 /// - `outlive_tasks_unique_key (queue, unique_key)`, unique, over the pending
 ///   and running tasks that are not cancelled: who holds a key.
@@ -327,10 +329,16 @@ enum TaskSchema {
         // seq is above it), and whatever moves the mark indexes them first
         // (`TaskSchema.indexTail`), as does a run before it looks for its
         // next tasks: the lookups that use the index see every ready task.
+        // `outlive_tasks_running` covers every claimed row, as PostgreSQL's
+        // does: the end of a run looks its claims up by runner alone
+        // (`RunClaim.free`), which read the whole table with the index
+        // limited to `state = 1`.
         """
         ALTER TABLE outlive_tasks ADD COLUMN unindexed INTEGER;
         DROP INDEX outlive_tasks_ready;
-        CREATE INDEX outlive_tasks_ready ON outlive_tasks(queue, handler_name, priority DESC, seq) WHERE state = 0 AND unindexed IS NULL
+        CREATE INDEX outlive_tasks_ready ON outlive_tasks(queue, handler_name, priority DESC, seq) WHERE state = 0 AND unindexed IS NULL;
+        DROP INDEX outlive_tasks_running;
+        CREATE INDEX outlive_tasks_running ON outlive_tasks(runner) WHERE runner IS NOT NULL
         """,
     ], postgresql: [
         // Tasks came to PostgreSQL at version 6: the first step makes the

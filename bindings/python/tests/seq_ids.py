@@ -6,6 +6,8 @@ import os
 import sqlite3
 import uuid
 
+from task_steps import undo_step_11
+
 
 def connect(directory):
     return sqlite3.connect(os.path.join(directory, "outlive.db"), isolation_level=None)
@@ -40,6 +42,8 @@ def back_to_random_ids(directory, table, component, version, id_column, unique_i
     db = connect(directory)
     try:
         db.execute("BEGIN IMMEDIATE")
+        if table == "outlive_tasks":
+            undo_step_11(db)
         (sql,) = db.execute("SELECT sql FROM sqlite_schema WHERE name = ?", (table,)).fetchone()
         assert id_column in sql
         kept = [sql for (sql,) in db.execute(

@@ -10,6 +10,7 @@ import threading
 
 import outlive
 from conftest import dispatch_until
+from task_steps import undo_step_11
 
 ran = []
 held = []
@@ -50,6 +51,7 @@ def back_to_version_7(directory, highest_seq_used):
     db = connect(directory)
     try:
         db.execute("BEGIN IMMEDIATE")
+        undo_step_11(db)
         # Step 10's index of older ids came after version 7 (its UNIQUE column stood for it).
         kept = [sql for (sql,) in db.execute(
             "SELECT sql FROM sqlite_schema WHERE tbl_name = 'outlive_tasks' AND type IN ('index', 'trigger') AND sql IS NOT NULL "
