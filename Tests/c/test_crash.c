@@ -502,6 +502,10 @@ static const struct zero_check sqlite_counts[] = {
      "AND seq <= (SELECT seq FROM outlive_task_counted WHERE slot = 0))",
      "difference between the kept dead count and the counted rows"},
     {"SELECT count(*) - 1 FROM outlive_task_counted WHERE slot = 0", "counted marks other than the one"},
+    /* A task an add left out of the ready index lies above the mark (TaskSchema step 11): a fold indexes
+     * them before it moves the mark. One below it would never be found by a run. */
+    {"SELECT count(*) FROM outlive_tasks WHERE unindexed IS NOT NULL AND seq <= (SELECT seq FROM outlive_task_counted WHERE slot = 0)",
+     "tasks left out of the ready index at or below the counted mark"},
     /* Messages above their counted mark likewise (the messages schema's step 3, MessageCounts). */
     {"SELECT coalesce((SELECT count FROM outlive_message_categories WHERE category = 'crash'), 0) - "
      "(SELECT count(*) FROM outlive_messages WHERE category = 'crash' "
