@@ -35,6 +35,10 @@ public final class TaskQueue {
     var seqsAfterAdd: (version: UInt64, seqs: TaskSeqs)?
 
     // Loop thread only.
+    /// The data version a run's step committed with, having left no task
+    /// out of the ready index (SQLite, TaskSchema step 11): while the store's
+    /// is that one, nothing was added since and the next step need not look.
+    var tailIndexedAt: UInt64?
     /// The runs under way, one per served queue at most.
     var runs: [String: TaskRun] = [:]
     /// Ordered queues whose runner is another live process: a run starts

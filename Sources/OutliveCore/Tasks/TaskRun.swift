@@ -724,8 +724,18 @@ extension TaskQueue {
         // Nothing is read back: on PostgreSQL it goes with the next statement.
         try transaction.executeLater(CandidateSQL.of(transaction.engine).comeDue, [queue, .double(Clock.wall())])
         // The ready tasks adds left out of the index (SQLite, TaskSchema step
-        // 11) go in before the lookups below, which see the index only.
-        if transaction.engine == .sqlite { try TaskSchema.indexTail(in: transaction) }
+        // 11) go in before the lookups below, which see the index only —
+        // unless nothing was committed since a step did so (the statement,
+        // with nothing to do, cost a step some 10,000 instructions).
+        if transaction.engine == .sqlite {
+            if transaction.dataVersion == nil || transaction.dataVersion != tailIndexedAt {
+                try TaskSchema.indexTail(in: transaction)
+            }
+            // Unowned: the actions run while their transaction is held.
+            transaction.afterCommit { [weak self, unowned transaction] in
+                self?.tailIndexedAt = transaction.committedDataVersion
+            }
+        }
         if run.rewind {
             run.rewind = false
             run.cursor = nil

@@ -91,14 +91,18 @@ def test_tasks_added_one_by_one_run_in_priority_then_queue_order_across_the_fold
 
 def test_a_task_added_while_a_run_is_under_way_is_found_by_its_next_step(location):
     ran.clear()
-    with outlive.Store(location) as store:
+    with outlive.Store(location) as store, outlive.Store(location) as other:
+        other.queues.serve("default", 0)
         store.queues.serve("default", 1)
-        for round_ in range(3):
+        # Added through the serving handle, then through another (its own
+        # connection), in turns: each step that follows finds them.
+        for round_ in range(4):
+            adder = store if round_ % 2 == 0 else other
             for n in range(5):
-                store.tasks.add(outlive.Handler("py.pages.job", label=f"{round_}-{n}"))
+                adder.tasks.add(outlive.Handler("py.pages.job", label=f"{round_}-{n}"))
             # Not yet folded: the run's step indexes them before it looks.
             assert dispatch_until(store, lambda: len(ran) == 5 * (round_ + 1))
-        assert ran == [f"{r}-{n}" for r in range(3) for n in range(5)]
+        assert ran == [f"{r}-{n}" for r in range(4) for n in range(5)]
         if not location.startswith("postgresql"):
             assert stored(location, "SELECT count(*) FROM outlive_tasks") == [(0,)]
 
