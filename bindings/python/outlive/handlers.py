@@ -12,14 +12,17 @@ import typing
 from . import _callbacks, _ffi, results
 from .errors import ClosedError, check, error_for
 from .parameters import Parameter, parameters_of
-from .values import Args, CallArgs, args_to_dict, object_bytes, serialized_handler, value_bytes
+from .values import Args, args_to_dict, object_bytes, serialized_handler, value_bytes
+from .values import serialized_arguments as _serialized_arguments
 
 if typing.TYPE_CHECKING:
     import asyncio
 
 _logger = logging.getLogger("outlive")
-_call_args = CallArgs()
-_call = _ffi.BY_ADDRESS["outlive_handler_call"]
+_call_serialized = _ffi.handler_call_serialized
+_SIZES = _ffi._SIZES
+_size_arg = _ffi.size_arg
+_callbacks_local = _callbacks.local
 _free = _ffi.BY_ADDRESS["outlive_handler_free"]
 _deserialize: typing.Any = _ffi.outlive_handler_deserialize
 _byref = ctypes.byref
@@ -123,26 +126,25 @@ class Handler:
         handle = self._handle  # self.handle, without a property call
         if not handle:
             raise ClosedError("handler")
-        scratch = _call_args
-        if call_args and not scratch.busy and None not in call_args.values():
+        data = _serialized_arguments(call_args) if call_args else None
+        if data is not None:
             # The path of every call, where each Python step costs about what
-            # the C call does: its thread's reused argument set, C functions
-            # taking addresses (see _ffi.BY_ADDRESS), and what
-            # _callbacks.collecting() and raise_pending() do, inline.
-            large = scratch.fill(call_args)
-            pending = _callbacks.pending
-            pending.depth += 1
-            scratch.busy = True
+            # the C call does: the arguments as bytes in one C call taking
+            # addresses (see _ffi.BY_ADDRESS), nothing kept between calls, and
+            # what _callbacks.collecting() and raise_pending() do, inline.
+            state = _callbacks_local.state
+            state.depth += 1
             try:
-                status = _call(handle.value, scratch.address)
+                size = len(data)
+                status = _call_serialized(handle, data, _SIZES[size] if size < 512 else _size_arg(size))
             finally:
-                scratch.busy = False
-                pending.depth -= 1
-            if large:
-                scratch.clear()
-            if pending.errors:
+                state.depth -= 1
+            if state.errors:
                 _callbacks.raise_pending()
         elif call_args:
+            # What the bytes leave out (handler or tagged ID values, ints past
+            # 64 bits, bad names, values past the limits): the setters raise
+            # the precise error, and the set is freed either way.
             with Args(call_args) as args, _callbacks.collecting():
                 status = _ffi.outlive_handler_call(handle, args.handle)
             _callbacks.raise_pending()
