@@ -13,8 +13,9 @@ user writes it:
   - signal post: store.signals.post(id, item=...)          / args + signal_post
   - handler call: handler(item=...) of a no-op C handler   / args + handler_call
   - the ctypes floor of that call: one ctypes call of a no-op C function of
-    the same three parameters (its argument built the same way) beside the
-    same C handler call
+    the same three parameters (its argument built the same way), and the one
+    C call the handler call makes (outlive_handler_call_serialized) with its
+    bytes made once, each beside the same C handler call
 
 Each side starts from an empty write-ahead log (checkpointed through a
 connection of its own before it runs): the log fills as the round goes on,
@@ -154,17 +155,34 @@ def measure_call(c, samples, round_index):
         for i in range(count):
             floor(handle, f"item-{i}".encode(), size)
 
+    # The library's part of it: the one C call the handler call makes, its
+    # bytes made once (a package without it skips the row).
+    serialized = getattr(_ffi, "handler_call_serialized", None)
+
+    def serialized_call(count):
+        data = outlive.values.serialized_arguments({"item": "item-0"})
+        size = _ffi.size_arg(len(data))
+        for _ in range(count):
+            serialized(handle, data, size)
+
     entry = samples.setdefault(("-", "handler call (no-op C handler)"), ([], []))
     floor_entry = samples.setdefault(("-", "ctypes floor: a no-op C function of the same 3 parameters"), ([], []))
-    for side in ([0, 1, 2] if round_index % 2 == 0 else [2, 1, 0]):
+    sides = [0, 1, 2] + ([3] if serialized is not None else [])
+    for side in (sides if round_index % 2 == 0 else sides[::-1]):
         if side == 0:
             c_run = c_side(lambda n, cpu: c.call_cost_handler_call(handler.handle, n, cpu), count)
             entry[0].append(c_run)
             floor_entry[0].append(c_run)
+            if serialized is not None:
+                samples.setdefault(("-", "its one C call alone (outlive_handler_call_serialized, bytes made once)"),
+                                   ([], []))[0].append(c_run)
         elif side == 1:
             entry[1].append(py_side(call, count))
-        else:
+        elif side == 2:
             floor_entry[1].append(py_side(floor_call, count))
+        else:
+            samples[("-", "its one C call alone (outlive_handler_call_serialized, bytes made once)")][1].append(
+                py_side(serialized_call, count))
     handler.close()
 
 

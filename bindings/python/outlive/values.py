@@ -216,6 +216,9 @@ _MAX_ARGUMENTS, _MAX_ID_SIZE, _MAX_SERIALIZED = 1024, 16 * 1024 * 1024, 32 * 102
 # encoded and followed by the type of an untagged ID (the most common value),
 # as calls are made; bounded as _keys is.
 _id_keys: typing.Dict[str, bytes] = {}
+# The same, after the head and count of a set of that one argument: the most
+# common call, handler(name=text), is then this, a length and the text.
+_lone_ids: typing.Dict[str, bytes] = {}
 
 
 def _id_key(name: object) -> typing.Optional[bytes]:
@@ -224,13 +227,24 @@ def _id_key(name: object) -> typing.Optional[bytes]:
     encoded = _str(name) + _UNTAGGED
     if len(_id_keys) >= _CACHED_NAMES:
         _id_keys.clear()
+        _lone_ids.clear()
     _id_keys[name] = encoded
+    _lone_ids[name] = _ARGUMENTS_HEAD + _LENGTHS[1] + encoded
     return encoded
 
 
 def serialized_arguments(values: typing.Dict[str, typing.Any]) -> typing.Optional[bytes]:
     """The argument set of `values` (None values skipped) in the format
     outlive_handler_call_serialized reads, or None when it is left to Args."""
+    if len(values) == 1:
+        for key, value in values.items():
+            if type(value) is str:
+                head = _lone_ids.get(key)
+                if head is not None:
+                    data = value.encode("utf-8")
+                    length = len(data)
+                    if length < 0x80:
+                        return head + _LENGTHS[length] + data
     parts: typing.List[bytes] = [_ARGUMENTS_HEAD, b""]
     keys = _id_keys
     count = 0
@@ -364,9 +378,10 @@ _KEPT_BYTES = 4096
 
 
 class CallArgs(threading.local):
-    """The call-time arguments of handler calls: one outlive_args per thread,
-    reused from call to call, so that a call costs a C call per argument and
-    the handler call (no args_new, args_free, nor an Args object each time).
+    """The payloads of signal posts: one outlive_args per thread, reused from
+    post to post, so that a post costs a C call per argument and the post
+    (no args_new, args_free, nor an Args object each time). (A handler call
+    passes its arguments as bytes instead: serialized_arguments.)
     It holds exactly the names of the call being made: a name of the previous
     call that this one lacks is removed, one it has is set again (in place).
     `busy` while a call runs: a handler calling a handler on the same thread

@@ -46,6 +46,10 @@ def library_bytes(values: typing.Dict[str, typing.Any]) -> bytes:
 WRITTEN = [
     {},
     {"text": "hello"},
+    {"lone": "é" * 63},
+    {"lone": "x" * 127},
+    {"lone": "x" * 128},
+    {"lone": ""},
     {"empty": "", "unicode": "žluťoučký kůň ☃", "nul": "a\0b", "raw": b"\x00\xff" * 100, "short": b""},
     {"zero": 0, "one": 1, "minus": -1, "low": -2**63, "high": 2**63 - 1, "mid": 300, "neg": -64},
     {"yes": True, "no": False, "real": 1.5, "tiny": -0.0, "inf": math.inf, "big": 1e300},
@@ -60,7 +64,11 @@ WRITTEN = [
 
 @pytest.mark.parametrize("values", WRITTEN)
 def test_the_python_bytes_are_the_librarys_own(values: typing.Dict[str, typing.Any]) -> None:
-    assert serialized_arguments(values) == library_bytes({k: v for k, v in values.items() if v is not None})
+    expected = library_bytes({k: v for k, v in values.items() if v is not None})
+    # Twice: the first call of a name encodes it, the next ones reuse it (a
+    # lone str argument then takes a shorter way).
+    assert serialized_arguments(values) == expected
+    assert serialized_arguments(values) == expected
 
 
 LEFT_TO_THE_SETTERS = [

@@ -134,8 +134,8 @@ print(got[0])
     assert run_python(code, blob.hex()).stdout.strip() == "DANA"
 
 
-# Call-time arguments go through one argument set per thread, reused from call
-# to call (outlive.values.CallArgs): what one call set must never reach another.
+# Call-time arguments go to C as bytes made for the call, or through the
+# setters (test_handler_calls.py): what one call set must never reach another.
 
 seen = []
 
