@@ -127,6 +127,10 @@ class Handler:
         handle = self._handle  # self.handle, without a property call
         if not handle:
             raise ClosedError("handler")
+        # The path of every call, where each Python step costs about what the
+        # C call does: the arguments as bytes in one C call (bound without
+        # argtypes, see _ffi.handler_call_serialized), nothing kept between
+        # calls, and what _callbacks.collecting() and raise_pending() do, inline.
         data = None
         if len(call_args) == 1:
             # serialized_arguments' first case, inline (a Python call costs
@@ -135,36 +139,35 @@ class Handler:
                 if type(value) is str:
                     head = _lone_ids.get(key)
                     if head is not None:
-                        text = value.encode("utf-8")
-                        if len(text) < 0x80:
-                            data = head + _LENGTHS[len(text)] + text
-        if data is None and call_args:
+                        text = value.encode()
+                        size = len(text)
+                        if size < 0x80:
+                            data = head + _LENGTHS[size] + text
+        if data is None:
             data = _serialized_arguments(call_args)
-        if data is not None:
-            # The path of every call, where each Python step costs about what
-            # the C call does: the arguments as bytes in one C call taking
-            # addresses (see _ffi.BY_ADDRESS), nothing kept between calls, and
-            # what _callbacks.collecting() and raise_pending() do, inline.
-            state = _callbacks_local.state
-            state.depth += 1
-            try:
-                size = len(data)
-                status = _call_serialized(handle, data, _SIZES[size] if size < 512 else _size_arg(size))
-            finally:
-                state.depth -= 1
-            if state.errors:
-                _callbacks.raise_pending()
-        elif call_args:
-            # What the bytes leave out (handler or tagged ID values, ints past
-            # 64 bits, bad names, values past the limits): the setters raise
-            # the precise error, and the set is freed either way.
-            with Args(call_args) as args, _callbacks.collecting():
-                status = _ffi.outlive_handler_call(handle, args.handle)
+            if data is None:
+                self._call_through_setters(handle, call_args)
+                return
+        state = _callbacks_local.state
+        state.depth += 1
+        try:
+            size = len(data)
+            status = _call_serialized(handle, data, _SIZES[size] if size < 512 else _size_arg(size))
+        finally:
+            state.depth -= 1
+        if state.errors:
             _callbacks.raise_pending()
-        else:
-            with _callbacks.collecting():
-                status = _ffi.outlive_handler_call(handle, None)
-            _callbacks.raise_pending()
+        if status:
+            raise error_for(status)
+
+    @staticmethod
+    def _call_through_setters(handle: typing.Any, call_args: typing.Dict[str, typing.Any]) -> None:
+        """A call with what the bytes leave out (handler or ID values, ints
+        past 64 bits, bad names, values past the limits): the setters raise the
+        precise error, and the set is freed either way."""
+        with Args(call_args) as args, _callbacks.collecting():
+            status = _ffi.outlive_handler_call(handle, args.handle)
+        _callbacks.raise_pending()
         if status:
             raise error_for(status)
 
