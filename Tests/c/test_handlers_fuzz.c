@@ -4,7 +4,7 @@
  *    decode to a handler that serializes back to exactly the same bytes (the
  *    format is canonical), never crash or read past the input (run it under
  *    ASan/valgrind in the reliability suite);
- *  - outlive_handler_call_serialized gets 50,000 mutated argument sets: it
+ *  - outlive_handler_call_serialized gets 30,000 mutated argument sets: it
  *    must call exactly when the bytes decode to the serialized handler named
  *    outlive.arguments (no invalidation name, not invalidated), and refuse
  *    the others as the decoder does (an accepted handler of another kind:
@@ -204,7 +204,7 @@ static void test_serialized_call_arguments_call_exactly_when_they_decode_to_an_a
     sets[1].bytes = serialized_set(nested_args, &sets[1].size);
     static unsigned char buffer[4096];
     size_t called = 0, refused = 0;
-    for (int i = 0; i < 50000; i++) {
+    for (int i = 0; i < 30000; i++) {
         const struct seed *seed = &sets[below(2)];
         memcpy(buffer, seed->bytes, seed->size);
         size_t size = i % 50 == 0 ? seed->size : mutate(buffer, seed->size, sizeof buffer);
