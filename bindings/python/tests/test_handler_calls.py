@@ -193,3 +193,15 @@ def test_threads_calling_one_handler_at_once_each_get_their_own_arguments() -> N
     for index in range(4):
         mine = [call["second"] for call in got if call["first"] == f"t{index}"]
         assert mine == [str(count) if count % 3 else None for count in range(300) if count % 50 != 7]
+
+
+def test_argument_names_beyond_those_kept_encoded_are_each_written_as_given() -> None:
+    # The encoded names are bounded (emptied when full): names made on the fly
+    # must each still be written as given, before and after the emptying.
+    for round_ in range(2):
+        for index in range(0, 1100, 7):
+            values = {f"name{index}": f"v{round_}", f"other{index}": index}
+            assert serialized_arguments(values) == library_bytes(values)
+            assert serialized_arguments({f"name{index}": "lone"}) == library_bytes({f"name{index}": "lone"})
+        for index in range(1100):
+            serialized_arguments({f"filler{round_}_{index}": "x"})
