@@ -23,7 +23,7 @@ _logger = logging.getLogger("outlive")
 _call_serialized = _ffi.handler_call_serialized
 _SIZES = _ffi._SIZES
 _size_arg = _ffi.size_arg
-_callbacks_local = _callbacks.local
+_pending_threads = _callbacks.pending_threads
 _free = _ffi.BY_ADDRESS["outlive_handler_free"]
 _deserialize: typing.Any = _ffi.outlive_handler_deserialize
 _byref = ctypes.byref
@@ -130,7 +130,8 @@ class Handler:
         # The path of every call, where each Python step costs about what the
         # C call does: the arguments as bytes in one C call (bound without
         # argtypes, see _ffi.handler_call_serialized), nothing kept between
-        # calls, and what _callbacks.collecting() and raise_pending() do, inline.
+        # calls; the exceptions of Python handlers it runs are kept for it as
+        # for a function of _callbacks.collecting_code (registered below).
         data = None
         if len(call_args) == 1:
             # serialized_arguments' first case, inline (a Python call costs
@@ -148,14 +149,9 @@ class Handler:
             if data is None:
                 self._call_through_setters(handle, call_args)
                 return
-        state = _callbacks_local.state
-        state.depth += 1
-        try:
-            size = len(data)
-            status = _call_serialized(handle, data, _SIZES[size] if size < 512 else _size_arg(size))
-        finally:
-            state.depth -= 1
-        if state.errors:
+        size = len(data)
+        status = _call_serialized(handle, data, _SIZES[size] if size < 512 else _size_arg(size))
+        if _pending_threads:
             _callbacks.raise_pending()
         if status:
             raise error_for(status)
@@ -221,6 +217,9 @@ class Handler:
             self.close()
         except Exception:
             pass
+
+
+_callbacks.collecting_code.add(Handler.__call__.__code__)
 
 
 def load_handlers(path: "str | os.PathLike[str]") -> None:

@@ -156,7 +156,7 @@ def test_a_handler_raising_reaches_the_caller_once_and_the_next_call_runs_clean(
     outlive.Handler("calls.pair")(second="after")
     assert got == [{"first": None, "second": "after"}]
     state = _callbacks.local.state
-    assert state.depth == 0 and state.errors == []
+    assert state.depth == 0 and state.errors == [] and not _callbacks.pending_threads
 
 
 def test_a_closed_handler_is_refused_before_its_arguments_are_looked_at() -> None:
@@ -205,3 +205,31 @@ def test_argument_names_beyond_those_kept_encoded_are_each_written_as_given() ->
             assert serialized_arguments({f"name{index}": "lone"}) == library_bytes({f"name{index}": "lone"})
         for index in range(1100):
             serialized_arguments({f"filler{round_}_{index}": "x"})
+
+
+def test_an_exception_kept_on_one_thread_is_raised_there_and_never_on_another() -> None:
+    got.clear()
+    failing, h = outlive.Handler("calls.fail"), outlive.Handler("calls.pair")
+    raised: typing.List[str] = []
+    stop = threading.Event()
+
+    def fail_repeatedly() -> None:
+        for count in range(300):
+            try:
+                failing(first=str(count))
+            except RuntimeError as error:
+                raised.append(str(error))
+        stop.set()
+
+    thread = threading.Thread(target=fail_repeatedly)
+    thread.start()
+    calls = 0
+    while not stop.is_set() or calls < 300:
+        h(first="main", second=str(calls))  # raises nothing of the other thread's
+        calls += 1
+    thread.join()
+    assert raised == [f"failed with {count}" for count in range(300)]
+    assert [call["second"] for call in got] == [str(count) for count in range(calls)]
+    assert not _callbacks.pending_threads
+    state = _callbacks.local.state
+    assert state.depth == 0 and state.errors == []
