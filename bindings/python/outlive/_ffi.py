@@ -438,11 +438,11 @@ BY_ADDRESS: typing.Dict[str, typing.Any] = {name: _by_address(name) for name in 
 
 # The call of every Handler call from Python, bound a third time without
 # argtypes: ctypes then passes each argument as what it is, without the
-# from_param call an argtype makes per argument (together a third of the
-# call). It is therefore only ever called with the header's exact types —
-# (HandlerP, bytes, c_size_t): `size_arg(n)` makes the last — where a Python
-# int would go as a C int (tests/test_ffi_declarations.py checks the binding,
-# tests/test_handler_calls.py the types it is called with).
+# from_param call an argtype makes per argument (together about a third of
+# the ctypes call). It is therefore only ever called with the header's exact
+# types — (HandlerP, bytes, c_size_t): `size_arg(n)` makes the last — where a
+# Python int would go as a C int (tests/test_ffi_declarations.py checks the
+# binding and size_arg; Handler.__call__ is its one caller).
 handler_call_serialized = lib["outlive_handler_call_serialized"]
 handler_call_serialized.restype = status
 # The c_size_t of the sizes most calls have, made once and never changed
