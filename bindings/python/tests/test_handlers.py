@@ -159,7 +159,7 @@ def test_call_time_arguments_of_one_call_never_reach_the_next():
     h(first="b")
     h(first="c", second=None)  # None leaves a name unset
     h()
-    h(first="x" * 100_000, second="3")  # large: removed after the call
+    h(first="x" * 100_000, second="3")  # large
     h(second="4")
     h(second="5", first="d")  # the same names in another order
     h(first="nul\0inside", second="é")
