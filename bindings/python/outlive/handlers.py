@@ -136,14 +136,15 @@ class Handler:
         if len(call_args) == 1:
             # serialized_arguments' first case, inline (a Python call costs
             # about a tenth of this one): a lone str argument.
-            for key, value in call_args.items():
-                if type(value) is str:
-                    head = _lone_ids.get(key)
-                    if head is not None:
-                        text = value.encode()
-                        size = len(text)
-                        if size < 0x80:
-                            data = head + _LENGTHS[size] + text
+            key, = call_args
+            value = call_args[key]
+            if type(value) is str:
+                head = _lone_ids.get(key)
+                if head is not None:
+                    text = value.encode()
+                    size = len(text)
+                    if size < 0x80:
+                        data = head + _LENGTHS[size] + text
         if data is None:
             data = _serialized_arguments(call_args)
             if data is None:
