@@ -12,6 +12,10 @@ user writes it:
   - task add:    store.tasks.add(Handler(name, item=...))  / args + handler_new + task_add
   - signal post: store.signals.post(id, item=...)          / args + signal_post
   - handler call: handler(item=...) of a no-op C handler   / args + handler_call
+  - the ctypes floor of that call: one ctypes call of a no-op C function of
+    the same three parameters (its argument built the same way), and the one
+    C call the handler call makes (outlive_handler_call_serialized) with its
+    bytes made once, each beside the same C handler call
 
 Each side starts from an empty write-ahead log (checkpointed through a
 connection of its own before it runs): the log fills as the round goes on,
@@ -135,17 +139,50 @@ def measure(scratch, level, c, samples, round_index):
 def measure_call(c, samples, round_index):
     handler = outlive.Handler("call_cost_noop")
     count = COUNT * 50
+    # The floor: one ctypes call of a no-op C function with the parameters of
+    # the call Handler.__call__ makes, bound and called as it binds and calls
+    # that one (argument types exact, no argtypes), the argument built the same.
+    floor = ctypes.CDLL(HELPER).call_cost_floor
+    floor.restype = ctypes.c_int
+    handle = handler.handle
 
     def call(count):
         for i in range(count):
             handler(item=f"item-{i}")
 
+    def floor_call(count):
+        size = ctypes.c_size_t(16)
+        for i in range(count):
+            floor(handle, f"item-{i}".encode(), size)
+
+    # The library's part of it: the one C call the handler call makes, its
+    # bytes made once (a package without it skips the row).
+    serialized = getattr(_ffi, "handler_call_serialized", None)
+
+    def serialized_call(count):
+        data = outlive.values.serialized_arguments({"item": "item-0"})
+        size = _ffi.size_arg(len(data))
+        for _ in range(count):
+            serialized(handle, data, size)
+
     entry = samples.setdefault(("-", "handler call (no-op C handler)"), ([], []))
-    for side in ([0, 1] if round_index % 2 == 0 else [1, 0]):
+    floor_entry = samples.setdefault(("-", "ctypes floor: a no-op C function of the same 3 parameters"), ([], []))
+    sides = [0, 1, 2] + ([3] if serialized is not None else [])
+    for side in (sides if round_index % 2 == 0 else sides[::-1]):
         if side == 0:
-            entry[0].append(c_side(lambda n, cpu: c.call_cost_handler_call(handler.handle, n, cpu), count))
-        else:
+            c_run = c_side(lambda n, cpu: c.call_cost_handler_call(handler.handle, n, cpu), count)
+            entry[0].append(c_run)
+            floor_entry[0].append(c_run)
+            if serialized is not None:
+                samples.setdefault(("-", "its one C call alone (outlive_handler_call_serialized, bytes made once)"),
+                                   ([], []))[0].append(c_run)
+        elif side == 1:
             entry[1].append(py_side(call, count))
+        elif side == 2:
+            floor_entry[1].append(py_side(floor_call, count))
+        else:
+            samples[("-", "its one C call alone (outlive_handler_call_serialized, bytes made once)")][1].append(
+                py_side(serialized_call, count))
     handler.close()
 
 

@@ -873,6 +873,22 @@ OUTLIVE_API outlive_status outlive_handler_bind(outlive_handler *handler, const 
  * no memory. */
 OUTLIVE_API outlive_status outlive_handler_call(const outlive_handler *handler, const outlive_args *call_args);
 
+/* outlive_handler_call() with the call-time arguments given serialized: `size`
+ * bytes at `bytes` holding an argument set in the format of docs/FORMAT.md
+ * ("Argument sets"). The bytes are decoded and checked whole before anything
+ * is called, and nothing of them is kept after the call. One C call in place
+ * of building an outlive_args (new, a setter per argument, free): for callers
+ * whose every foreign call costs (Python's ctypes, Go's cgo) and for arguments
+ * that arrive serialized.
+ * Statuses of outlive_handler_call(), and
+ * OUTLIVE_E_CORRUPT         the bytes are not an argument set: malformed,
+ *                           truncated, trailing bytes, a bad name, past a limit
+ *                           (the message gives the byte offset; nothing called)
+ * OUTLIVE_E_VERSION         written by a newer format version (nothing called)
+ * OUTLIVE_E_INVALID_ARGUMENT handler NULL or of another kind, bytes NULL with a size
+ * Any thread. */
+OUTLIVE_API outlive_status outlive_handler_call_serialized(const outlive_handler *handler, const void *bytes, size_t size);
+
 /* Invalidates the handler (see Invalidation above): calls its invalidation
  * handler, if it has one, with the merged arguments (call_args may be NULL),
  * then marks it invalidated. On any failure it stays valid.

@@ -99,6 +99,18 @@ public func outlive_handler_call(_ handler: OpaquePointer?, _ callArgs: OpaquePo
 }
 
 @c @implementation
+public func outlive_handler_call_serialized(_ handler: OpaquePointer?, _ bytes: UnsafeRawPointer?, _ size: Int) -> outlive_status {
+    guarded {
+        try withBorrowed(handler, HandlerBox.self, "handler") { box in
+            guard size >= 0 else { throw OutliveError.invalidArgument("size \(UInt(bitPattern: size)) is out of range") }
+            guard size == 0 || bytes != nil else { throw OutliveError.invalidArgument("bytes is NULL") }
+            // Decoded whole before anything is called: refused bytes call nothing.
+            try box.call(decoded: try Arguments(serialized: UnsafeRawBufferPointer(start: bytes, count: size)))
+        }
+    }
+}
+
+@c @implementation
 public func outlive_handler_invalidate(_ handler: OpaquePointer?, _ callArgs: OpaquePointer?) -> outlive_status {
     guarded {
         try handlerBox(handler).invalidate(with: try optionalArguments(callArgs))

@@ -13,11 +13,13 @@
 static int calls;
 static int64_t last_integer;
 static const char *last_text;
+static char last_note[64]; /* a copy of note: its storage may end with the call */
 
 OUTLIVE_HANDLER(local_sum, OUTLIVE_INTEGER(a), OUTLIVE_INTEGER(b), OUTLIVE_OPT_ID(note)) {
     calls++;
     last_integer = a + b;
     last_text = note ? outlive_object_string(note) : NULL;
+    snprintf(last_note, sizeof last_note, "%s", last_text ? last_text : "(none)");
 }
 
 OUTLIVE_HANDLER(local_tagged, OUTLIVE_ID_OF(xmpp.account, account), OUTLIVE_OPT_ID_OF(my-tag, other)) {
@@ -101,6 +103,89 @@ static void test_main_program_handler_is_called_with_merged_arguments(void) {
     CHECK(calls == 1);
     outlive_args_free(call);
     outlive_args_free(bound);
+    outlive_handler_free(handler);
+}
+
+/* An argument set's bytes (docs/FORMAT.md, "Argument sets"): the serialized
+ * handler named outlive.arguments whose bound arguments are the set. */
+static void *serialized_set(const outlive_args *set, size_t *out_size) {
+    outlive_handler *carrier = NULL;
+    void *bytes = NULL;
+    if (outlive_handler_new("outlive.arguments", NULL, set, &carrier) != OUTLIVE_OK ||
+        outlive_handler_serialize(carrier, &bytes, out_size) != OUTLIVE_OK) {
+        fprintf(stderr, "serializing an argument set: %s\n", outlive_last_error());
+        exit(1);
+    }
+    outlive_handler_free(carrier);
+    return bytes;
+}
+
+static void test_a_call_with_serialized_arguments_is_the_call_with_the_set(void) {
+    outlive_args *bound = NULL, *call = NULL, *empty = NULL, *mistyped = NULL;
+    outlive_args_new(&bound);
+    outlive_args_set_integer(bound, "a", 40);
+    outlive_args_set_integer(bound, "b", 1);
+    outlive_handler *handler = NULL, *unbound = NULL;
+    outlive_handler_new("local_sum", NULL, bound, &handler);
+    outlive_handler_new("local_sum", NULL, NULL, &unbound);
+    outlive_args_new(&call);
+    outlive_args_set_integer(call, "b", 2);
+    outlive_args_set_string(call, "note", "hi");
+    outlive_args_new(&empty);
+    outlive_args_new(&mistyped);
+    outlive_args_set_integer(mistyped, "note", 7);
+    size_t size = 0, empty_size = 0, mistyped_size = 0;
+    unsigned char *bytes = serialized_set(call, &size);
+    void *empty_bytes = serialized_set(empty, &empty_size);
+    void *mistyped_bytes = serialized_set(mistyped, &mistyped_size);
+
+    calls = 0;
+    CHECK_OK(outlive_handler_call_serialized(handler, bytes, size));
+    CHECK(calls == 1 && last_integer == 42 && strcmp(last_note, "hi") == 0);
+    /* Nothing of a call's bytes is kept for the next one. */
+    CHECK_OK(outlive_handler_call_serialized(handler, empty_bytes, empty_size));
+    CHECK(calls == 2 && last_integer == 41 && strcmp(last_note, "(none)") == 0);
+
+    /* Refusals call nothing. */
+    for (size_t cut = 0; cut < size; cut++)
+        CHECK_MSG(outlive_handler_call_serialized(handler, bytes, cut) == OUTLIVE_E_CORRUPT, "cut at %zu", cut);
+    unsigned char copy[256];
+    CHECK(size < sizeof copy);
+    memcpy(copy, bytes, size);
+    copy[size] = 0;
+    CHECK_STATUS(outlive_handler_call_serialized(handler, copy, size + 1), OUTLIVE_E_CORRUPT);
+    CHECK(strstr(outlive_last_error(), "trailing") != NULL);
+    copy[3] = 2;
+    CHECK_STATUS(outlive_handler_call_serialized(handler, copy, size), OUTLIVE_E_VERSION);
+    memcpy(copy, bytes, size);
+    unsigned char *name = memchr(copy + 23, 'n', size - 23); /* "note": no C identifier as "1ote" */
+    CHECK(name != NULL && memcmp(name, "note", 4) == 0);
+    *name = '1';
+    CHECK_STATUS(outlive_handler_call_serialized(handler, copy, size), OUTLIVE_E_CORRUPT);
+    void *handler_bytes = NULL;
+    size_t handler_size = 0;
+    CHECK_OK(outlive_handler_serialize(handler, &handler_bytes, &handler_size));
+    CHECK_STATUS(outlive_handler_call_serialized(handler, handler_bytes, handler_size), OUTLIVE_E_CORRUPT);
+    CHECK(strstr(outlive_last_error(), "not an argument set") != NULL);
+    CHECK_STATUS(outlive_handler_call_serialized(handler, NULL, 0), OUTLIVE_E_CORRUPT);
+    CHECK_STATUS(outlive_handler_call_serialized(handler, NULL, 4), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_handler_call_serialized(handler, bytes, (size_t)-1), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_handler_call_serialized(NULL, bytes, size), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_handler_call_serialized((const outlive_handler *)call, bytes, size),
+                 OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_handler_call_serialized(handler, mistyped_bytes, mistyped_size), OUTLIVE_E_TYPE_MISMATCH);
+    CHECK_STATUS(outlive_handler_call_serialized(unbound, bytes, size), OUTLIVE_E_MISSING_ARGUMENT);
+    CHECK(calls == 2);
+
+    outlive_free(handler_bytes);
+    outlive_free(mistyped_bytes);
+    outlive_free(empty_bytes);
+    outlive_free(bytes);
+    outlive_args_free(mistyped);
+    outlive_args_free(empty);
+    outlive_args_free(call);
+    outlive_args_free(bound);
+    outlive_handler_free(unbound);
     outlive_handler_free(handler);
 }
 
@@ -618,6 +703,7 @@ static void test_declaration_macros_compile_as_pedantic_c99_and_cpp(void) {
 HARNESS_MAIN(
     T(test_descriptor_layout_is_the_documented_one),
     T(test_main_program_handler_is_called_with_merged_arguments),
+    T(test_a_call_with_serialized_arguments_is_the_call_with_the_set),
     T(test_names_that_are_no_descriptor_are_unresolved_and_nothing_runs),
     T(test_missing_and_mistyped_arguments_call_nothing),
     T(test_registered_function_is_called_with_its_signature),

@@ -4,6 +4,11 @@
  *    decode to a handler that serializes back to exactly the same bytes (the
  *    format is canonical), never crash or read past the input (run it under
  *    ASan/valgrind in the reliability suite);
+ *  - outlive_handler_call_serialized gets 30,000 mutated argument sets: it
+ *    must call exactly when the bytes decode to the serialized handler named
+ *    outlive.arguments (no invalidation name, not invalidated), and refuse
+ *    the others as the decoder does (an accepted handler of another kind:
+ *    CORRUPT);
  *  - the signature parser gets 30,000 random signatures, and its verdict must
  *    agree with a small reference parser of the documented grammar. */
 #include "harness.h"
@@ -159,6 +164,79 @@ static void test_decoder_refuses_or_round_trips_150000_mutated_inputs(void) {
     for (size_t i = 0; i < seed_count; i++) outlive_free(seeds[i].bytes);
 }
 
+/* ── argument sets, called ── */
+
+static int set_calls;
+static void count_set_call(void) { set_calls++; }
+
+static unsigned char *serialized_set(const outlive_args *set, size_t *out_size) {
+    outlive_handler *carrier = NULL;
+    void *bytes = NULL;
+    if (outlive_handler_new("outlive.arguments", NULL, set, &carrier) != OUTLIVE_OK ||
+        outlive_handler_serialize(carrier, &bytes, out_size) != OUTLIVE_OK) {
+        fprintf(stderr, "serializing an argument set: %s\n", outlive_last_error());
+        exit(1);
+    }
+    outlive_handler_free(carrier);
+    return bytes;
+}
+
+static void test_serialized_call_arguments_call_exactly_when_they_decode_to_an_argument_set(void) {
+    /* No parameters: any argument set calls it (extra arguments are ignored). */
+    CHECK_OK(outlive_handler_register("fuzz.sink", "", (void (*)(void))count_set_call));
+    outlive_handler *sink = NULL;
+    CHECK_OK(outlive_handler_new("fuzz.sink", NULL, NULL, &sink));
+    outlive_args *args = NULL, *nested_args = NULL;
+    outlive_args_new(&args);
+    outlive_args_set_string(args, "text", "hello");
+    outlive_args_set_id(args, "raw", "xmpp.account", "\0\xff\x80", 3);
+    outlive_args_set_bool(args, "flag", true);
+    outlive_args_set_double(args, "real", -0.5);
+    outlive_args_set_integer(args, "big", INT64_MIN);
+    outlive_args_set_uinteger(args, "huge", UINT64_MAX);
+    outlive_args_new(&nested_args);
+    outlive_args_set_int(nested_args, "small", -3);
+    outlive_handler *nested = NULL;
+    outlive_handler_new("inner", NULL, nested_args, &nested);
+    outlive_args_set_handler(args, "next", nested);
+    struct seed sets[2];
+    sets[0].bytes = serialized_set(args, &sets[0].size);
+    sets[1].bytes = serialized_set(nested_args, &sets[1].size);
+    static unsigned char buffer[4096];
+    size_t called = 0, refused = 0;
+    for (int i = 0; i < 30000; i++) {
+        const struct seed *seed = &sets[below(2)];
+        memcpy(buffer, seed->bytes, seed->size);
+        size_t size = i % 50 == 0 ? seed->size : mutate(buffer, seed->size, sizeof buffer);
+        unsigned char *input = malloc(size ? size : 1);
+        memcpy(input, buffer, size);
+        outlive_handler *decoded = NULL;
+        outlive_status expected = outlive_handler_deserialize(input, size, &decoded);
+        if (expected == OUTLIVE_OK) {
+            int is_set = strcmp(outlive_handler_name(decoded), "outlive.arguments") == 0 &&
+                         outlive_handler_invalidation_name(decoded) == NULL &&
+                         !outlive_handler_is_invalidated(decoded);
+            if (!is_set) expected = OUTLIVE_E_CORRUPT;
+            outlive_handler_free(decoded);
+        }
+        int before = set_calls;
+        outlive_status status = outlive_handler_call_serialized(sink, input, size);
+        CHECK_MSG(status == expected, "input %d: %s where the decoder says %s (%s)", i, outlive_status_name(status),
+                  outlive_status_name(expected), outlive_last_error());
+        CHECK_MSG(set_calls == before + (status == OUTLIVE_OK), "input %d: called %d times", i, set_calls - before);
+        if (status == OUTLIVE_OK) called++; else refused++;
+        free(input);
+    }
+    CHECK(called > 1000 && refused > 10000);
+    printf("  argument set fuzz: %zu called, %zu refused\n", called, refused);
+    outlive_free(sets[0].bytes);
+    outlive_free(sets[1].bytes);
+    outlive_handler_free(nested);
+    outlive_handler_free(sink);
+    outlive_args_free(nested_args);
+    outlive_args_free(args);
+}
+
 /* ── the signature grammar ── */
 
 static int word_byte(int c) { return isalnum(c) || c == '_'; }
@@ -258,5 +336,6 @@ static void test_signature_parser_agrees_with_the_grammar_on_30000_random_signat
 
 HARNESS_MAIN(
     T(test_decoder_refuses_or_round_trips_150000_mutated_inputs),
+    T(test_serialized_call_arguments_call_exactly_when_they_decode_to_an_argument_set),
     T(test_signature_parser_agrees_with_the_grammar_on_30000_random_signatures)
 )

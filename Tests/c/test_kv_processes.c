@@ -292,6 +292,117 @@ static void test_a_writer_killed_with_9_is_seen_dead_by_an_open_handle_within_th
     harness_remove_store(dir);
 }
 
+/* A raw SQLite connection of another process in the middle of a write
+ * transaction on the store's database: the write lock is held, and an
+ * uncommitted change of a kv value is in it. Returns the holder's pid once
+ * the lock is held (it then sleeps until killed), or -1. */
+static pid_t hold_write_lock_in_child(const char *dir) {
+    int ready[2];
+    if (pipe(ready) != 0) return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(ready[0]);
+        /* Gone in 30 s even if the test fails before it kills the holder. */
+        alarm(30);
+        char db_path[4200];
+        snprintf(db_path, sizeof db_path, "%s/outlive.db", dir);
+        sqlite3 *db = NULL;
+        int held = sqlite3_open(db_path, &db) == SQLITE_OK
+            && sqlite3_exec(db, "BEGIN IMMEDIATE; UPDATE outlive_kv SET value = X'00' WHERE key = 'kept'", NULL, NULL, NULL) == SQLITE_OK;
+        if (write(ready[1], held ? "h" : "f", 1) != 1) _exit(1);
+        for (;;) pause();
+    }
+    close(ready[1]);
+    char said = 0;
+    ssize_t got = pid > 0 ? read(ready[0], &said, 1) : -1;
+    close(ready[0]);
+    if (got == 1 && said == 'h') return pid;
+    if (pid > 0) { kill(pid, SIGKILL); waitpid(pid, NULL, 0); }
+    return -1;
+}
+
+static int kv_equals(outlive_store *store, const char *key, const char *expected) {
+    void *bytes = NULL;
+    size_t size = 0;
+    if (outlive_kv_get(store, key, &bytes, &size) != OUTLIVE_OK) return 0;
+    int equal = size == strlen(expected) && memcmp(bytes, expected, size) == 0;
+    outlive_free(bytes);
+    return equal;
+}
+
+static void test_write_lock_held_past_the_busy_timeout_by_another_process_gives_busy_and_stores_nothing(void) {
+    SQLITE_ONLY();
+    const char *dir = harness_store_location();
+    outlive_store_options options = OUTLIVE_STORE_OPTIONS_INIT;
+    options.busy_timeout_ms = 300;
+    outlive_store *store = NULL;
+    CHECK_OK(outlive_store_open(dir, "app", NULL, &options, &store));
+    CHECK_OK(outlive_kv_set(store, "kept", "yes", 3));
+    pid_t holder = hold_write_lock_in_child(dir);
+    CHECK(holder > 0);
+    CHECK_STATUS(outlive_kv_set(store, "new", "no", 2), OUTLIVE_E_BUSY);
+    CHECK_STATUS(outlive_kv_delete(store, "kept"), OUTLIVE_E_BUSY);
+    kill(holder, SIGKILL);
+    waitpid(holder, NULL, 0);
+    /* The holder's death released the lock and its uncommitted change is gone. */
+    CHECK_OK(outlive_kv_set(store, "after", "yes", 3));
+    CHECK_MSG(kv_equals(store, "kept", "yes"), "the value the holder changed without committing changed");
+    CHECK_STATUS(outlive_kv_get(store, "new", &(void *){NULL}, &(size_t){0}), OUTLIVE_E_NOT_FOUND);
+    CHECK(kv_equals(store, "after", "yes"));
+    outlive_store_close(store);
+    harness_remove_store(dir);
+}
+
+/* Writers of several processes wait for a lock that a raw connection holds
+ * mid-transaction; one waiter is killed with -9 while it waits, then the
+ * holder is killed: the other waiters' writes go through (the lock a dead
+ * process held is free at once), every acknowledged write of the counter
+ * writers is there, and the database is intact. */
+static void test_waiters_and_a_holder_killed_with_9_lose_no_acknowledged_write(void) {
+    SQLITE_ONLY();
+    const char *dir = harness_store_location();
+    char path[4096];
+    snprintf(path, sizeof path, "%s", dir);
+    outlive_store *store = NULL;
+    CHECK_OK(outlive_store_open(path, "app", NULL, NULL, &store));
+    CHECK_OK(outlive_kv_set(store, "kept", "yes", 3));
+    pid_t holder = hold_write_lock_in_child(path);
+    CHECK(holder > 0);
+    pid_t writers[4];
+    for (int i = 0; i < 4; i++) {
+        char *argv[] = {worker_path(), path, "increment", "counter", "100", NULL};
+        writers[i] = spawn(argv, NULL);
+        CHECK(writers[i] > 0);
+    }
+    /* All four are waiting for the lock (or still opening the store). */
+    usleep(300 * 1000);
+    kill(writers[3], SIGKILL);
+    int status = 0;
+    CHECK(waitpid(writers[3], &status, 0) == writers[3] && WIFSIGNALED(status));
+    kill(holder, SIGKILL);
+    waitpid(holder, NULL, 0);
+    for (int i = 0; i < 3; i++) CHECK_MSG(wait_ok(writers[i]), "writer %d failed", i);
+    void *bytes = NULL;
+    size_t size = 0;
+    CHECK_OK(outlive_kv_get(store, "counter", &bytes, &size));
+    /* The killed writer wrote nothing: even its open waited for the lock. */
+    CHECK_MSG(size == 3 && memcmp(bytes, "300", 3) == 0, "counter is %.*s after 3 writers of 100 and one killed", (int)size, (char *)bytes);
+    outlive_free(bytes);
+    CHECK(kv_equals(store, "kept", "yes"));
+    outlive_store_close(store);
+    char db_path[4200];
+    snprintf(db_path, sizeof db_path, "%s/outlive.db", path);
+    sqlite3 *db = NULL;
+    CHECK(sqlite3_open(db_path, &db) == SQLITE_OK);
+    sqlite3_stmt *check = NULL;
+    CHECK(sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &check, NULL) == SQLITE_OK);
+    CHECK(sqlite3_step(check) == SQLITE_ROW);
+    CHECK(strcmp((const char *)sqlite3_column_text(check, 0), "ok") == 0);
+    sqlite3_finalize(check);
+    sqlite3_close(db);
+    harness_remove_store(path);
+}
+
 HARNESS_MAIN(
     T(test_a_writer_killed_with_9_is_seen_dead_by_an_open_handle_within_the_bound),
     T(test_eight_processes_opening_a_new_store_at_once_all_succeed),
@@ -301,4 +412,6 @@ HARNESS_MAIN(
     T(test_kill_9_mid_write_loses_no_acknowledged_set),
     T(test_handle_used_in_forked_child_is_refused),
     T(test_closed_and_reopened_runs_get_fresh_run_ids),
+    T(test_write_lock_held_past_the_busy_timeout_by_another_process_gives_busy_and_stores_nothing),
+    T(test_waiters_and_a_holder_killed_with_9_lose_no_acknowledged_write),
 )

@@ -89,3 +89,13 @@ long long call_cost_handler_call(const outlive_handler *handler, int count, long
     }
     FINISH;
 }
+
+/* The ctypes floor of a handler call from Python: a C function of the same
+ * parameters as outlive_handler_call_serialized (the one C call a Python
+ * handler call makes) that does nothing. */
+int call_cost_floor(const void *handler, const void *bytes, size_t size) {
+    (void)handler;
+    (void)bytes;
+    (void)size;
+    return 0;
+}

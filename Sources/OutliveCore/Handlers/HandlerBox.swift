@@ -79,6 +79,13 @@ public final class HandlerBox {
                 try declaration.invoke(bound: handler.bound, call: call)
             }
         }
+
+        /// The same with call-time arguments decoded for this call.
+        func invoke(decoded call: Arguments) throws {
+            try Unmanaged.passUnretained(declaration)._withUnsafeGuaranteedRef { declaration in
+                try declaration.invoke(bound: handler.bound, decoded: call)
+            }
+        }
     }
 
     /// Calls the handler (see `HandlerRegistry.call`); the declaration its name
@@ -97,6 +104,17 @@ public final class HandlerBox {
             return resolved
         }
         try (cached ?? resolve(generation: generation, .shared)).invoke(call: callArguments)
+    }
+
+    /// Calls the handler (of the shared registry) with call-time arguments
+    /// decoded for this call: what `outlive_handler_call_serialized` does.
+    public func call(decoded callArguments: Arguments) throws {
+        let generation = HandlerRegistry.currentGeneration
+        let cached = lock.withLock { () -> Resolved? in
+            guard let resolved, resolved.generation == generation else { return nil }
+            return resolved
+        }
+        try (cached ?? resolve(generation: generation, .shared)).invoke(decoded: callArguments)
     }
 
     /// The snapshot to call: the cached one while the registry's generation is

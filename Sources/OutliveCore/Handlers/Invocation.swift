@@ -64,6 +64,15 @@ extension Declaration {
         }
     }
 
+    /// The same with call-time arguments decoded for this call (from
+    /// `outlive_handler_call_serialized`), read in place.
+    public func invoke(bound: Arguments, decoded call: Arguments) throws {
+        guard let cif, let function = cFunction else { return try invoke(bound: bound, call: call) }
+        try call.entries.withUnsafeBufferPointer { callEntries in
+            try invoke(function, resolver: resolver, cif, count: cParameterCount, bound: bound, call: callEntries)
+        }
+    }
+
     /// The index of `name` in entries (borrowed, nothing retained).
     @inline(__always)
     static func index(of name: String, in entries: UnsafeBufferPointer<Argument>) -> Int? {

@@ -204,6 +204,12 @@ struct HandlerDecoder {
         if flags & 2 != 0 {
             invalidationName = try text("the invalidation handler name", max: HandlerName.maxLength) { HandlerName.isValid(utf8: $0) }
         }
+        let arguments = try self.arguments(depth: depth)
+        return Handler(decodedName: name, invalidationName: invalidationName, bound: arguments, isInvalidated: flags & 1 != 0)
+    }
+
+    /// A handler's `count *argument`, of a handler at `depth`.
+    mutating func arguments(depth: Int) throws -> Arguments {
         let count = try varint("the argument count")
         guard count <= UInt64(ValueLimits.maxArguments) else { throw corrupt("\(count) arguments; at most \(ValueLimits.maxArguments) are allowed") }
         // Every argument takes at least 3 bytes: refuse counts the input cannot hold.
@@ -216,7 +222,7 @@ struct HandlerDecoder {
             guard let type = ValueType(rawValue: Int32(typeByte)) else { throw corrupt("argument \(argumentName) has unknown type \(typeByte)") }
             arguments.set(argumentName, try value(of: type, named: argumentName, depth: depth))
         }
-        return Handler(decodedName: name, invalidationName: invalidationName, bound: arguments, isInvalidated: flags & 1 != 0)
+        return arguments
     }
 
     mutating func value(of type: ValueType, named name: String, depth: Int) throws -> Value {

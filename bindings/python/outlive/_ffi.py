@@ -356,6 +356,7 @@ _DECLARATIONS: typing.Dict[str, typing.Any] = {
     "outlive_handler_free": (None, [HandlerP]),
     "outlive_handler_bind": (status, [HandlerP, ArgsP]),
     "outlive_handler_call": (status, [HandlerP, ArgsP]),
+    "outlive_handler_call_serialized": (status, [HandlerP, c_void_p, c_size_t]),
     "outlive_handler_invalidate": (status, [HandlerP, ArgsP]),
     "outlive_handler_is_invalidated": (c_bool, [HandlerP]),
     "outlive_handler_name": (c_char_p, [HandlerP]),
@@ -434,6 +435,25 @@ def _by_address(name: str) -> typing.Any:
 
 
 BY_ADDRESS: typing.Dict[str, typing.Any] = {name: _by_address(name) for name in _BY_ADDRESS}
+
+# The call of every Handler call from Python, bound a third time without
+# argtypes: ctypes then passes each argument as what it is, without the
+# from_param call an argtype makes per argument (together about a third of
+# the ctypes call). It is therefore only ever called with the header's exact
+# types — (HandlerP, bytes, c_size_t): `size_arg(n)` makes the last — where a
+# Python int would go as a C int (tests/test_ffi_declarations.py checks the
+# binding and size_arg; Handler.__call__ is its one caller).
+handler_call_serialized = lib["outlive_handler_call_serialized"]
+handler_call_serialized.restype = status
+# The c_size_t of the sizes most calls have, made once and never changed
+# (several threads pass the same objects).
+_SIZES = tuple(c_size_t(size) for size in range(512))
+
+
+def size_arg(size: int) -> c_size_t:
+    """`size` as a c_size_t argument of handler_call_serialized."""
+    return _SIZES[size] if size < 512 else c_size_t(size)
+
 
 if typing.TYPE_CHECKING:
     # The C functions are set by _declare above: to a type checker, each is

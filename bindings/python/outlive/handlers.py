@@ -12,14 +12,18 @@ import typing
 from . import _callbacks, _ffi, results
 from .errors import ClosedError, check, error_for
 from .parameters import Parameter, parameters_of
-from .values import Args, CallArgs, args_to_dict, object_bytes, serialized_handler, value_bytes
+from .values import Args, args_to_dict, object_bytes, serialized_handler, value_bytes
+from .values import _LENGTHS, _lone_ids
+from .values import serialized_arguments as _serialized_arguments
 
 if typing.TYPE_CHECKING:
     import asyncio
 
 _logger = logging.getLogger("outlive")
-_call_args = CallArgs()
-_call = _ffi.BY_ADDRESS["outlive_handler_call"]
+_call_serialized = _ffi.handler_call_serialized
+_SIZES = _ffi._SIZES
+_size_arg = _ffi.size_arg
+_pending_threads = _callbacks.pending_threads
 _free = _ffi.BY_ADDRESS["outlive_handler_free"]
 _deserialize: typing.Any = _ffi.outlive_handler_deserialize
 _byref = ctypes.byref
@@ -123,33 +127,44 @@ class Handler:
         handle = self._handle  # self.handle, without a property call
         if not handle:
             raise ClosedError("handler")
-        scratch = _call_args
-        if call_args and not scratch.busy and None not in call_args.values():
-            # The path of every call, where each Python step costs about what
-            # the C call does: its thread's reused argument set, C functions
-            # taking addresses (see _ffi.BY_ADDRESS), and what
-            # _callbacks.collecting() and raise_pending() do, inline.
-            large = scratch.fill(call_args)
-            pending = _callbacks.pending
-            pending.depth += 1
-            scratch.busy = True
-            try:
-                status = _call(handle.value, scratch.address)
-            finally:
-                scratch.busy = False
-                pending.depth -= 1
-            if large:
-                scratch.clear()
-            if pending.errors:
-                _callbacks.raise_pending()
-        elif call_args:
-            with Args(call_args) as args, _callbacks.collecting():
-                status = _ffi.outlive_handler_call(handle, args.handle)
+        # The path of every call, where each Python step costs about what the
+        # C call does: the arguments as bytes in one C call (bound without
+        # argtypes, see _ffi.handler_call_serialized), nothing kept between
+        # calls; the exceptions of Python handlers it runs are kept for it as
+        # for a function of _callbacks.collecting_code (registered below).
+        data = None
+        if len(call_args) == 1:
+            # serialized_arguments' first case, inline (a Python call costs
+            # about a tenth of this one): a lone str argument.
+            key, = call_args
+            value = call_args[key]
+            if type(value) is str:
+                head = _lone_ids.get(key)
+                if head is not None:
+                    text = value.encode()
+                    size = len(text)
+                    if size < 0x80:
+                        data = head + _LENGTHS[size] + text
+        if data is None:
+            data = _serialized_arguments(call_args)
+            if data is None:
+                self._call_through_setters(handle, call_args)
+                return
+        size = len(data)
+        status = _call_serialized(handle, data, _SIZES[size] if size < 512 else _size_arg(size))
+        if _pending_threads:
             _callbacks.raise_pending()
-        else:
-            with _callbacks.collecting():
-                status = _ffi.outlive_handler_call(handle, None)
-            _callbacks.raise_pending()
+        if status:
+            raise error_for(status)
+
+    @staticmethod
+    def _call_through_setters(handle: typing.Any, call_args: typing.Dict[str, typing.Any]) -> None:
+        """A call with what the bytes leave out (handler or ID values, ints
+        past 64 bits, bad names, values past the limits): the setters raise the
+        precise error, and the set is freed either way."""
+        with Args(call_args) as args, _callbacks.collecting():
+            status = _ffi.outlive_handler_call(handle, args.handle)
+        _callbacks.raise_pending()
         if status:
             raise error_for(status)
 
@@ -203,6 +218,9 @@ class Handler:
             self.close()
         except Exception:
             pass
+
+
+_callbacks.collecting_code.add(Handler.__call__.__code__)
 
 
 def load_handlers(path: "str | os.PathLike[str]") -> None:

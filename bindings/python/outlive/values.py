@@ -200,6 +200,104 @@ def serialized_handler(name: str, invalidation: typing.Optional[str],
     return b"".join(arguments)
 
 
+# ── call-time arguments, serialized (outlive_handler_call_serialized) ──────
+# An argument set is the FORMAT.md handler named `outlive.arguments` whose
+# bound arguments are the set. A handler call from Python writes its arguments
+# so (one C call, nothing kept in C between calls) instead of filling an
+# outlive_args (a C call per argument besides the call). Only what the decoder
+# surely accepts is written here; anything else (a handler or tagged ID value,
+# an int past 64 bits, a name that is no C identifier, a value past the
+# limits) goes through Args, whose setters raise the precise error. So the
+# call never fails on the encoding: a status it returns is the call's own.
+
+_ARGUMENTS_HEAD = _MAGIC_PLAIN + _str("outlive.arguments")
+_MAX_ARGUMENTS, _MAX_ID_SIZE, _MAX_SERIALIZED = 1024, 16 * 1024 * 1024, 32 * 1024 * 1024
+# Each argument name the decoder accepts (a C identifier of 1 to 128 bytes),
+# encoded and followed by the type of an untagged ID (the most common value),
+# as calls are made; bounded as _keys is.
+_id_keys: typing.Dict[str, bytes] = {}
+# The same, after the head and count of a set of that one argument: the most
+# common call, handler(name=text), is then this, a length and the text.
+_lone_ids: typing.Dict[str, bytes] = {}
+
+
+def _id_key(name: object) -> typing.Optional[bytes]:
+    if type(name) is not str or not (name.isascii() and name.isidentifier()) or len(name) > 128:
+        return None
+    encoded = _str(name) + _UNTAGGED
+    if len(_id_keys) >= _CACHED_NAMES:
+        _id_keys.clear()
+        _lone_ids.clear()
+    _id_keys[name] = encoded
+    _lone_ids[name] = _ARGUMENTS_HEAD + _LENGTHS[1] + encoded
+    return encoded
+
+
+def serialized_arguments(values: typing.Dict[str, typing.Any]) -> typing.Optional[bytes]:
+    """The argument set of `values` (None values skipped) in the format
+    outlive_handler_call_serialized reads, or None when it is left to Args."""
+    if len(values) == 1:
+        for key, value in values.items():
+            if type(value) is str:
+                head = _lone_ids.get(key)
+                if head is not None:
+                    data = value.encode("utf-8")
+                    length = len(data)
+                    if length < 0x80:
+                        return head + _LENGTHS[length] + data
+    parts: typing.List[bytes] = [_ARGUMENTS_HEAD, b""]
+    keys = _id_keys
+    count = 0
+    for key, value in values.items():
+        prefix = keys.get(key) or _id_key(key)
+        if prefix is None:
+            return None
+        kind = type(value)
+        if kind is str:
+            data = value.encode("utf-8")
+            length = len(data)
+            parts += (prefix, _LENGTHS[length] if length < 0x80 else _varint(length), data)
+        elif kind is int:
+            if not -2**63 <= value < 2**63:
+                return None
+            parts += (prefix[:-2], _INTEGER, _zigzag(value))
+        elif value is None:
+            continue
+        elif kind is bool:
+            parts += (prefix[:-2], _BOOLS[value])
+        elif kind is float:
+            parts += (prefix[:-2], _DOUBLE, _pack_double(value))
+        elif kind is bytes:
+            length = len(value)
+            parts += (prefix, _LENGTHS[length] if length < 0x80 else _varint(length), value)
+        elif kind is Int:
+            parts += (prefix[:-2], _INT, _zigzag(int(value)))
+        elif kind is UInteger:
+            parts += (prefix[:-2], _UINTEGER, _varint(int(value)))
+        else:
+            return None
+        count += 1
+    if count < 0x80:
+        parts[1] = _LENGTHS[count]
+    elif count <= _MAX_ARGUMENTS:
+        parts[1] = _varint(count)
+    else:
+        return None
+    data = b"".join(parts)
+    if len(data) > _MAX_ID_SIZE and not _within_limits(values, len(data)):
+        return None
+    return data
+
+
+def _within_limits(values: typing.Dict[str, typing.Any], size: int) -> bool:
+    """Whether large serialized arguments are within the decoder's limits
+    (each ID at most 16 MiB, the whole at most 32 MiB)."""
+    if size > _MAX_SERIALIZED:
+        return False
+    return all(len(value.encode("utf-8") if type(value) is str else value) <= _MAX_ID_SIZE
+               for value in values.values() if type(value) in (str, bytes))
+
+
 class Args(NativeHandle):
     """An owned outlive_args handle made from keyword values (None skips a name)."""
     _what = "argument list"
@@ -280,9 +378,10 @@ _KEPT_BYTES = 4096
 
 
 class CallArgs(threading.local):
-    """The call-time arguments of handler calls: one outlive_args per thread,
-    reused from call to call, so that a call costs a C call per argument and
-    the handler call (no args_new, args_free, nor an Args object each time).
+    """The payloads of signal posts: one outlive_args per thread, reused from
+    post to post, so that a post costs a C call per argument and the post
+    (no args_new, args_free, nor an Args object each time). (A handler call
+    passes its arguments as bytes instead: serialized_arguments.)
     It holds exactly the names of the call being made: a name of the previous
     call that this one lacks is removed, one it has is set again (in place).
     `busy` while a call runs: a handler calling a handler on the same thread

@@ -258,3 +258,17 @@ def test_the_by_address_bindings_are_the_declarations_with_plain_addresses_for_h
         for declared, bound in zip(argtypes, function.argtypes):
             is_handle = isinstance(declared, type) and issubclass(declared, _ffi.OpaqueHandle)
             assert bound is (ctypes.c_void_p if is_handle else declared), f"{name}: {bound} for {declared}"
+
+
+def test_the_unconverted_handler_call_is_the_declaration_called_with_its_exact_types():
+    # Bound without argtypes, it is correct only when each argument is already
+    # the C type the header declares: the handle a HandlerP, the size a c_size_t.
+    function = _ffi.handler_call_serialized
+    restype, argtypes = _ffi._DECLARATIONS["outlive_handler_call_serialized"]
+    assert function is not _ffi.outlive_handler_call_serialized and function.argtypes is None
+    assert function.restype is restype
+    assert argtypes == [_ffi.HandlerP, ctypes.c_void_p, ctypes.c_size_t]
+    for size in (0, 1, 511, 512, 2**40):
+        made = _ffi.size_arg(size)
+        assert type(made) is ctypes.c_size_t and made.value == size
+    assert all(type(made) is ctypes.c_size_t and made.value == size for size, made in enumerate(_ffi._SIZES))

@@ -134,8 +134,8 @@ print(got[0])
     assert run_python(code, blob.hex()).stdout.strip() == "DANA"
 
 
-# Call-time arguments go through one argument set per thread, reused from call
-# to call (outlive.values.CallArgs): what one call set must never reach another.
+# Call-time arguments go to C as bytes made for the call, or through the
+# setters (test_handler_calls.py): what one call set must never reach another.
 
 seen = []
 
@@ -159,7 +159,7 @@ def test_call_time_arguments_of_one_call_never_reach_the_next():
     h(first="b")
     h(first="c", second=None)  # None leaves a name unset
     h()
-    h(first="x" * 100_000, second="3")  # large: removed after the call
+    h(first="x" * 100_000, second="3")  # large
     h(second="4")
     h(second="5", first="d")  # the same names in another order
     h(first="nul\0inside", second="é")

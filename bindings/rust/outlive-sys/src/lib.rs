@@ -529,6 +529,11 @@ extern "C" {
     pub fn outlive_handler_free(handler: *mut outlive_handler);
     pub fn outlive_handler_bind(handler: *mut outlive_handler, more: *const outlive_args) -> outlive_status;
     pub fn outlive_handler_call(handler: *const outlive_handler, call_args: *const outlive_args) -> outlive_status;
+    pub fn outlive_handler_call_serialized(
+        handler: *const outlive_handler,
+        bytes: *const c_void,
+        size: usize,
+    ) -> outlive_status;
     pub fn outlive_handler_invalidate(handler: *mut outlive_handler, call_args: *const outlive_args) -> outlive_status;
     pub fn outlive_handler_is_invalidated(handler: *const outlive_handler) -> bool;
     pub fn outlive_handler_name(handler: *const outlive_handler) -> *const c_char;
