@@ -423,9 +423,9 @@ enum TaskSchema {
         // (a round trip is), and its runners claim without the store's lock.
         "",
         // Step 12: an add writes no counter, as SQLite's since its step 9.
-        // The queue count's UPDATE was a statement of the four an add sends
-        // in its round trip, and 16 µs of the server's time of its ~50
-        // over a raw INSERT (measured, docs/postgresql.md). Tasks above the
+        // The queue count's UPDATE was a statement of the six an add sends
+        // in its round trip, and 16 µs of the add's ~53 over a raw INSERT
+        // (wall time, measured: docs/postgresql.md). Tasks above the
         // counted mark are not in the counters: a read adds them up from
         // their rows, and every `foldAfter` adds of a handle (or a batch, or
         // a schedules' firing) fold them in. Every write that moves a task
