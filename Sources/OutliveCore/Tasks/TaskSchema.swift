@@ -438,8 +438,8 @@ enum TaskSchema {
         DROP TRIGGER outlive_tasks_unended_count_delete ON outlive_tasks;
         DROP TRIGGER outlive_tasks_unended_count_update ON outlive_tasks;
         DROP FUNCTION outlive_tasks_unended_count();
-        """ + queueCountsCounted.ddl,
-    ], postgresqlFunctions: [queueCountsCounted])
+        """ + queueCountsCounted.ddl + ";\n" + olderAddsUncounted.ddl,
+    ], postgresqlFunctions: [queueCountsCounted, olderAddsUncounted])
 
     /// SQLite's count triggers of step 6 in PL/pgSQL: a task deleted, or
     /// moved between pending (ready or waiting), running and dead or between
@@ -533,6 +533,35 @@ enum TaskSchema {
             """),
     ])
 
+    /// A process of a library before step 12 that still runs beside this
+    /// one (a rolling upgrade of a service's hosts) sends, with each add, a
+    /// statement of its own that raises its queue's `pending` by the tasks
+    /// added: those tasks lie above the counted mark, so a fold would count
+    /// them a second time, and for good. Such a raise is undone as it is
+    /// made: it is the only statement that raises `pending` from the client
+    /// (depth 0) but the fold, which says so first (`foldingSetting`); the
+    /// count triggers' updates run at depth 1. A process of the older
+    /// library reads counts without the tasks above the mark until it is
+    /// upgraded; nothing it writes is miscounted.
+    static let olderAddsUncounted = PostgreSQLTriggerFunction(name: "outlive_task_queues_older_adds", body: """
+
+        BEGIN
+            NEW.pending := OLD.pending;
+            RETURN NEW;
+        END
+
+        """, triggers: [
+        .init(name: "outlive_task_queues_older_adds", table: "outlive_task_queues", definition: """
+            BEFORE UPDATE OF pending ON outlive_task_queues FOR EACH ROW
+                WHEN (pg_trigger_depth() = 0 AND coalesce(NEW.pending, 0) > coalesce(OLD.pending, 0) \
+            AND current_setting('\(foldingSetting)', true) IS DISTINCT FROM 'on')
+            """),
+    ])
+
+    /// The transaction's setting with which the fold tells
+    /// `olderAddsUncounted` that its raise of `pending` is meant.
+    static let foldingSetting = "outlive.folding"
+
     /// What ends a read of a task's state that a write of the same
     /// transaction then relies on (cancel, retry, delete). On PostgreSQL a
     /// parallel queue's claims take no store lock (TaskRun): a task read as
@@ -565,7 +594,10 @@ enum TaskSchema {
             seqs?.folded()
             return
         }
-        if foldDue { try transaction.executeLater(foldPostgreSQL, []) }
+        if foldDue {
+            try transaction.executeLater("SELECT set_config('\(foldingSetting)', 'on', true)", [])
+            try transaction.executeLater(foldPostgreSQL, [])
+        }
     }
 
     /// PostgreSQL's fold in one statement: the tail's counts by queue (its

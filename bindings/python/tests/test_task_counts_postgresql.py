@@ -106,9 +106,38 @@ def test_a_postgresql_batch_add_is_folded_whole(location):
         assert len(store.tasks) == 502 and counts(store)["default"] == (502, 0, 0)
 
 
+# What a process of the previous library sends with each add, beside the
+# task's INSERT: the raise of its queue's counter that step 12 stopped.
+OLDER_ADDS_RAISE = "UPDATE outlive_task_queues SET pending = coalesce(pending, 0) + {count} WHERE name = '{queue}'"
+
+
+def test_an_older_library_still_adding_beside_this_one_during_an_upgrade_gets_its_tasks_counted_once(location):
+    with outlive.Store(location) as store:
+        store.queues.serve("default", 0)
+        store.queues.declare("jobs", "parallel")
+        for index in range(10):
+            store.queues.enqueue(outlive.Handler("py.pgcounts.ok", label=str(index)), "jobs" if index % 2 else "default")
+        # The older process's adds: its rows (as ours, above the mark) and its raises.
+        psql(location, OLDER_ADDS_RAISE.format(count=5, queue="default"))
+        psql(location, "BEGIN;\n" + OLDER_ADDS_RAISE.format(count=1, queue="jobs") + ";\n"
+                       + OLDER_ADDS_RAISE.format(count=4, queue="jobs") + ";\nCOMMIT")
+        assert counts(store) == {"default": (5, 0, 0), "jobs": (5, 0, 0)}
+        # A fold (this handle's 64th add) counts the tail once.
+        for index in range(60):
+            store.queues.enqueue(outlive.Handler("py.pgcounts.ok", label=f"more {index}"), "jobs" if index % 2 else "default")
+        assert counted_mark(location) >= 64
+        assert counts(store) == {"default": (35, 0, 0), "jobs": (35, 0, 0)}
+        assert_counters_agree_with_the_rows_below_the_mark(location)
+        # Lowering a counter (the count triggers' way, any depth) is left alone.
+        psql(location, "UPDATE outlive_task_queues SET pending = pending - 1 WHERE name = 'jobs'")
+        assert counts(store)["jobs"] == (34, 0, 0)
+
+
 # The tasks tables as the previous version left them (steps 1 to 11): the
 # count trigger of step 7, no counted mark; each add updated its counter.
 STEP_11 = """
+DROP TRIGGER outlive_task_queues_older_adds ON outlive_task_queues;
+DROP FUNCTION outlive_task_queues_older_adds();
 DROP TRIGGER outlive_tasks_counted_count_delete ON outlive_tasks;
 DROP TRIGGER outlive_tasks_counted_count_update ON outlive_tasks;
 DROP FUNCTION outlive_tasks_counted_count();
