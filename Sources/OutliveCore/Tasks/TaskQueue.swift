@@ -37,7 +37,10 @@ public final class TaskQueue {
     /// (PostgreSQL, TaskSchema step 12): an add that brings them to
     /// `TaskSchema.foldAfter` folds. Per handle, so no add reads how many
     /// lie above the mark: the tail is at most that many per adding handle.
-    var unfoldedAdds: Int64 = 0
+    /// A new handle folds at its first add: handles that each live for a
+    /// few adds (a store opened per request or per job) would otherwise
+    /// leave a tail that no fold ever reaches, read by every count.
+    var unfoldedAdds: Int64 = TaskSchema.foldAfter
 
     // Loop thread only.
     /// The data version a run's step committed with, having left no task

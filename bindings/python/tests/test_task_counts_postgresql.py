@@ -97,18 +97,30 @@ def test_a_postgresql_batch_add_is_folded_whole(location):
     with outlive.Store(location) as store:
         store.queues.serve("default", 0)
         store.tasks.add(outlive.Handler("py.pgcounts.ok", label="first"))
-        assert counted_mark(location) == 0
+        store.tasks.add(outlive.Handler("py.pgcounts.ok", label="second"))
+        # A new handle folds at its first add, not at its second.
+        assert counted_mark(location) == 1
         store.tasks.add_many([outlive.Handler("py.pgcounts.ok", label=str(index)) for index in range(500)])
-        assert len(store.tasks) == 501 and counts(store)["default"] == (501, 0, 0)
-        assert counted_mark(location) == int(psql(location, "SELECT max(seq) FROM outlive_tasks"))
-        assert psql(location, "SELECT pending FROM outlive_task_queues WHERE name = 'default'") == "501"
-        store.tasks.add(outlive.Handler("py.pgcounts.ok", label="last"))
         assert len(store.tasks) == 502 and counts(store)["default"] == (502, 0, 0)
+        assert counted_mark(location) == int(psql(location, "SELECT max(seq) FROM outlive_tasks"))
+        assert psql(location, "SELECT pending FROM outlive_task_queues WHERE name = 'default'") == "502"
+        store.tasks.add(outlive.Handler("py.pgcounts.ok", label="last"))
+        assert len(store.tasks) == 503 and counts(store)["default"] == (503, 0, 0)
 
 
 # What a process of the previous library sends with each add, beside the
 # task's INSERT: the raise of its queue's counter that step 12 stopped.
 OLDER_ADDS_RAISE = "UPDATE outlive_task_queues SET pending = coalesce(pending, 0) + {count} WHERE name = '{queue}'"
+
+
+def test_handles_that_each_add_one_task_leave_no_growing_tail_on_postgresql(location):
+    for index in range(5):
+        with outlive.Store(location) as store:
+            store.tasks.add(outlive.Handler("py.pgcounts.ok", label=str(index)))
+    assert counted_mark(location) == int(psql(location, "SELECT max(seq) FROM outlive_tasks"))
+    with outlive.Store(location) as store:
+        assert len(store.tasks) == 5 and counts(store)["default"] == (5, 0, 0)
+    assert_counters_agree_with_the_rows_below_the_mark(location)
 
 
 def test_an_older_library_still_adding_beside_this_one_during_an_upgrade_gets_its_tasks_counted_once(location):
