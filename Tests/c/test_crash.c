@@ -513,11 +513,15 @@ static const struct zero_check sqlite_counts[] = {
      "difference between the kept message count and the counted rows"},
     {"SELECT count(*) - 1 FROM outlive_message_counted WHERE slot = 0", "counted message marks other than the one"},
 };
+/* PostgreSQL's tasks likewise since its step 12. */
 static const struct zero_check postgresql_counts[] = {
-    {"SELECT (SELECT sum(pending + running) FROM outlive_task_queues) - (SELECT count(*) FROM outlive_tasks WHERE state <> 2)",
-     "difference between the kept pending count and the rows"},
-    {"SELECT (SELECT sum(dead) FROM outlive_task_queues) - (SELECT count(*) FROM outlive_tasks WHERE state = 2)",
-     "difference between the kept dead count and the rows"},
+    {"SELECT (SELECT sum(pending + running) FROM outlive_task_queues) - (SELECT count(*) FROM outlive_tasks WHERE state <> 2 "
+     "AND seq <= (SELECT seq FROM outlive_task_counted WHERE slot = 0))",
+     "difference between the kept pending count and the counted rows"},
+    {"SELECT (SELECT sum(dead) FROM outlive_task_queues) - (SELECT count(*) FROM outlive_tasks WHERE state = 2 "
+     "AND seq <= (SELECT seq FROM outlive_task_counted WHERE slot = 0))",
+     "difference between the kept dead count and the counted rows"},
+    {"SELECT count(*) - 1 FROM outlive_task_counted WHERE slot = 0", "counted marks other than the one"},
     {"SELECT coalesce((SELECT count FROM outlive_message_categories WHERE category = 'crash'), 0) - "
      "(SELECT count(*) FROM outlive_messages WHERE category = 'crash')",
      "difference between the kept message count and the rows"},

@@ -536,7 +536,7 @@ static void test_every_system_is_on_postgresql_and_makes_only_its_own_tables(voi
              "AND tablename NOT IN ('outlive_schema', 'outlive_feed', 'outlive_runs', 'outlive_watchers', 'outlive_kv', "
              "'outlive_signals', 'outlive_signal_consumers', "
              "'outlive_messages', 'outlive_message_categories', 'outlive_message_presenters', "
-             "'outlive_tasks', 'outlive_task_runner', 'outlive_task_queues', 'outlive_schedules', "
+             "'outlive_tasks', 'outlive_task_runner', 'outlive_task_queues', 'outlive_task_counted', 'outlive_schedules', "
              "'outlive_durable_interactions', 'outlive_durable_interaction_claims')) > 0 "
              "THEN RAISE 'foreign tables'; END IF; END \\$\\$", harness_store_name(location));
     CHECK_MSG(harness_psql(NULL, sql, NULL, 0), "the store holds a table no system of this library makes");

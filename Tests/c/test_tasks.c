@@ -610,7 +610,7 @@ static void test_a_changed_count_trigger_function_is_refused_on_postgresql(void)
     outlive_store *store = open_queue(dir);
     CHECK(store);
     outlive_store_close(store);
-    CHECK(harness_psql(dir, "CREATE OR REPLACE FUNCTION outlive_tasks_unended_count() RETURNS trigger LANGUAGE plpgsql "
+    CHECK(harness_psql(dir, "CREATE OR REPLACE FUNCTION outlive_tasks_counted_count() RETURNS trigger LANGUAGE plpgsql "
                              "AS 'BEGIN RETURN NULL; END'", NULL, 0));
     CHECK_STATUS(outlive_store_open(dir, "app", NULL, NULL, &store), OUTLIVE_E_CORRUPT);
     CHECK_MSG(strstr(outlive_last_error(), "did not make"), "%s", outlive_last_error());

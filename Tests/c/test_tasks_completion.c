@@ -266,8 +266,8 @@ static void test_crafted_task_naming_the_completion_built_in_creates_no_store(vo
         int at = snprintf(sql, sizeof sql, "INSERT INTO outlive_tasks(id, handler_name, handler, created, age_from) VALUES "
                           "('00000000-0000-4000-8000-000000000001', 'outlive.task_completion', '\\\\x");
         for (size_t i = 0; i < size && at < (int)sizeof sql - 200; i++) at += snprintf(sql + at, sizeof sql - (size_t)at, "%02x", ((unsigned char *)bytes)[i]);
-        snprintf(sql + at, sizeof sql - (size_t)at, "', 0, extract(epoch from now())); "
-                 "UPDATE outlive_task_queues SET pending = pending + 1 WHERE name = 'default'");
+        /* Above the counted mark, as the library adds one: counted from its row (TaskSchema step 12). */
+        snprintf(sql + at, sizeof sql - (size_t)at, "', 0, extract(epoch from now()))");
         outlive_free(bytes);
         CHECK_MSG(harness_psql(dir, sql, NULL, 0), "the crafted task could not be written");
     } else {

@@ -218,19 +218,18 @@ public final class Schedules {
                                       anchor: row.double(7), nextFire: row.double(8)))
                 }
                 more = due.count > Schedules.firingBatch
-                var addedTo: [String: Int64] = [:]
                 for schedule in due.prefix(Schedules.firingBatch) {
                     do {
                         try Schedules.alone(in: transaction) { try fire(schedule, now: now, in: $0) }
                         added += 1
-                        addedTo[schedule.queue, default: 0] += 1
                     } catch let error as OutliveError where error.code != .busy && error.code != .io {
                         newlyBroken.append((schedule.rowid, "schedule \(schedule.name): \(error.message)"))
                     }
                 }
                 if added > 0 {
                     var seqs: TaskSeqs?
-                    try TaskSchema.addPending(addedTo, seqs: &seqs, in: transaction)
+                    // PostgreSQL folds at every firing: firings are few beside adds.
+                    try TaskSchema.addPending(seqs: &seqs, foldDue: true, in: transaction)
                     try transaction.recordChange(topic: TaskSchema.topic, key: "added")
                 }
             }

@@ -33,6 +33,14 @@ public final class TaskQueue {
     /// The seqs this handle's last add left, and the data version its commit
     /// made (SQLite): valid while the store's data version is that one.
     var seqsAfterAdd: (version: UInt64, seqs: TaskSeqs)?
+    /// Tasks this handle added since its last fold of the counts
+    /// (PostgreSQL, TaskSchema step 12): an add that brings them to
+    /// `TaskSchema.foldAfter` folds. Per handle, so no add reads how many
+    /// lie above the mark: the tail is at most that many per adding handle.
+    /// A new handle folds at its first add: handles that each live for a
+    /// few adds (a store opened per request or per job) would otherwise
+    /// leave a tail that no fold ever reaches, read by every count.
+    var unfoldedAdds: Int64 = TaskSchema.foldAfter
 
     // Loop thread only.
     /// The data version a run's step committed with, having left no task
@@ -235,11 +243,7 @@ public final class TaskQueue {
             // The default queue always exists; others are looked up once per
             // batch. No set made for an add to the default queue (the common one).
             var declared: Set<String> = []
-            // Counted per queue for PostgreSQL's counters; SQLite folds the
-            // counts from the rows (TaskSchema.addPending) and needs none.
-            let countsPerQueue = transaction.engine == .postgresql
             var addedAny = false
-            var addedTo: [String: Int64] = [:]
             var seqs = try seqsForAdding(in: transaction)
             // By index: a zip's iterator copied each task (every string and
             // array in it retained and released) three times.
@@ -259,7 +263,6 @@ public final class TaskQueue {
                     seqs?.taken()
                     entry = TaskAdded(id: id, existing: false)
                     addedAny = true
-                    if countsPerQueue { addedTo[task.queue, default: 0] += 1 }
                     if task.due.map({ $0 > now }) ?? false { dueLaterAny = true } else { dueNow = true }
                 } else {
                     // The key is held (the insert did nothing): the holder is the answer.
@@ -276,7 +279,8 @@ public final class TaskQueue {
                 added.append(entry)
             }
             guard addedAny else { return }
-            try TaskSchema.addPending(addedTo, seqs: &seqs, in: transaction)
+            try TaskSchema.addPending(seqs: &seqs, foldDue: foldDue(adding: Int64(added.count), in: transaction),
+                                      in: transaction)
             // Runners wake for tasks due now; a task due later moves their due
             // timers only. This handle learns of its adds below, not from the
             // feed: an entry (a page written, a doorbell rung) only when a run
@@ -299,6 +303,18 @@ public final class TaskQueue {
         if dueNow { postTriggerEvaluation() }
         if dueLaterAny { store.loop.post { [weak self] in self?.scheduleDue() } }
         return added
+    }
+
+    /// Whether this add folds the counts (PostgreSQL): after it commits,
+    /// the handle's tally of unfolded adds is counted on, or back to none.
+    private func foldDue(adding count: Int64, in transaction: StoreTransaction) -> Bool {
+        guard transaction.engine == .postgresql else { return false }
+        let due = lock.withLock { unfoldedAdds } + count >= TaskSchema.foldAfter
+        transaction.afterCommit { [weak self] in
+            guard let self else { return }
+            self.lock.withLock { self.unfoldedAdds = due ? 0 : self.unfoldedAdds + count }
+        }
+        return due
     }
 
     /// The seqs of an add's transaction (SQLite; nil on PostgreSQL): those
@@ -397,14 +413,14 @@ public final class TaskQueue {
     public func pendingCount() throws -> Int {
         try store.checkUsable()
         return Int(try store.database.read {
-            try $0.integer("SELECT coalesce((SELECT sum(pending + running) FROM outlive_task_queues), 0)\(TaskSchema.uncounted($0.engine, "state <> 2"))")
+            try $0.integer("SELECT coalesce((SELECT sum(pending + running) FROM outlive_task_queues), 0)\(TaskSchema.uncounted("state <> 2"))")
         } ?? 0)
     }
 
     public func deadCount() throws -> Int {
         try store.checkUsable()
         return Int(try store.database.read {
-            try $0.integer("SELECT coalesce((SELECT sum(dead) FROM outlive_task_queues), 0)\(TaskSchema.uncounted($0.engine, "state = 2"))")
+            try $0.integer("SELECT coalesce((SELECT sum(dead) FROM outlive_task_queues), 0)\(TaskSchema.uncounted("state = 2"))")
         } ?? 0)
     }
 
@@ -556,7 +572,7 @@ public final class TaskQueue {
         // Counted as before queues existed: every task not yet done, running ones too.
         let pending = (try? store.database.read { transaction in
             try transaction.integer("""
-                SELECT pending + running\(TaskSchema.uncounted(transaction.engine, "queue = '\(TaskQueueName.default)' AND state <> 2")) \
+                SELECT pending + running\(TaskSchema.uncounted("queue = '\(TaskQueueName.default)' AND state <> 2")) \
                 FROM outlive_task_queues WHERE name = ?
                 """, [.text(TaskQueueName.default)])
         }) ?? nil

@@ -72,13 +72,14 @@ extension TaskQueue {
             // PostgreSQL keeps no running count (a claim writes no counter:
             // TaskSchema step 7): its `pending` counts the running tasks too.
             let sql = store.engine == .sqlite ? """
-                SELECT name, kind, pending\(TaskSchema.uncounted(.sqlite, "queue = q.name AND state IN (0, 3)")),
-                    running\(TaskSchema.uncounted(.sqlite, "queue = q.name AND state = 1")),
-                    dead\(TaskSchema.uncounted(.sqlite, "queue = q.name AND state = 2"))
+                SELECT name, kind, pending\(TaskSchema.uncounted("queue = q.name AND state IN (0, 3)")),
+                    running\(TaskSchema.uncounted("queue = q.name AND state = 1")),
+                    dead\(TaskSchema.uncounted("queue = q.name AND state = 2"))
                 FROM outlive_task_queues q WHERE name > ? AND typeof(name) = 'text' ORDER BY name LIMIT ?
                 """ : """
                 SELECT name, kind, pending - running, running, dead FROM (
-                    SELECT name, kind, pending, dead,
+                    SELECT name, kind, pending\(TaskSchema.uncounted("queue = q.name AND state <> 2")) AS pending,
+                        dead\(TaskSchema.uncounted("queue = q.name AND state = 2")) AS dead,
                         (SELECT count(*) FROM outlive_tasks t WHERE t.queue = q.name AND t.state = 1) AS running
                     FROM outlive_task_queues q WHERE name > ? ORDER BY name LIMIT ?) AS counted ORDER BY name
                 """

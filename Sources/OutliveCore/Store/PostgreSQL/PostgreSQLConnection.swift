@@ -177,6 +177,12 @@ final class PostgreSQLConnection {
         var values: [UnsafeMutablePointer<CChar>?] = []
         var lengths: [Int32] = []
         var formats: [Int32] = []
+        // Sized once: grown one by one, a task add's 13 parameters cost the
+        // four arrays some twenty reallocations.
+        types.reserveCapacity(arguments.count)
+        values.reserveCapacity(arguments.count)
+        lengths.reserveCapacity(arguments.count)
+        formats.reserveCapacity(arguments.count)
         defer { values.forEach { free($0) } }
         for argument in arguments {
             switch argument {
@@ -188,10 +194,15 @@ final class PostgreSQLConnection {
                 let text = value.isNaN ? "NaN" : value == .infinity ? "Infinity" : value == -.infinity ? "-Infinity" : "\(value)"
                 types.append(Self.doubleType); values.append(strdup(text)); lengths.append(0); formats.append(0)
             case .text(let value):
-                guard !value.utf8.contains(0) else {
+                // A NUL inside ends the C copy early. Compared by length: a
+                // scan of the text's UTF-8 view for 0 was some 3,000
+                // instructions of a task add's 80,000 (callgrind).
+                let copy = strdup(value)
+                guard let copy, strlen(copy) == value.utf8.count else {
+                    free(copy)
                     throw OutliveError.invalidArgument("PostgreSQL text cannot hold a NUL character")
                 }
-                types.append(Self.textType); values.append(strdup(value)); lengths.append(0); formats.append(0)
+                types.append(Self.textType); values.append(copy); lengths.append(0); formats.append(0)
             case .blob(let value):
                 // Binary format: the bytes as they are, any length (0 included).
                 let buffer = malloc(max(value.count, 1))!.assumingMemoryBound(to: CChar.self)
