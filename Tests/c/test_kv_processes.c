@@ -112,6 +112,24 @@ static void test_observer_sees_a_value_set_by_another_process_woken_through_the_
     harness_remove_store(path);
 }
 
+/* SQLite's own check of the store's database file (a SQLite store only). */
+static void check_sqlite_integrity(const char *store_path) {
+    char db_path[4200];
+    snprintf(db_path, sizeof db_path, "%s/outlive.db", store_path);
+    sqlite3 *db = NULL;
+    CHECK(sqlite3_open(db_path, &db) == SQLITE_OK);
+    sqlite3_stmt *check = NULL;
+    int prepared = sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &check, NULL);
+    int stepped = prepared == SQLITE_OK ? sqlite3_step(check) : prepared;
+    const char *result = stepped == SQLITE_ROW ? (const char *)sqlite3_column_text(check, 0) : NULL;
+    int ok = result != NULL && strcmp(result, "ok") == 0;
+    char why[256];
+    snprintf(why, sizeof why, "%s", result ? result : sqlite3_errmsg(db));
+    sqlite3_finalize(check);
+    sqlite3_close(db);
+    CHECK_MSG(ok, "integrity_check of %.300s: %.300s", db_path, why);
+}
+
 static void test_kill_9_mid_write_loses_no_acknowledged_set(void) {
     srand((unsigned)time(NULL));
     for (int round = 0; round < 3; round++) {
@@ -146,16 +164,8 @@ static void test_kill_9_mid_write_loses_no_acknowledged_set(void) {
         }
         outlive_store_close(store);
         if (harness_postgresql()) continue;
-        char db_path[4200];
-        snprintf(db_path, sizeof db_path, "%s/outlive.db", path);
-        sqlite3 *db = NULL;
-        CHECK(sqlite3_open(db_path, &db) == SQLITE_OK);
-        sqlite3_stmt *check = NULL;
-        CHECK(sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &check, NULL) == SQLITE_OK);
-        CHECK(sqlite3_step(check) == SQLITE_ROW);
-        CHECK(strcmp((const char *)sqlite3_column_text(check, 0), "ok") == 0);
-        sqlite3_finalize(check);
-        sqlite3_close(db);
+        check_sqlite_integrity(path);
+        if (harness_failed_current) return;
         harness_remove_store(path);
     }
 }
@@ -390,16 +400,8 @@ static void test_waiters_and_a_holder_killed_with_9_lose_no_acknowledged_write(v
     outlive_free(bytes);
     CHECK(kv_equals(store, "kept", "yes"));
     outlive_store_close(store);
-    char db_path[4200];
-    snprintf(db_path, sizeof db_path, "%s/outlive.db", path);
-    sqlite3 *db = NULL;
-    CHECK(sqlite3_open(db_path, &db) == SQLITE_OK);
-    sqlite3_stmt *check = NULL;
-    CHECK(sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &check, NULL) == SQLITE_OK);
-    CHECK(sqlite3_step(check) == SQLITE_ROW);
-    CHECK(strcmp((const char *)sqlite3_column_text(check, 0), "ok") == 0);
-    sqlite3_finalize(check);
-    sqlite3_close(db);
+    check_sqlite_integrity(path);
+    if (harness_failed_current) return;
     harness_remove_store(path);
 }
 
