@@ -492,16 +492,21 @@ static const struct zero_check zero[] = {
 };
 #define ZERO_COUNT (sizeof zero / sizeof zero[0])
 
+/* The tasks' kept counts against their rows at or below the counted mark: SQLite's since its tasks
+ * step 9, PostgreSQL's since its step 12. */
+#define TASK_COUNTS_BELOW_THE_MARK \
+    {"SELECT (SELECT sum(pending + running) FROM outlive_task_queues) - (SELECT count(*) FROM outlive_tasks WHERE state <> 2 " \
+     "AND seq <= (SELECT seq FROM outlive_task_counted WHERE slot = 0))", \
+     "difference between the kept pending count and the counted rows"}, \
+    {"SELECT (SELECT sum(dead) FROM outlive_task_queues) - (SELECT count(*) FROM outlive_tasks WHERE state = 2 " \
+     "AND seq <= (SELECT seq FROM outlive_task_counted WHERE slot = 0))", \
+     "difference between the kept dead count and the counted rows"}, \
+    {"SELECT count(*) - 1 FROM outlive_task_counted WHERE slot = 0", "counted marks other than the one"},
+
 /* The kept counts equal to the rows. On SQLite the tasks above the counted mark are counted from their
  * rows, not kept (TaskSchema step 9): the counters must equal the rows at or below it. */
 static const struct zero_check sqlite_counts[] = {
-    {"SELECT (SELECT sum(pending + running) FROM outlive_task_queues) - (SELECT count(*) FROM outlive_tasks WHERE state <> 2 "
-     "AND seq <= (SELECT seq FROM outlive_task_counted WHERE slot = 0))",
-     "difference between the kept pending count and the counted rows"},
-    {"SELECT (SELECT sum(dead) FROM outlive_task_queues) - (SELECT count(*) FROM outlive_tasks WHERE state = 2 "
-     "AND seq <= (SELECT seq FROM outlive_task_counted WHERE slot = 0))",
-     "difference between the kept dead count and the counted rows"},
-    {"SELECT count(*) - 1 FROM outlive_task_counted WHERE slot = 0", "counted marks other than the one"},
+    TASK_COUNTS_BELOW_THE_MARK
     /* A task an add left out of the ready index lies above the mark (TaskSchema step 11): a fold indexes
      * them before it moves the mark. One below it would never be found by a run. */
     {"SELECT count(*) FROM outlive_tasks WHERE unindexed IS NOT NULL AND seq <= (SELECT seq FROM outlive_task_counted WHERE slot = 0)",
@@ -515,13 +520,7 @@ static const struct zero_check sqlite_counts[] = {
 };
 /* PostgreSQL's tasks likewise since its step 12. */
 static const struct zero_check postgresql_counts[] = {
-    {"SELECT (SELECT sum(pending + running) FROM outlive_task_queues) - (SELECT count(*) FROM outlive_tasks WHERE state <> 2 "
-     "AND seq <= (SELECT seq FROM outlive_task_counted WHERE slot = 0))",
-     "difference between the kept pending count and the counted rows"},
-    {"SELECT (SELECT sum(dead) FROM outlive_task_queues) - (SELECT count(*) FROM outlive_tasks WHERE state = 2 "
-     "AND seq <= (SELECT seq FROM outlive_task_counted WHERE slot = 0))",
-     "difference between the kept dead count and the counted rows"},
-    {"SELECT count(*) - 1 FROM outlive_task_counted WHERE slot = 0", "counted marks other than the one"},
+    TASK_COUNTS_BELOW_THE_MARK
     {"SELECT coalesce((SELECT count FROM outlive_message_categories WHERE category = 'crash'), 0) - "
      "(SELECT count(*) FROM outlive_messages WHERE category = 'crash')",
      "difference between the kept message count and the rows"},
