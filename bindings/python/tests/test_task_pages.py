@@ -37,6 +37,17 @@ def connect(directory):
     return sqlite3.connect(os.path.join(directory, "outlive.db"), isolation_level=None)
 
 
+def take_back_to_step_10(directory):
+    """The store's tasks tables as the previous step left them, in one transaction."""
+    db = connect(directory)
+    try:
+        db.execute("BEGIN IMMEDIATE")
+        undo_step_11(db)
+        db.execute("COMMIT")
+    finally:
+        db.close()
+
+
 def stored(directory, sql, *arguments):
     db = connect(directory)
     try:
@@ -155,13 +166,7 @@ def test_a_store_of_the_previous_step_with_tasks_in_every_state_migrates_and_kee
     assert {state for (_, _, state, *_) in before} == {0, 1, 2, 3}
     assert [row[1] for row in before if row[2] == 1] == [held]
 
-    db = connect(directory)
-    try:
-        db.execute("BEGIN IMMEDIATE")
-        undo_step_11(db)
-        db.execute("COMMIT")
-    finally:
-        db.close()
+    take_back_to_step_10(directory)
 
     with outlive.Store(directory) as store:
         store.queues.serve("default", 0)
@@ -211,13 +216,7 @@ def test_the_task_a_dead_run_held_runs_again_after_the_migration(tmp_path):
     finally:
         victim.kill()
         victim.wait()
-    db = connect(directory)
-    try:
-        db.execute("BEGIN IMMEDIATE")
-        undo_step_11(db)
-        db.execute("COMMIT")
-    finally:
-        db.close()
+    take_back_to_step_10(directory)
     with outlive.Store(directory) as store:
         store.queues.serve("default", 0)
         store.queues.serve("held", 1)
