@@ -193,7 +193,6 @@ final class PostgreSQLBackend: StoreBackend {
             let marker = Unmanaged.passUnretained(self).toOpaque()
             COutlive_set_current_transaction(marker)
             defer { COutlive_set_current_transaction(nil) }
-            connection.settle()
             try ensureConnected()
             let transaction = Transaction(connection: connection, ownRun: ownRun, serialised: kind != .unserialisedWrite)
             switch kind {
