@@ -273,8 +273,8 @@ final class PostgreSQLBackend: StoreBackend {
     }
 
     /// The doorbell, rung once the commit's reply is read: a NOTIFY in its
-    /// own transaction, sent without waiting (its reply is read at the
-    /// connection's next use). Inside the writing transaction it cost the
+    /// own transaction, sent without waiting (its reply is read with the
+    /// connection's next results). Inside the writing transaction it cost the
     /// writer's COMMIT about 40 µs with one listening session and 18 µs more
     /// for each other one (measured: PostgreSQL signals every listening
     /// session of the database at commit, before it replies, and their
