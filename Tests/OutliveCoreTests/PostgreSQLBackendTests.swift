@@ -39,6 +39,9 @@ final class PostgreSQLBackendTests: XCTestCase {
         })
         try backend.write { try $0.execute("UPDATE outlive_runs SET pid = 1") }
         try backend.write { try $0.recordChange(topic: "t", key: "e") }
+        // The NOTIFY follows a commit in a transaction of its own, sent
+        // without waiting: the connection's next use reads its reply.
+        _ = try backend.latestSequence()
         // Notifications arrive in commit order: a marker sent last closes the count.
         let marker = try PostgreSQLConnection(conninfo: uri)
         try marker.exec("NOTIFY \(backend.channel), 'end'")

@@ -11,13 +11,15 @@ import COutliveSystem
 /// `pg_advisory_xact_lock`. Under the lock, a transaction's feed entries are
 /// numbered max(seq) + 1, …, so a rolled-back transaction leaves no hole either.
 ///
-/// A write transaction that recorded changes another run watches sends one
-/// NOTIFY on the store's channel (its name is the schema's) with the newest
-/// sequence, just before COMMIT: PostgreSQL delivers it at commit and never
-/// after a rollback. It is a wake-up hint only: a woken handle reads the feed
-/// from its cursor. Changes only this handle's run watches send none (a
-/// NOTIFY costs the commit about 20 µs with a listener): the handle's own
-/// loop is woken after the commit (`onOwnChangesCommitted`), as on SQLite.
+/// A write transaction that recorded changes another run watches is followed,
+/// once its COMMIT's reply is read, by one NOTIFY on the store's channel (its
+/// name is the schema's) with the newest sequence, in a transaction of its
+/// own (`notifyAfterCommit`): never after a rollback, and not on the
+/// writer's way (inside the transaction it delayed the COMMIT's reply by
+/// 40 µs and more). It is a wake-up hint only: a woken handle reads the feed
+/// from its cursor. Changes only this handle's run watches send none: the
+/// handle's own loop is woken after the commit (`onOwnChangesCommitted`),
+/// as on SQLite.
 ///
 /// Reads are REPEATABLE READ, READ ONLY transactions: one snapshot, like an
 /// SQLite read transaction.
@@ -72,8 +74,6 @@ final class PostgreSQLBackend: StoreBackend {
 
     private final class Transaction: StoreTransaction {
         let connection: PostgreSQLConnection
-        /// The store's NOTIFY channel.
-        let channel: String
         var newestSequence: Int64?
         var commitActions: [() -> Void] = []
         /// Feed entries recorded, written with the commit (see `sendChanges`):
@@ -81,7 +81,8 @@ final class PostgreSQLBackend: StoreBackend {
         var changes: [(topic: String, key: String, excluded: String)] = []
         /// How many of them were written (their topic watched).
         var writtenChanges: Int64 = 0
-        /// A NOTIFY was sent: a run other than this handle's watches an entry.
+        /// A run other than this handle's watches an entry written: a NOTIFY
+        /// follows the commit (`notifyAfterCommit`).
         var notified = false
         /// This handle's run ("": none yet, every entry notifies).
         let ownRun: String
@@ -91,9 +92,8 @@ final class PostgreSQLBackend: StoreBackend {
         var dataVersion: UInt64? { nil }
         var committedDataVersion: UInt64? { nil }
 
-        init(connection: PostgreSQLConnection, channel: String, ownRun: String, serialised: Bool) {
+        init(connection: PostgreSQLConnection, ownRun: String, serialised: Bool) {
             self.connection = connection
-            self.channel = channel
             self.ownRun = ownRun
             self.serialised = serialised
         }
@@ -116,12 +116,12 @@ final class PostgreSQLBackend: StoreBackend {
 
         func executeLater(_ sql: String, _ arguments: [SQLValue], recordingChangeOf topic: String, key: String) throws {
             try requireSerialised(topic, key)
-            try connection.send(PostgreSQLBackend.changingStatement(sql, channel: channel),
+            try connection.send(PostgreSQLBackend.changingStatement(sql),
                                 arguments + [.text(topic), .text(key), .text(topic), .text(topic), .text(ownRun)], row: noteEntries)
         }
 
         /// The entries a feed statement wrote (a row: the newest, how many,
-        /// whether it notified), read with its result.
+        /// whether a run other than this handle's watches one), read with its result.
         func noteEntries(_ row: SQLRow) {
             guard !row.isNull(0) else { return }
             newestSequence = max(newestSequence ?? row.integer(0), row.integer(0))
@@ -179,7 +179,7 @@ final class PostgreSQLBackend: StoreBackend {
 
     /// Round trips: BEGIN and the store's lock go with the transaction's first
     /// statement, statements sent with `executeLater` with the next one, and
-    /// the feed entries, the NOTIFY and COMMIT together: a write of statements
+    /// the feed entries and COMMIT together (the NOTIFY after, unread): a write of statements
     /// whose results it does not read (a kv set) is one round trip, as an
     /// autocommit INSERT is. A transaction that ran no statement sends nothing.
     private enum Kind {
@@ -193,9 +193,8 @@ final class PostgreSQLBackend: StoreBackend {
             let marker = Unmanaged.passUnretained(self).toOpaque()
             COutlive_set_current_transaction(marker)
             defer { COutlive_set_current_transaction(nil) }
-            connection.settle()
             try ensureConnected()
-            let transaction = Transaction(connection: connection, channel: channel, ownRun: ownRun, serialised: kind != .unserialisedWrite)
+            let transaction = Transaction(connection: connection, ownRun: ownRun, serialised: kind != .unserialisedWrite)
             switch kind {
             case .write:
                 // storeKey is our own integer: inlined, the lock statement is the same text every time.
@@ -224,6 +223,7 @@ final class PostgreSQLBackend: StoreBackend {
                     if !transaction.changes.isEmpty { try sendChanges(transaction) }
                     try connection.send("COMMIT", [], expecting: "COMMIT")
                     try connection.sync()
+                    notifyAfterCommit(transaction)
                     pruneIfDue(transaction)
                 } else {
                     connection.discardOpening()
@@ -244,13 +244,13 @@ final class PostgreSQLBackend: StoreBackend {
     static let feedBatch = 100
     private var feedStatements: [Int: String] = [:]
 
-    /// Sends the transaction's feed entries in front of its COMMIT, with the
-    /// one NOTIFY, in one statement: each entry numbered after the newest
-    /// (the store's lock is held), written only when a live run watches its
-    /// topic; NOTIFY only when a run other than this handle's watches one
-    /// that was. A transaction of more than `feedBatch` entries writes the
-    /// others first, a round trip per batch, and then notifies whatever
-    /// watches them.
+    /// Sends the transaction's feed entries in front of its COMMIT, in one
+    /// statement: each entry numbered after the newest (the store's lock is
+    /// held), written only when a live run watches its topic; the statement
+    /// says whether a run other than this handle's watches one that was
+    /// (then a NOTIFY follows the commit: `notifyAfterCommit`). A transaction
+    /// of more than `feedBatch` entries writes the others first, a round trip
+    /// per batch.
     private func sendChanges(_ transaction: Transaction) throws {
         func arguments(_ changes: ArraySlice<(topic: String, key: String, excluded: String)>) -> [SQLValue] {
             guard changes.count > 1 else {
@@ -259,50 +259,64 @@ final class PostgreSQLBackend: StoreBackend {
             return changes.flatMap { [.text($0.topic), .text($0.key), .text($0.excluded)] } + [.text(transaction.ownRun)]
         }
         var rest = transaction.changes[...]
-        var batched = false
         while rest.count > Self.feedBatch {
             let batch = rest.prefix(Self.feedBatch)
             rest = rest.dropFirst(Self.feedBatch)
-            try connection.run(feedStatement(batch.count, notifying: false), arguments(batch), row: transaction.noteEntries)
-            batched = true
+            try connection.run(feedStatement(batch.count), arguments(batch), row: transaction.noteEntries)
         }
-        if batched {
-            try connection.send(feedStatement(rest.count, notifying: false), arguments(rest), row: transaction.noteEntries)
-            // The lock is held: the newest entry is this transaction's.
-            try connection.send("SELECT pg_notify('\(channel)', (SELECT max(seq) FROM outlive_feed)::text)", [])
-            transaction.notified = true
-        } else if rest.count == 1, let change = rest.first, !transaction.ownRun.isEmpty, change.excluded == transaction.ownRun {
+        if rest.count == 1, let change = rest.first, !transaction.ownRun.isEmpty, change.excluded == transaction.ownRun {
             try connection.send(entryForOthers, [.text(change.topic), .text(change.key), .text(change.topic), .text(change.excluded)],
                                 row: transaction.noteEntries)
         } else {
-            try connection.send(feedStatement(rest.count, notifying: true), arguments(rest), row: transaction.noteEntries)
+            try connection.send(feedStatement(rest.count), arguments(rest), row: transaction.noteEntries)
         }
     }
 
+    /// The doorbell, rung once the commit's reply is read: a NOTIFY in its
+    /// own transaction, sent without waiting (its reply is read with the
+    /// connection's next results). Inside the writing transaction it cost the
+    /// writer's COMMIT about 40 µs with one listening session and 18 µs more
+    /// for each other one (measured: PostgreSQL signals every listening
+    /// session of the database at commit, before it replies, and their
+    /// wake-ups take the CPU the reply needs); after the reply the writer
+    /// pays only the send. It is a hint: one lost with the connection or
+    /// the process in between costs a watcher latency (its handle reads
+    /// the feed after each liveness check in any case). Its transaction
+    /// writes no WAL but its commit record, so it does not wait for the disk.
+    private func notifyAfterCommit(_ transaction: Transaction) {
+        guard transaction.notified, let newest = transaction.newestSequence else { return }
+        do {
+            try connection.send(notifyStatement, [.text(String(newest))])
+            connection.syncLater()
+        } catch {
+            Log.emit(.warning, "store \(schema): the doorbell after a commit could not be sent; watchers will read the change at their next check: \((error as? OutliveError)?.message ?? "\(error)")")
+        }
+    }
+
+    private lazy var notifyStatement = "SELECT pg_notify('\(channel)', ?)"
+
     /// One entry written only when a run other than this handle's watches
     /// its topic (`recordChange(topic:key:watchedByOtherThan:)`, a task
-    /// add): then it also notifies, with no second look at the watchers.
-    /// Without that look's subquery (initialised whether it runs or not)
-    /// the server spends 2–6 µs less on an add that writes no entry
+    /// add): then it is watched by another, with no second look at the
+    /// watchers. Without that look's subquery (initialised whether it runs
+    /// or not) the server spends 2–6 µs less on an add that writes no entry
     /// (measured beside the general statement).
-    private lazy var entryForOthers = """
+    private let entryForOthers = """
         WITH entries AS (
             INSERT INTO outlive_feed(seq, topic, key)
             SELECT coalesce((SELECT max(seq) FROM outlive_feed), 0) + 1, ?, ?
             WHERE EXISTS (SELECT 1 FROM outlive_watchers WHERE topic = ? AND run_id <> ?)
             RETURNING seq)
-        SELECT seq, 1, 1, pg_notify('\(channel)', seq::text) FROM entries
+        SELECT seq, 1, 1 FROM entries
         """
 
     /// The feed's statement for `count` entries: its rows' newest sequence,
     /// how many were written and whether a run other than this handle's
-    /// (the last parameter) watches one of them, which `notifying` then
-    /// notifies (none written: no row). Channel and payload are ours: no
-    /// quoting needed. One entry, the usual case, has a plainer statement (a
-    /// fifth of the server's work for a kv set less, measured).
-    private func feedStatement(_ count: Int, notifying: Bool) -> String {
-        let key = notifying ? count : -count
-        if let cached = feedStatements[key] { return cached }
+    /// (the last parameter) watches one of them (none written: no row). One
+    /// entry, the usual case, has a plainer statement (a fifth of the
+    /// server's work for a kv set less, measured).
+    private func feedStatement(_ count: Int) -> String {
+        if let cached = feedStatements[count] { return cached }
         let sql: String
         if count == 1 {
             sql = """
@@ -311,7 +325,7 @@ final class PostgreSQLBackend: StoreBackend {
                     SELECT coalesce((SELECT max(seq) FROM outlive_feed), 0) + 1, ?, ?
                     WHERE EXISTS (SELECT 1 FROM outlive_watchers WHERE topic = ? AND run_id <> ?)
                     RETURNING seq)
-                SELECT seq, 1, watched::integer\(notifying ? ", CASE WHEN watched THEN pg_notify('\(channel)', seq::text) END" : "")
+                SELECT seq, 1, watched::integer
                 FROM entries, \(Self.othersWatching)
                 """
         } else {
@@ -326,11 +340,11 @@ final class PostgreSQLBackend: StoreBackend {
                 flagged AS (
                     SELECT seq, EXISTS (SELECT 1 FROM outlive_watchers w WHERE w.topic = entries.topic AND w.run_id <> ?) AS watched
                     FROM entries)
-                SELECT max(seq), count(*), bool_or(watched)::integer\(notifying ? ", CASE WHEN bool_or(watched) THEN pg_notify('\(channel)', max(seq)::text) END" : "")
+                SELECT max(seq), count(*), bool_or(watched)::integer
                 FROM flagged HAVING count(*) > 0
                 """
         }
-        feedStatements[key] = sql
+        feedStatements[count] = sql
         return sql
     }
 
@@ -338,13 +352,12 @@ final class PostgreSQLBackend: StoreBackend {
     /// it changes a row, in one statement: the entry numbered after the
     /// newest (the store's lock is held; the statement sees the entries of
     /// the transaction's earlier statements, and later ones see its entry),
-    /// written only when a live run watches the topic, and the NOTIFY with
-    /// it when a run other than this handle's does (delivered at commit,
-    /// never after a rollback). Its parameters: `sql`'s, then topic, key,
-    /// topic, topic, this handle's run. A later feed statement of the same
-    /// transaction notifies again with its own newest entry: a second hint,
-    /// harmless. The connection caches the statement it prepares from this text.
-    static func changingStatement(_ sql: String, channel: String) -> String {
+    /// written only when a live run watches the topic, and whether a run
+    /// other than this handle's does (then the commit is followed by a
+    /// NOTIFY). Its parameters: `sql`'s, then topic, key, topic, topic, this
+    /// handle's run. The connection caches the statement it prepares from
+    /// this text.
+    static func changingStatement(_ sql: String) -> String {
         """
         WITH changed AS (\(sql) RETURNING 1),
         entries AS (
@@ -353,7 +366,7 @@ final class PostgreSQLBackend: StoreBackend {
             WHERE EXISTS (SELECT 1 FROM changed)
               AND EXISTS (SELECT 1 FROM outlive_watchers WHERE topic = ? AND run_id <> '')
             RETURNING seq)
-        SELECT seq, 1, watched::integer, CASE WHEN watched THEN pg_notify('\(channel)', seq::text) END
+        SELECT seq, 1, watched::integer
         FROM entries, \(othersWatching)
         """
     }

@@ -9,7 +9,17 @@ import COutliveSystem
 /// for all. SQL with `?` placeholders is translated once and cached.
 final class PostgreSQLConnection {
     let handle: OpaquePointer
-    private var translated: [String: (sql: String, count: Int)] = [:]
+    private var translated: [String: Translation] = [:]
+
+    /// A statement's PostgreSQL text, its placeholders, and the text's hash,
+    /// computed once: the prepared statement's key is looked up by it on
+    /// every send (hashing the text there each time was some 3,000
+    /// instructions a statement, callgrind).
+    private struct Translation {
+        let sql: String
+        let count: Int
+        let hash: Int
+    }
     /// Rows changed by the last statement (PQcmdTuples).
     private(set) var changes = 0
 
@@ -103,7 +113,7 @@ final class PostgreSQLConnection {
         }
         // A new session: nothing is prepared or pending there.
         pending = []
-        unread = false
+        unread = []
         opening = []
         prepared = [:]
         ready = []
@@ -162,11 +172,12 @@ final class PostgreSQLConnection {
     /// the server turned into a ROLLBACK fails).
     func send(_ sql: String, _ arguments: [SQLValue], row: ((SQLRow) throws -> Void)? = nil,
               expecting tag: String? = nil) throws {
-        let statement: (sql: String, count: Int)
+        let statement: Translation
         if let cached = translated[sql] {
             statement = cached
         } else {
-            statement = PostgreSQLPlaceholders.translate(sql)
+            let (text, count) = PostgreSQLPlaceholders.translate(sql)
+            statement = Translation(sql: text, count: count, hash: text.hashValue)
             if translated.count > 512 { translated.removeAll() }  // dynamic SQL must not grow it forever
             translated[sql] = statement
         }
@@ -210,60 +221,73 @@ final class PostgreSQLConnection {
                 types.append(Self.byteaType); values.append(buffer); lengths.append(Int32(value.count)); formats.append(1)
             }
         }
-        settle()
         try enterPipeline()
         if !opening.isEmpty {
             let statements = opening
             opening = []
-            for text in statements { try sendPrepared(text, text, types: [], values: nil, lengths: [], formats: [], row: nil, tag: nil) }
+            for text in statements {
+                try sendPrepared(text, text, hash: text.hashValue, types: [], values: nil, lengths: [], formats: [], row: nil, tag: nil)
+            }
         }
         try values.withUnsafeBufferPointer { valueBuffer in
             try valueBuffer.withMemoryRebound(to: UnsafePointer<CChar>?.self) { v in
-                try sendPrepared(sql, statement.sql, types: types, values: v.baseAddress, lengths: lengths, formats: formats, row: row, tag: tag)
+                try sendPrepared(sql, statement.sql, hash: statement.hash, types: types, values: v.baseAddress, lengths: lengths, formats: formats, row: row, tag: tag)
             }
         }
     }
 
     /// Reads the results of every statement sent, in order, up to the server's
     /// reply to the sync point; throws the first failure (a statement's, or a
-    /// row callback's) once all were read.
+    /// row callback's) once all were read. What `syncLater` left unread is
+    /// read first, after the new statements were sent: the server works on
+    /// them meanwhile.
     func sync() throws {
-        settle()
         guard !pending.isEmpty else { return }
         guard COutlive_PQpipelineSync(handle) == 1 else {
             abandonPipeline()
             throw PostgreSQLErrors.error(result: nil, connection: handle, context: "database")
         }
-        let failure = readResults()
+        readUnread()
+        let failure = readResults(pending)
         finishPipeline()
         if let failure { throw failure }
     }
 
     /// Sends the statements sent so far without waiting for their results:
-    /// they are read, and their failures dropped, before the connection's next
-    /// use (`settle`). For a read-only transaction's COMMIT, whose failure
-    /// changes nothing: the server ends the transaction as soon as it arrives.
+    /// they are read, and their failures dropped, with the results of the
+    /// connection's next statements (`sync`), or by `settle`. For a read-only
+    /// transaction's COMMIT, whose failure changes nothing (the server ends
+    /// the transaction as soon as it arrives), and the doorbell's NOTIFY.
     func syncLater() {
-        settle()
         guard !pending.isEmpty else { return }
         guard COutlive_PQpipelineSync(handle) == 1 else {
             abandonPipeline()
             return
         }
-        unread = true
+        unread.append(pending)
+        pending = []
     }
 
-    /// Reads what `syncLater` left unread (normally there already: no wait).
+    /// Reads what `syncLater` left unread (normally there already: no wait),
+    /// before a use of the connection outside the pipeline.
     func settle() {
-        guard unread else { return }
-        unread = false
-        _ = readResults()
-        finishPipeline()
+        guard !unread.isEmpty else { return }
+        readUnread()
+        if pending.isEmpty { finishPipeline() }
     }
 
-    /// Reads the results of the pending statements up to the sync point: the
-    /// first failure, a statement's or a row callback's.
-    private func readResults() -> Error? {
+    private func readUnread() {
+        let batches = unread
+        unread = []
+        for batch in batches {
+            _ = readResults(batch)
+            forgetUnconfirmed(batch)
+        }
+    }
+
+    /// Reads the results of `items` (sent in this order) up to their sync
+    /// point: the first failure, a statement's or a row callback's.
+    private func readResults(_ items: [Pending]) -> Error? {
         var failure: Error?
         var index = 0
         var idle = 0
@@ -278,8 +302,8 @@ final class PostgreSQLConnection {
             defer { COutlive_PQclear(result) }
             let status = COutlive_PQresultStatus(result)
             if status == Int32(COUTLIVE_PGRES_PIPELINE_SYNC) { break }
-            guard index < pending.count else { continue }
-            let item = pending[index]
+            guard index < items.count else { continue }
+            let item = items[index]
             index += 1
             if status == Int32(COUTLIVE_PGRES_PIPELINE_ABORTED) { continue }
             do {
@@ -301,7 +325,7 @@ final class PostgreSQLConnection {
                 if failure == nil { failure = error }
             }
         }
-        if index < pending.count && failure == nil {
+        if index < items.count && failure == nil {
             failure = PostgreSQLErrors.error(result: nil, connection: handle, context: "database")
         }
         return failure
@@ -318,12 +342,23 @@ final class PostgreSQLConnection {
 
     private struct StatementKey: Hashable {
         let sql: String
+        /// `sql.hashValue`, computed once per text (`Translation`).
+        let hash: Int
         let types: [COutlive_Oid]
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(hash)
+            hasher.combine(types)
+        }
+
+        static func == (a: StatementKey, b: StatementKey) -> Bool {
+            a.hash == b.hash && a.types == b.types && a.sql == b.sql
+        }
     }
 
     private var pending: [Pending] = []
-    /// A sync point was sent and its results not read yet (`syncLater`).
-    private var unread = false
+    /// Statements up to a sync point whose results were not read yet (`syncLater`), oldest first.
+    private var unread: [[Pending]] = []
     private var opening: [String] = []
     /// Prepared statements of this session, by SQL and parameter types
     /// (a NULL's type is inferred when it is prepared, so it is part of the key).
@@ -344,9 +379,9 @@ final class PostgreSQLConnection {
 
     /// Sends `sql` (its PostgreSQL text `text`) as a prepared statement of
     /// this session, preparing it first (in the same round trip) when new.
-    private func sendPrepared(_ sql: String, _ text: String, types: [COutlive_Oid], values: UnsafePointer<UnsafePointer<CChar>?>?,
+    private func sendPrepared(_ sql: String, _ text: String, hash: Int, types: [COutlive_Oid], values: UnsafePointer<UnsafePointer<CChar>?>?,
                               lengths: [Int32], formats: [Int32], row: ((SQLRow) throws -> Void)?, tag: String?) throws {
-        let key = StatementKey(sql: text, types: types)
+        let key = StatementKey(sql: text, hash: hash, types: types)
         var name = prepared[key]
         if name == nil && prepared.count < Self.preparedLimit {
             preparedCount += 1
@@ -375,29 +410,37 @@ final class PostgreSQLConnection {
     /// After the results were read (or could not be): statements whose
     /// preparation the server did not confirm are prepared again next time.
     private func finishPipeline() {
-        for item in pending {
+        forgetUnconfirmed(pending)
+        pending = []
+        if COutlive_PQpipelineStatus(handle) != 0 { _ = COutlive_PQexitPipelineMode(handle) }
+        lastStatus = transactionStatus
+    }
+
+    private func forgetUnconfirmed(_ items: [Pending]) {
+        for item in items {
             if let name = item.preparing, !ready.contains(name) {
                 prepared = prepared.filter { $0.value != name }
             }
         }
-        pending = []
-        if COutlive_PQpipelineStatus(handle) != 0 { _ = COutlive_PQexitPipelineMode(handle) }
-        lastStatus = transactionStatus
     }
 
     /// After a send failed: whatever was sent is read and dropped (when the
     /// connection still works), so that the next statement starts clean.
     private func abandonPipeline() {
         if !isBroken && COutlive_PQpipelineSync(handle) == 1 {
-            var idle = 0
-            while idle < 2 && !isBroken {
-                guard let result = COutlive_PQgetResult(handle) else { idle += 1; continue }
-                idle = 0
-                let status = COutlive_PQresultStatus(result)
-                COutlive_PQclear(result)
-                if status == Int32(COUTLIVE_PGRES_PIPELINE_SYNC) { break }
+            // Each batch left unread ends at a sync point of its own, then this one.
+            for _ in 0...unread.count {
+                var idle = 0
+                while idle < 2 && !isBroken {
+                    guard let result = COutlive_PQgetResult(handle) else { idle += 1; continue }
+                    idle = 0
+                    let status = COutlive_PQresultStatus(result)
+                    COutlive_PQclear(result)
+                    if status == Int32(COUTLIVE_PGRES_PIPELINE_SYNC) { break }
+                }
             }
         }
+        unread = []
         ready = []
         prepared = [:]  // which of them the server has is not known: prepare again
         finishPipeline()
