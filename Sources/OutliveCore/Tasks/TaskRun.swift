@@ -65,6 +65,9 @@ struct TaskAttempt {
     let number: Int64
     let handler: Handler?
     let decodeError: String?
+    /// The task's result signal as its row named it when claimed (it never
+    /// changes after the add), for a handler that declares `result_signal`.
+    let resultSignal: String?
     /// Whether the task starts a group: its success may unblock members.
     let startsGroup: Bool
     /// Whether its handler declares `completion` and is not known to send it
@@ -409,8 +412,7 @@ extension TaskQueue {
            let completion = TaskCompletion.make(storePath: completionStorePath, taskID: attempt.id, claim: attempt.claim, runID: store.runID) {
             arguments.set("completion", .handler(completion))
         }
-        if wantsSignal(handler.name, run: run),
-           let signal = TaskResult.callArgument(taskID: attempt.id, handlerName: handler.name, store: store) {
+        if wantsSignal(handler.name, run: run), let signal = TaskResult.callArgument(attempt.resultSignal) {
             arguments.set("result_signal", signal)
         }
         lock.withLock { calling = (attempt.claim, ThreadIdentity.current) }
@@ -616,6 +618,7 @@ extension TaskQueue {
         /// in one statement (else alone, by `RunClaim`, which ends a dead
         /// holder first).
         let runnerFree: Bool
+        let resultSignal: String?
 
         /// Whether it comes after `cursor` in queue order.
         func isAfter(_ cursor: (priority: Int64, seq: Int64)?) -> Bool {
@@ -792,7 +795,8 @@ extension TaskQueue {
                         list.append(Candidate(seq: row.integer(0), priority: row.integer(1), id: id ?? "", damaged: id == nil, handlerName: name,
                                               handler: row.blob(3) ?? [], groupStart: row.integer(4) != 0,
                                               members: TaskSchema.decode(members: row.blob(5)),
-                                              ageFrom: row.double(6), attempts: row.integer(7), runnerFree: row.integer(8) != 0))
+                                              ageFrom: row.double(6), attempts: row.integer(7), runnerFree: row.integer(8) != 0,
+                                              resultSignal: row.textIfValid(9)))
                     }
                     guard let cursor = run.cursor else {
                         try transaction.query(sql.first, [queue, .text(name), .integer(Int64(limit))], collect)
@@ -886,7 +890,7 @@ extension TaskQueue {
             }
             let awaits = handler.map { awaitsCompletion($0.name, run: run) && !run.completesInCall.contains($0.name) } ?? false
             return TaskAttempt(seq: task.seq, id: task.id, claim: claim, number: task.attempts + 1,
-                               handler: handler, decodeError: decodeError, startsGroup: task.groupStart,
+                               handler: handler, decodeError: decodeError, resultSignal: task.resultSignal, startsGroup: task.groupStart,
                                awaitsCompletion: awaits, endsBatch: task.groupStart || task.attempts > 0 || handler == nil, timer: nil)
         }
     }
@@ -966,7 +970,9 @@ private struct CandidateSQL {
     let comeDue: String
 
     private init(_ engine: StoreEngine) {
-        let columns = "seq, priority, id, handler, group_start IS NOT NULL, group_members, age_from, attempts, runner IS NULL"
+        // result_signal: read with the claim, so that a handler declaring
+        // `result_signal` costs no read of its own (on PostgreSQL a round trip).
+        let columns = "seq, priority, id, handler, group_start IS NOT NULL, group_members, age_from, attempts, runner IS NULL, result_signal"
         // The id's characters are checked as each row is read (`Candidate.damaged`).
         // SQLite: `unindexed IS NULL` lets the planner use the ready index
         // (TaskSchema step 11); the step indexed every ready task first.
