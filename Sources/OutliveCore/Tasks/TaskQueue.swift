@@ -21,7 +21,8 @@ public final class TaskQueue {
     /// The attempt whose handler this handle is calling, and the thread
     /// calling it: a completion sent from inside that call ends the attempt
     /// like the call's return (`completeInCall`).
-    var calling: (claim: String, thread: ThreadIdentity)?
+    /// With the count of forks this process had made when the call began.
+    var calling: (claim: String, thread: ThreadIdentity, forks: UInt64)?
     /// Attempts that a completion sent during their handler's call ended (in
     /// `results`, not on the row): the first completion, whatever the row says.
     var completedInCall: Set<String> = []

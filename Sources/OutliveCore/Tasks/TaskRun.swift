@@ -1,3 +1,5 @@
+import COutliveSystem
+
 /// One run of one queue in this process: it walks the queue in priority
 /// order (then order of addition) with a cursor, and keeps the attempts in
 /// flight. A run of an ordered queue holds the queue's runner claim; a run of
@@ -415,7 +417,8 @@ extension TaskQueue {
         if wantsSignal(handler.name, run: run), let signal = TaskResult.callArgument(attempt.resultSignal) {
             arguments.set("result_signal", signal)
         }
-        lock.withLock { calling = (attempt.claim, ThreadIdentity.current) }
+        let forks = COutlive_parent_forks()
+        lock.withLock { calling = (attempt.claim, ThreadIdentity.current, forks) }
         defer { lock.withLock { calling = nil } }
         do {
             try HandlerRegistry.shared.call(storedWork: handler, with: arguments)
@@ -458,19 +461,23 @@ extension TaskQueue {
     /// False when this is not such a completion (the caller records it on
     /// the row); `.state` when the attempt has an outcome already.
     func completeInCall(claim: String, taskID: String, success: Bool, error: String?) throws -> Bool {
-        let inCall = lock.withLock { calling.map { $0.claim == claim && $0.thread == ThreadIdentity.current } ?? false }
-        guard inCall else { return false }
+        let call = lock.withLock { calling.flatMap { $0.claim == claim && $0.thread == ThreadIdentity.current ? $0 : nil } }
+        guard let call else { return false }
         let refusal = OutliveError.state("attempt \(claim) of task \(taskID) was completed already, or has ended (timed out, or its runner ended); this completion is ignored")
         if lock.withLock({ results[claim] != nil }) { throw refusal }
-        // Another process may have completed it during the call (its handler
-        // handed the completion out): that one came first.
-        let (fence, fenced) = attemptClaim.fence(token: .text(claim))
-        let open = try store.database.read { transaction in
-            let task = TaskID.row(taskID, transaction.engine)
-            return try transaction.integer("SELECT count(*) FROM outlive_tasks WHERE \(task.condition) AND \(fence) AND state = 1 AND outcome IS NULL",
-                                           task.arguments + fenced)
+        // Another completion may have come first only if this one left the
+        // call (HandedOutCompletions): its bytes or parts to another process,
+        // a fork, another thread. Then the row says; otherwise no read (on
+        // PostgreSQL a round trip per task).
+        if HandedOutCompletions.shared.contains(claim) || COutlive_parent_forks() != call.forks {
+            let (fence, fenced) = attemptClaim.fence(token: .text(claim))
+            let open = try store.database.read { transaction in
+                let task = TaskID.row(taskID, transaction.engine)
+                return try transaction.integer("SELECT count(*) FROM outlive_tasks WHERE \(task.condition) AND \(fence) AND state = 1 AND outcome IS NULL",
+                                               task.arguments + fenced)
+            }
+            guard open == 1 else { throw refusal }
         }
-        guard open == 1 else { throw refusal }
         lock.withLock {
             results[claim] = .completion(success: success, error: error)
             completedInCall.insert(claim)
