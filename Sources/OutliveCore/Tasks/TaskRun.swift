@@ -253,7 +253,7 @@ extension TaskQueue {
                 }
             }
             for (attempt, _) in finished { TaskCompletion.ended(claim: attempt.claim) }
-            if !finished.isEmpty { scheduleDue() }
+            if !finished.isEmpty { scheduleDueUnlessKnown() }
             // A group start that ended may have unblocked members behind the cursor.
             if finished.contains(where: { $0.0.startsGroup }) { run.rewind = true }
             let step: RunStep
@@ -280,11 +280,11 @@ extension TaskQueue {
             case .idle:
                 runs.removeValue(forKey: run.queue)
                 waitingForRunner.remove(run.queue)
-                scheduleDue()
+                scheduleDueUnlessKnown()
                 return
             case .released:
                 runs.removeValue(forKey: run.queue)
-                scheduleDue()
+                scheduleDueUnlessKnown()
                 return
             case .started(let batch):
                 if run.kind == .ordered && !run.claimed { run.claimed = true }
@@ -600,6 +600,7 @@ extension TaskQueue {
                 if row.posts { try TaskResult.post(.died, taskID: attempt.id, in: transaction) }
             } else {
                 Log.emit(.info, "task \(attempt.id) failed attempt \(row.attempts) and will be retried: \(why)")
+                stepMadeWaiting = true
                 try attemptClaim.release(key, token: token, setting: [("state", .integer(TaskSchema.State.waiting.rawValue)), ("outcome", .null),
                                                                       ("waiting_until", .double(now + policy.backoff(afterAttempt: row.attempts))),
                                                                       ("last_error", .text(why))], in: transaction)
