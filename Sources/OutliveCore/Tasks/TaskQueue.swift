@@ -59,6 +59,10 @@ public final class TaskQueue {
     var wantsRun: Bool { !waitingForRunner.isEmpty }
     var delayTimer: UInt64?
     var dueTimer: (id: UInt64, at: Double)?
+    /// Queues this handle found declared (guarded by `lock`): no call removes
+    /// a queue, so an add to one of them need not look it up again (on
+    /// PostgreSQL a round trip per add).
+    var queuesSeen: Set<String> = []
     /// Whether `dueTimer` stands for the earliest waiting task of the served
     /// queues as last read, with no waiting task made since that this handle
     /// knows of (loop thread). A run's step then needs no read to know it:
@@ -252,7 +256,7 @@ public final class TaskQueue {
             dueNow = false
             dueLaterAny = false
             // The default queue always exists; others are looked up once per
-            // batch. No set made for an add to the default queue (the common one).
+            // handle (`queuesSeen`). No set made for an add to the default queue (the common one).
             var declared: Set<String> = []
             var addedAny = false
             var seqs = try seqsForAdding(in: transaction)
@@ -261,8 +265,11 @@ public final class TaskQueue {
             for index in tasks.indices {
                 let task = tasks[index]
                 if task.queue != TaskQueueName.default && !declared.contains(task.queue) {
-                    guard try transaction.integer("SELECT kind FROM outlive_task_queues WHERE name = ?", [.text(task.queue)]) != nil else {
-                        throw OutliveError.notFound("no queue named \(task.queue) (declare it first)")
+                    if !lock.withLock({ queuesSeen.contains(task.queue) }) {
+                        guard try transaction.integer("SELECT kind FROM outlive_task_queues WHERE name = ?", [.text(task.queue)]) != nil else {
+                            throw OutliveError.notFound("no queue named \(task.queue) (declare it first)")
+                        }
+                        lock.withLock { _ = queuesSeen.insert(task.queue) }
                     }
                     declared.insert(task.queue)
                 }
