@@ -123,10 +123,14 @@ static pthread_mutex_t lock_fds_mutex = PTHREAD_MUTEX_INITIALIZER;
 static int lock_fds[COUTLIVE_MAX_LOCK_FDS];
 static size_t lock_fd_count;
 static uint64_t fork_generation;
+static uint64_t parent_forks;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
 static void prepare_fork(void) { pthread_mutex_lock(&lock_fds_mutex); }
-static void parent_after_fork(void) { pthread_mutex_unlock(&lock_fds_mutex); }
+static void parent_after_fork(void) {
+    __atomic_add_fetch(&parent_forks, 1, __ATOMIC_SEQ_CST);
+    pthread_mutex_unlock(&lock_fds_mutex);
+}
 static void child_after_fork(void) {
     for (size_t i = 0; i < lock_fd_count; i++) close(lock_fds[i]);
     lock_fd_count = 0;
@@ -161,6 +165,11 @@ uint64_t COutlive_fork_generation(void) {
      * the first lock file: a loop made before any store must see a fork too. */
     pthread_once(&atfork_once, install_atfork);
     return __atomic_load_n(&fork_generation, __ATOMIC_SEQ_CST);
+}
+
+uint64_t COutlive_parent_forks(void) {
+    pthread_once(&atfork_once, install_atfork);
+    return __atomic_load_n(&parent_forks, __ATOMIC_SEQ_CST);
 }
 
 uint64_t COutlive_random64(void) {

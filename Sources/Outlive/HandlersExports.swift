@@ -137,13 +137,17 @@ public func outlive_handler_bound(_ handler: OpaquePointer?, _ out: UnsafeMutabl
     guarded {
         let box = try handlerBox(handler)
         let out = try required(out, "out")
+        // A completion's parts are enough to send it elsewhere.
+        HandedOutCompletions.shared.note(box.handler)
         out.pointee = retain(ArgumentsBox(box.handler.bound))
     }
 }
 
 @c @implementation
 public func outlive_handler_description(_ handler: OpaquePointer?) -> UnsafePointer<CChar>? {
-    borrowIfPresent(handler, HandlerBox.self)?.description
+    guard let box = borrowIfPresent(handler, HandlerBox.self) else { return nil }
+    HandedOutCompletions.shared.note(box.handler)  // it shows the bound arguments
+    return box.description
 }
 
 @c @implementation

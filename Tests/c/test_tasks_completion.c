@@ -10,6 +10,8 @@
  * - a completion names only a store this process has open. */
 #include "harness.h"
 #include <fcntl.h>
+#include <pthread.h>
+#include <spawn.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -476,6 +478,111 @@ static void test_a_call_that_keeps_its_completion_holds_the_slot_for_the_rest_of
     harness_remove_tree(dir);
 }
 
+/* complete_elsewhere, by posix_spawn: glibc's makes its child with clone(2)
+ * and runs no pthread_atfork handler, so this process counts no fork (the
+ * completion's bytes alone tell that it left). */
+static int complete_in_a_spawned_process(const char *dir, bool success) {
+    char program[4096];
+    snprintf(program, sizeof program, "%s/tasks_worker", harness_bin_dir());
+    char *argv[] = {program, (char *)dir, "completer", "--complete", completion_path, success ? "1" : "0", NULL};
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+    pid_t pid = 0;
+    int spawned = posix_spawn(&pid, program, &actions, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&actions);
+    if (spawned != 0) return -1;
+    int status = 0;
+    if (waitpid(pid, &status, 0) != pid) return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* A handler that lets another completion of its attempt come first — in a
+ * process it sent the completion's bytes to, in a child it forked, or on a
+ * thread of its own — and then sends a success itself during its call. The
+ * runner skips its read of the task's row for a completion that never left
+ * the call (TaskQueue.completeInCall); each of these ways out must bring the
+ * read back, or the late success would override the first completion. (On a
+ * thread that finished first, the runner knows it without the row.) */
+enum { FIRST_BY_BYTES, FIRST_IN_A_FORKED_CHILD, FIRST_ON_A_THREAD };
+static int first_by;
+static char first_dir[4200];
+static _Atomic int late_calls;
+static outlive_status first_status = -1, late_status = -1;
+
+static void *complete_on_a_thread(void *completion) {
+    first_status = complete_with(completion, false, "the first completion came from elsewhere");
+    return NULL;
+}
+
+OUTLIVE_HANDLER(completing_after_another, OUTLIVE_HANDLER_ARG(completion)) {
+    if (first_by == FIRST_BY_BYTES) {
+        kept = NULL;
+        void *bytes = NULL;
+        size_t size = 0;
+        if (outlive_handler_serialize(completion, &bytes, &size) == OUTLIVE_OK) {
+            FILE *file = fopen(completion_path, "wb");
+            if (file) {
+                fwrite(bytes, 1, size, file);
+                fclose(file);
+            }
+            outlive_free(bytes);
+        }
+        first_status = complete_in_a_spawned_process(first_dir, false) == 0 ? OUTLIVE_OK : OUTLIVE_E_STATE;
+    } else if (first_by == FIRST_IN_A_FORKED_CHILD) {
+        pid_t pid = fork();
+        if (pid == 0) _exit(complete_with(completion, false, "the first completion came from elsewhere") == OUTLIVE_OK ? 0 : 2);
+        int status = 0;
+        first_status = pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0
+            ? OUTLIVE_OK : OUTLIVE_E_STATE;
+    } else {
+        pthread_t thread;
+        if (pthread_create(&thread, NULL, complete_on_a_thread, (void *)completion) == 0) pthread_join(thread, NULL);
+    }
+    late_status = complete_with(completion, true, NULL);
+    late_calls++;
+}
+
+static void check_a_late_completion_in_the_call_is_refused(int way) {
+    const char *dir = harness_store_location();
+    snprintf(first_dir, sizeof first_dir, "%s", dir);
+    harness_store_side_file(dir, ".completion", completion_path, sizeof completion_path);
+    first_by = way;
+    first_status = late_status = -1;
+    late_calls = 0;
+    outlive_store *store = NULL;
+    CHECK_OK(outlive_store_open(dir, "runner", NULL, NULL, &store));
+    CHECK_OK(outlive_tasks_set_triggers(store, 0, 1e6));
+    outlive_handler *work = NULL;
+    CHECK_OK(outlive_handler_new("completing_after_another", NULL, NULL, &work));
+    CHECK_OK(outlive_task_add(store, work, NULL, NULL, 0, NULL));
+    outlive_handler_free(work);
+    CHECK_OK(outlive_tasks_run_now(store));
+    CHECK(harness_dispatch_until(outlive_store_loop(store), &late_calls, 1, 30));
+    CHECK_MSG(first_status == OUTLIVE_OK, "the first completion failed: %d", (int)first_status);
+    CHECK_STATUS(late_status, OUTLIVE_E_STATE);
+    outlive_task_state state = OUTLIVE_TASK_RUNNING;
+    char error[512] = "";
+    CHECK_MSG(only_task(store, &state, error, sizeof error), "the task is gone: the late success overrode the first completion, a failure");
+    CHECK(state == OUTLIVE_TASK_PENDING);
+    CHECK_MSG(strstr(error, "the first completion came from elsewhere") != NULL || way == FIRST_BY_BYTES, "last_error is \"%s\"", error);
+    outlive_store_close(store);
+    unlink(completion_path);
+    harness_remove_store(dir);
+}
+
+static void test_a_completion_in_the_call_after_one_from_a_process_it_sent_the_bytes_to_is_refused(void) {
+    check_a_late_completion_in_the_call_is_refused(FIRST_BY_BYTES);
+}
+
+static void test_a_completion_in_the_call_after_one_from_a_forked_child_is_refused(void) {
+    check_a_late_completion_in_the_call_is_refused(FIRST_IN_A_FORKED_CHILD);
+}
+
+static void test_a_completion_in_the_call_after_one_from_another_thread_is_refused(void) {
+    check_a_late_completion_in_the_call_is_refused(FIRST_ON_A_THREAD);
+}
+
 HARNESS_MAIN(
     T(test_tasks_of_a_handler_that_completes_during_its_call_are_claimed_in_batches),
     T(test_a_call_that_keeps_its_completion_holds_the_slot_for_the_rest_of_its_batch),
@@ -483,6 +590,9 @@ HARNESS_MAIN(
     T(test_second_completion_from_another_process_is_refused_and_the_first_stands),
     T(test_a_process_that_never_opened_the_store_completes_the_attempt),
     T(test_completion_in_the_runner_after_one_from_another_process_is_refused),
+    T(test_a_completion_in_the_call_after_one_from_a_process_it_sent_the_bytes_to_is_refused),
+    T(test_a_completion_in_the_call_after_one_from_a_forked_child_is_refused),
+    T(test_a_completion_in_the_call_after_one_from_another_thread_is_refused),
     T(test_two_other_processes_complete_once),
     T(test_crafted_task_naming_the_completion_built_in_creates_no_store),
     T(test_completion_of_a_store_this_process_has_not_open_touches_no_file),

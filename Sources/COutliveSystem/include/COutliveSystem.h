@@ -83,6 +83,9 @@ void     COutlive_lock_fds_end(void);
 void     COutlive_register_lock_fd(int fd);
 void     COutlive_unregister_lock_fd(int fd);
 uint64_t COutlive_fork_generation(void);
+/* How many forks this process made (counted in the parent, by pthread_atfork):
+ * a task completion handed to a child by fork may have been sent there. */
+uint64_t COutlive_parent_forks(void);
 /* 64 random bits (getrandom(2)), from a per-thread buffer refilled 64 words at
  * a time and after a fork (a child never draws its parent's). */
 uint64_t COutlive_random64(void);

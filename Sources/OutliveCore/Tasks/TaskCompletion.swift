@@ -25,7 +25,7 @@ import COutliveSystem
 /// one. Stored data cannot choose the path: the library's own handlers cannot
 /// be stored work (`HandlerRegistry.call(storedWork:)`).
 public enum TaskCompletion {
-    public static let handlerName = "outlive.task_completion"
+    public static let handlerName = HandedOutCompletions.handlerName
     static let signature = "ID store, ID task_id, ID claim, ID? run_id, BOOL success, ID? error"
 
     /// Attempts running in this process, by claim token.
@@ -56,6 +56,7 @@ public enum TaskCompletion {
 
     static func ended(claim: String) {
         running.remove(claim)
+        HandedOutCompletions.shared.forget(claim)
     }
 
     private static func text(_ arguments: Arguments, _ name: String) throws -> String {
@@ -108,6 +109,9 @@ public enum TaskCompletion {
         }
         let local = running.value(for: claim)?.object
         if result == nil, let local, try local.completeInCall(claim: claim, taskID: taskID, success: success, error: error) { return }
+        // Before the row is written: a completion in the handler's call from
+        // now on reads the row first (`completeInCall`).
+        if local != nil { HandedOutCompletions.shared.note(claim: claim) }
         try record(in: store, taskID: taskID, claim: claim, runID: runID, success: success, error: error, result: result, announce: local == nil)
         local?.completed(claim: claim, .completion(success: success, error: error))
     }

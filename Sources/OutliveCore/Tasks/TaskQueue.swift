@@ -21,7 +21,8 @@ public final class TaskQueue {
     /// The attempt whose handler this handle is calling, and the thread
     /// calling it: a completion sent from inside that call ends the attempt
     /// like the call's return (`completeInCall`).
-    var calling: (claim: String, thread: ThreadIdentity)?
+    /// With the count of forks this process had made when the call began.
+    var calling: (claim: String, thread: ThreadIdentity, forks: UInt64)?
     /// Attempts that a completion sent during their handler's call ended (in
     /// `results`, not on the row): the first completion, whatever the row says.
     var completedInCall: Set<String> = []
@@ -58,6 +59,20 @@ public final class TaskQueue {
     var wantsRun: Bool { !waitingForRunner.isEmpty }
     var delayTimer: UInt64?
     var dueTimer: (id: UInt64, at: Double)?
+    /// Queues this handle found declared (guarded by `lock`): no call removes
+    /// a queue, so an add to one of them need not look it up again (on
+    /// PostgreSQL a round trip per add).
+    var queuesSeen: Set<String> = []
+    /// Whether `dueTimer` stands for the earliest waiting task of the served
+    /// queues as last read, with no waiting task made since that this handle
+    /// knows of (loop thread). A run's step then needs no read to know it:
+    /// waiting tasks are made only by delayed adds (`scheduled` on the feed),
+    /// by failed attempts (`finished`, and `stepMadeWaiting` here), both of
+    /// which read again, and a timer that fired has to look for the next.
+    var dueKnown = false
+    /// Set by a step's transaction that made a task wait for a retry (its
+    /// `finished` entry on the feed says so too, a dispatch later).
+    var stepMadeWaiting = false
     var retryTimer: UInt64?
     private var subscription: UInt64?
 
@@ -241,7 +256,7 @@ public final class TaskQueue {
             dueNow = false
             dueLaterAny = false
             // The default queue always exists; others are looked up once per
-            // batch. No set made for an add to the default queue (the common one).
+            // handle (`queuesSeen`). No set made for an add to the default queue (the common one).
             var declared: Set<String> = []
             var addedAny = false
             var seqs = try seqsForAdding(in: transaction)
@@ -250,8 +265,11 @@ public final class TaskQueue {
             for index in tasks.indices {
                 let task = tasks[index]
                 if task.queue != TaskQueueName.default && !declared.contains(task.queue) {
-                    guard try transaction.integer("SELECT kind FROM outlive_task_queues WHERE name = ?", [.text(task.queue)]) != nil else {
-                        throw OutliveError.notFound("no queue named \(task.queue) (declare it first)")
+                    if !lock.withLock({ queuesSeen.contains(task.queue) }) {
+                        guard try transaction.integer("SELECT kind FROM outlive_task_queues WHERE name = ?", [.text(task.queue)]) != nil else {
+                            throw OutliveError.notFound("no queue named \(task.queue) (declare it first)")
+                        }
+                        lock.withLock { _ = queuesSeen.insert(task.queue) }
                     }
                     declared.insert(task.queue)
                 }
@@ -590,11 +608,20 @@ public final class TaskQueue {
 
     /// Arms one timer for the earliest waiting task (due later, or in
     /// backoff) of the queues this handle serves, whichever process added it.
+    /// `scheduleDue` unless what it would read is known (`dueKnown`): after
+    /// each step of a run, which on PostgreSQL spares a round trip per step.
+    func scheduleDueUnlessKnown() {
+        if stepMadeWaiting { dueKnown = false }
+        stepMadeWaiting = false
+        if !dueKnown { scheduleDue() }
+    }
+
     func scheduleDue() {
         guard (try? store.checkUsable()) != nil else { return }
         let names = lock.withLock { serving.filter { $0.value.limit > 0 }.map(\.key) }
         var earliest: Double?
-        _ = try? store.database.read { transaction in
+        dueKnown = false
+        let read: Void? = try? store.database.read { transaction in
             for name in names {
                 // Numbers only: a damaged row (text, NULL) would arm a timer that starts nothing, for ever.
                 try transaction.query("""
@@ -606,6 +633,8 @@ public final class TaskQueue {
                 }
             }
         }
+        guard read != nil else { return }
+        dueKnown = true
         guard let earliest else { return }
         if let due = dueTimer {
             if due.at <= earliest { return }
@@ -613,6 +642,7 @@ public final class TaskQueue {
         }
         let id = store.loop.schedule(after: min(1e9, max(0, earliest - Clock.wall())) + 0.001) { [weak self] in
             self?.dueTimer = nil
+            self?.dueKnown = false
             self?.requestServedRuns(includingTriggered: true)
         }
         dueTimer = (id, earliest)

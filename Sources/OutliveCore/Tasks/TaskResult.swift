@@ -78,17 +78,11 @@ public enum TaskResult {
         return declaration.signature.parameters.contains { $0.name == "result_signal" }
     }
 
-    /// The `result_signal` call-time argument of an attempt of `taskID`, if its
-    /// handler declares it and the task has one.
-    static func callArgument(taskID: String, handlerName: String, store: Store) -> Value? {
-        guard wantsSignal(handlerName) else { return nil }
-        var signal: String?
-        _ = try? store.database.read { transaction in
-            let task = TaskID.row(taskID, transaction.engine)
-            try transaction.query("SELECT result_signal FROM outlive_tasks WHERE \(task.condition)", task.arguments) { signal = $0.text(0) }
-        }
-        guard let signal, Identifier.isValid(signal) else { return nil }
-        return .id(IDValue(string: signal.lowercased()))
+    /// The `result_signal` call-time argument for a task whose row names
+    /// `stored` (read with its claim), if that is a valid id.
+    static func callArgument(_ stored: String?) -> Value? {
+        guard let stored, Identifier.isValid(stored) else { return nil }
+        return .id(IDValue(string: stored.lowercased()))
     }
 }
 

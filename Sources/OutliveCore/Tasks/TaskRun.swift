@@ -1,3 +1,5 @@
+import COutliveSystem
+
 /// One run of one queue in this process: it walks the queue in priority
 /// order (then order of addition) with a cursor, and keeps the attempts in
 /// flight. A run of an ordered queue holds the queue's runner claim; a run of
@@ -65,6 +67,9 @@ struct TaskAttempt {
     let number: Int64
     let handler: Handler?
     let decodeError: String?
+    /// The task's result signal as its row named it when claimed (it never
+    /// changes after the add), for a handler that declares `result_signal`.
+    let resultSignal: String?
     /// Whether the task starts a group: its success may unblock members.
     let startsGroup: Bool
     /// Whether its handler declares `completion` and is not known to send it
@@ -248,7 +253,7 @@ extension TaskQueue {
                 }
             }
             for (attempt, _) in finished { TaskCompletion.ended(claim: attempt.claim) }
-            if !finished.isEmpty { scheduleDue() }
+            if !finished.isEmpty { scheduleDueUnlessKnown() }
             // A group start that ended may have unblocked members behind the cursor.
             if finished.contains(where: { $0.0.startsGroup }) { run.rewind = true }
             let step: RunStep
@@ -275,11 +280,11 @@ extension TaskQueue {
             case .idle:
                 runs.removeValue(forKey: run.queue)
                 waitingForRunner.remove(run.queue)
-                scheduleDue()
+                scheduleDueUnlessKnown()
                 return
             case .released:
                 runs.removeValue(forKey: run.queue)
-                scheduleDue()
+                scheduleDueUnlessKnown()
                 return
             case .started(let batch):
                 if run.kind == .ordered && !run.claimed { run.claimed = true }
@@ -409,11 +414,11 @@ extension TaskQueue {
            let completion = TaskCompletion.make(storePath: completionStorePath, taskID: attempt.id, claim: attempt.claim, runID: store.runID) {
             arguments.set("completion", .handler(completion))
         }
-        if wantsSignal(handler.name, run: run),
-           let signal = TaskResult.callArgument(taskID: attempt.id, handlerName: handler.name, store: store) {
+        if wantsSignal(handler.name, run: run), let signal = TaskResult.callArgument(attempt.resultSignal) {
             arguments.set("result_signal", signal)
         }
-        lock.withLock { calling = (attempt.claim, ThreadIdentity.current) }
+        let forks = COutlive_parent_forks()
+        lock.withLock { calling = (attempt.claim, ThreadIdentity.current, forks) }
         defer { lock.withLock { calling = nil } }
         do {
             try HandlerRegistry.shared.call(storedWork: handler, with: arguments)
@@ -456,19 +461,23 @@ extension TaskQueue {
     /// False when this is not such a completion (the caller records it on
     /// the row); `.state` when the attempt has an outcome already.
     func completeInCall(claim: String, taskID: String, success: Bool, error: String?) throws -> Bool {
-        let inCall = lock.withLock { calling.map { $0.claim == claim && $0.thread == ThreadIdentity.current } ?? false }
-        guard inCall else { return false }
+        let call = lock.withLock { calling.flatMap { $0.claim == claim && $0.thread == ThreadIdentity.current ? $0 : nil } }
+        guard let call else { return false }
         let refusal = OutliveError.state("attempt \(claim) of task \(taskID) was completed already, or has ended (timed out, or its runner ended); this completion is ignored")
         if lock.withLock({ results[claim] != nil }) { throw refusal }
-        // Another process may have completed it during the call (its handler
-        // handed the completion out): that one came first.
-        let (fence, fenced) = attemptClaim.fence(token: .text(claim))
-        let open = try store.database.read { transaction in
-            let task = TaskID.row(taskID, transaction.engine)
-            return try transaction.integer("SELECT count(*) FROM outlive_tasks WHERE \(task.condition) AND \(fence) AND state = 1 AND outcome IS NULL",
-                                           task.arguments + fenced)
+        // Another completion may have come first only if this one left the
+        // call (HandedOutCompletions): its bytes or parts to another process,
+        // a fork, another thread. Then the row says; otherwise no read (on
+        // PostgreSQL a round trip per task).
+        if HandedOutCompletions.shared.contains(claim) || COutlive_parent_forks() != call.forks {
+            let (fence, fenced) = attemptClaim.fence(token: .text(claim))
+            let open = try store.database.read { transaction in
+                let task = TaskID.row(taskID, transaction.engine)
+                return try transaction.integer("SELECT count(*) FROM outlive_tasks WHERE \(task.condition) AND \(fence) AND state = 1 AND outcome IS NULL",
+                                               task.arguments + fenced)
+            }
+            guard open == 1 else { throw refusal }
         }
-        guard open == 1 else { throw refusal }
         lock.withLock {
             results[claim] = .completion(success: success, error: error)
             completedInCall.insert(claim)
@@ -591,6 +600,7 @@ extension TaskQueue {
                 if row.posts { try TaskResult.post(.died, taskID: attempt.id, in: transaction) }
             } else {
                 Log.emit(.info, "task \(attempt.id) failed attempt \(row.attempts) and will be retried: \(why)")
+                stepMadeWaiting = true
                 try attemptClaim.release(key, token: token, setting: [("state", .integer(TaskSchema.State.waiting.rawValue)), ("outcome", .null),
                                                                       ("waiting_until", .double(now + policy.backoff(afterAttempt: row.attempts))),
                                                                       ("last_error", .text(why))], in: transaction)
@@ -616,6 +626,7 @@ extension TaskQueue {
         /// in one statement (else alone, by `RunClaim`, which ends a dead
         /// holder first).
         let runnerFree: Bool
+        let resultSignal: String?
 
         /// Whether it comes after `cursor` in queue order.
         func isAfter(_ cursor: (priority: Int64, seq: Int64)?) -> Bool {
@@ -792,7 +803,8 @@ extension TaskQueue {
                         list.append(Candidate(seq: row.integer(0), priority: row.integer(1), id: id ?? "", damaged: id == nil, handlerName: name,
                                               handler: row.blob(3) ?? [], groupStart: row.integer(4) != 0,
                                               members: TaskSchema.decode(members: row.blob(5)),
-                                              ageFrom: row.double(6), attempts: row.integer(7), runnerFree: row.integer(8) != 0))
+                                              ageFrom: row.double(6), attempts: row.integer(7), runnerFree: row.integer(8) != 0,
+                                              resultSignal: row.textIfValid(9)))
                     }
                     guard let cursor = run.cursor else {
                         try transaction.query(sql.first, [queue, .text(name), .integer(Int64(limit))], collect)
@@ -886,7 +898,7 @@ extension TaskQueue {
             }
             let awaits = handler.map { awaitsCompletion($0.name, run: run) && !run.completesInCall.contains($0.name) } ?? false
             return TaskAttempt(seq: task.seq, id: task.id, claim: claim, number: task.attempts + 1,
-                               handler: handler, decodeError: decodeError, startsGroup: task.groupStart,
+                               handler: handler, decodeError: decodeError, resultSignal: task.resultSignal, startsGroup: task.groupStart,
                                awaitsCompletion: awaits, endsBatch: task.groupStart || task.attempts > 0 || handler == nil, timer: nil)
         }
     }
@@ -966,7 +978,9 @@ private struct CandidateSQL {
     let comeDue: String
 
     private init(_ engine: StoreEngine) {
-        let columns = "seq, priority, id, handler, group_start IS NOT NULL, group_members, age_from, attempts, runner IS NULL"
+        // result_signal: read with the claim, so that a handler declaring
+        // `result_signal` costs no read of its own (on PostgreSQL a round trip).
+        let columns = "seq, priority, id, handler, group_start IS NOT NULL, group_members, age_from, attempts, runner IS NULL, result_signal"
         // The id's characters are checked as each row is read (`Candidate.damaged`).
         // SQLite: `unindexed IS NULL` lets the planner use the ready index
         // (TaskSchema step 11); the step indexed every ready task first.

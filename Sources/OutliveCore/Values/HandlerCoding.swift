@@ -83,6 +83,7 @@ struct HandlerEncoder {
     }
 
     mutating func encode(_ handler: Handler) {
+        if handler.name == HandedOutCompletions.handlerName { HandedOutCompletions.shared.note(handler) }
         var flags: UInt8 = 0
         if handler.isInvalidated { flags |= 1 }
         if handler.invalidationName != nil { flags |= 2 }
