@@ -376,7 +376,49 @@ static void test_bad_queue_input_gets_precise_statuses_and_stores_nothing(void) 
     harness_remove_store(dir);
 }
 
+/* A step learns the handler names of the queue's ready tasks before it claims
+ * (on PostgreSQL CandidateSQL.namesAtOnce of them a statement): with more
+ * names than one statement returns, and one that resolves nowhere among them,
+ * the tasks still start in the queue's order — added from the last name to
+ * the first, so that a step that knew only the first names would start one
+ * of theirs first — and the other waits. */
+static void test_tasks_of_more_handler_names_than_one_lookup_returns_all_run(void) {
+    reset();
+    const char *dir = harness_store_location();
+    outlive_store *store = open_store(dir, "app");
+    CHECK(store != NULL);
+    CHECK_OK(outlive_queue_serve(store, "default", 0));
+    CHECK_OK(outlive_queue_declare(store, "names", OUTLIVE_QUEUE_PARALLEL));
+    enum { NAMES = 40 };
+    char name[64];
+    for (int i = NAMES - 1; i >= 0; i--) {
+        snprintf(name, sizeof name, "queues_many.%02d", i);
+        CHECK_OK(outlive_handler_register(name, "ID label", (void (*)(void))queues_record));
+        CHECK_OK(enqueue(store, name, name, "names", 0, NULL, NULL));
+        /* Between two resolved names in the walk's order. */
+        if (i == 20) CHECK_OK(enqueue(store, "queues_many.20x", "unresolved", "names", 0, NULL, NULL));
+    }
+    CHECK_OK(outlive_queue_serve(store, "names", 1));
+    CHECK(harness_dispatch_until(outlive_store_loop(store), &call_count, NAMES, 30));
+    dispatch_all(&store, 1, 0.3);
+    CHECK_MSG(call_count == NAMES, "%d calls for %d tasks of resolved names", (int)call_count, NAMES);
+    for (int i = 0; i < NAMES; i++) {
+        snprintf(name, sizeof name, "queues_many.%02d", NAMES - 1 - i);
+        CHECK_MSG(strcmp(calls[i], name) == 0, "call %d was %.60s, expected %s", i, calls[i], name);
+    }
+    size_t pending = 0, running = 0, dead = 0;
+    CHECK(queue_counts(store, "names", &pending, &running, &dead));
+    CHECK_MSG(pending == 1 && running == 0 && dead == 0, "pending %zu, running %zu, dead %zu", pending, running, dead);
+    for (int i = 0; i < NAMES; i++) {
+        snprintf(name, sizeof name, "queues_many.%02d", i);
+        outlive_handler_unregister(name);
+    }
+    outlive_store_close(store);
+    harness_remove_store(dir);
+}
+
 HARNESS_MAIN(
+    T(test_tasks_of_more_handler_names_than_one_lookup_returns_all_run),
     T(test_higher_priority_starts_first_then_order_of_addition_in_an_ordered_queue),
     T(test_higher_priority_starts_first_then_order_of_addition_in_a_parallel_queue),
     T(test_a_task_of_higher_priority_added_during_a_run_starts_before_the_rest),

@@ -713,8 +713,11 @@ extension TaskQueue {
         // Without the store's lock (PostgreSQL, a parallel queue) every row
         // read ahead is locked until the commit and passed over by the other
         // claimers, which may then go idle: no more rows than this step can
-        // start at once.
-        let window = CandidateWindow(limit: min(size, TaskBatchSQL.largestChunk, serialised ? size : slots))
+        // start at once — its whole batch when no handler of its names keeps
+        // a slot past its call (one that takes no completion, or sends it
+        // during the call), which one read then finds instead of one a task.
+        let keepsNoSlot = names.allSatisfy { !awaitsCompletion($0, run: run) || run.completesInCall.contains($0) }
+        let window = CandidateWindow(limit: min(size, TaskBatchSQL.largestChunk, serialised || keepsNoSlot ? size : slots))
         var pending: [PendingClaim] = []
         while batch.count < size, slots > 0,
               let attempt = try startNext(run, names: names, first: batch.isEmpty, policy: policy, serialised: serialised,
@@ -758,17 +761,30 @@ extension TaskQueue {
         // it and be found again for ever. Such a name resolves nowhere.
         var last: [UInt8] = []
         let sql = CandidateSQL.of(transaction.engine)
+        func take(_ bytes: [UInt8]) throws {
+            guard let name = String(validating: bytes, as: UTF8.self) else { return }
+            if run.unresolvedNames.contains(name) { return }
+            if HandlerRegistry.shared.canResolve(name) { names.append(name) } else { try reportUnresolved(name, run, in: transaction) }
+        }
+        if let nextNames = sql.nextNames {
+            // PostgreSQL's text is always UTF-8 (no cast of bytes needed there).
+            while true {
+                var found: [[UInt8]] = []
+                try transaction.query(nextNames, [queue, .text(String(decoding: last, as: UTF8.self)), queue]) {
+                    if let bytes = $0.textBytes(0) { found.append(bytes) }
+                }
+                for bytes in found { try take(bytes) }
+                guard found.count == CandidateSQL.namesAtOnce, let end = found.last else { break }
+                last = end
+            }
+            return names
+        }
         while true {
             var next: [UInt8]?
-            // PostgreSQL's text is always UTF-8 (no cast of bytes needed there).
-            try transaction.query(sql.nextName, [queue, transaction.engine == .sqlite ? .blob(last) : .text(String(decoding: last, as: UTF8.self))]) {
-                next = $0.textBytes(0)
-            }
+            try transaction.query(sql.nextName, [queue, .blob(last)]) { next = $0.textBytes(0) }
             guard let bytes = next else { break }
             last = bytes
-            guard let name = String(validating: bytes, as: UTF8.self) else { continue }
-            if run.unresolvedNames.contains(name) { continue }
-            if HandlerRegistry.shared.canResolve(name) { names.append(name) } else { try reportUnresolved(name, run, in: transaction) }
+            try take(bytes)
         }
         return names
     }
@@ -974,6 +990,11 @@ private struct CandidateSQL {
     let lowerPriority: String
     /// The next handler name of the queue's ready tasks after one (by bytes).
     let nextName: String
+    /// PostgreSQL: the next `namesAtOnce` of them after one, in one statement
+    /// (the same indexed lookup repeated by a recursive query): a step learns
+    /// its names in one round trip instead of one per name and one more.
+    let nextNames: String?
+    static let namesAtOnce = 32
     /// Makes the queue's waiting tasks that came due ready.
     let comeDue: String
 
@@ -1002,6 +1023,18 @@ private struct CandidateSQL {
             SELECT handler_name FROM outlive_tasks WHERE state = 0 AND \(engine == .sqlite ? "unindexed IS NULL AND " : "")queue = ? \
             AND handler_name > \(engine == .sqlite ? "CAST(? AS TEXT)" : "?") AND \(TaskSchema.runnable(engine)) \
             ORDER BY handler_name LIMIT 1
+            """
+        // The recursion stops at the first NULL (no name after) or when the
+        // outer LIMIT has its rows: PostgreSQL evaluates it only that far.
+        nextNames = engine == .sqlite ? nil : """
+            WITH RECURSIVE names(name) AS (
+                (SELECT handler_name FROM outlive_tasks WHERE state = 0 AND queue = ? AND handler_name > ? \
+                 AND \(TaskSchema.runnable(engine)) ORDER BY handler_name LIMIT 1)
+                UNION ALL
+                SELECT (SELECT handler_name FROM outlive_tasks WHERE state = 0 AND queue = ? AND handler_name > names.name \
+                        AND \(TaskSchema.runnable(engine)) ORDER BY handler_name LIMIT 1)
+                FROM names WHERE names.name IS NOT NULL)
+            SELECT name FROM names WHERE name IS NOT NULL LIMIT \(CandidateSQL.namesAtOnce)
             """
     }
 }
