@@ -105,10 +105,14 @@ public final class MessageQueue {
     /// when its category holds `categoryLimit` messages already.
     public func post(_ draft: MessageDraft) throws -> String {
         try store.checkUsable()
-        let limit = lock.withLock { categoryLimit }
         let run = store.runID
-        return try store.database.groupedWrite { transaction in
-            var seqs = transaction.engine == .sqlite ? takeKeptSeqs(in: transaction) : nil
+        // What the commit leaves for this handle's next post, looked at once
+        // the write returned: an `afterCommit` action cost a closure and an
+        // array, allocated and freed on every post.
+        var kept: MessageSeqs?
+        var committed: StoreTransaction?
+        let id = try store.database.groupedWrite { transaction -> String in
+            var (limit, seqs) = limitAndKeptSeqs(in: transaction)
             let (held, sequence) = try MessageCounts.beforePost(category: draft.category, limit: limit, seqs: &seqs,
                                                                 watchedByOtherThan: run, in: transaction)
             if let count = held {
@@ -125,25 +129,28 @@ public final class MessageQueue {
             // presenter or an auto-resolver.
             // SQLite looked with the seqs, in the same statement.
             if seqs?.watched ?? true { try transaction.recordChange(topic: MessageQueue.topic, key: id, watchedByOtherThan: run) }
-            // Unowned: a transaction runs its commit actions while it holds
-            // them (a weak reference would give it a side table every post).
-            transaction.afterCommit { [weak self, unowned transaction, seqs] in
-                self?.posted(id, keeping: seqs, version: transaction.committedDataVersion)
-            }
+            // The last run of the body is the one committed (a group commit
+            // that fails as a whole runs each member again alone).
+            if seqs != nil { transaction.keepCommittedDataVersion() }
+            kept = seqs
+            committed = transaction
             return id
         }
+        posted(id, keeping: kept, version: committed?.committedDataVersion)
+        return id
     }
 
-    /// The seqs this handle's last post left (SQLite), if nothing was
-    /// committed since, by any connection (the data version is the one it
-    /// committed with). Taken: a second post in the same transaction (a
-    /// group commit's member) reads them, seeing the first one's insert.
-    private func takeKeptSeqs(in transaction: StoreTransaction) -> MessageSeqs? {
-        guard let version = transaction.dataVersion else { return nil }
+    /// The category limit, and the seqs this handle's last post left
+    /// (SQLite), if nothing was committed since, by any connection (the data
+    /// version is the one it committed with); one lock for both. Taken: a
+    /// second post in the same transaction (a group commit's member) reads
+    /// them, seeing the first one's insert.
+    private func limitAndKeptSeqs(in transaction: StoreTransaction) -> (Int64, MessageSeqs?) {
+        let version = transaction.dataVersion
         return lock.withLock {
-            defer { keptSeqs = nil }
-            guard let kept = keptSeqs, kept.version == version else { return nil }
-            return kept.seqs
+            guard let version, let kept = keptSeqs else { return (categoryLimit, nil) }
+            keptSeqs = nil
+            return (categoryLimit, kept.version == version ? kept.seqs : nil)
         }
     }
 

@@ -85,6 +85,7 @@ final class SQLiteBackend: StoreBackend {
         var ringsDoorbell = false
         var commitActions: [() -> Void] = []
         var committedDataVersion: UInt64?
+        var keepsCommittedDataVersion = false
 
         init(connection: SQLiteConnection, ownRun: String?, ownTopics: Set<String>) {
             self.connection = connection
@@ -157,6 +158,8 @@ final class SQLiteBackend: StoreBackend {
         }
 
         func afterCommit(_ body: @escaping () -> Void) { commitActions.append(body) }
+
+        func keepCommittedDataVersion() { keepsCommittedDataVersion = true }
     }
 
     private func enter() throws {
@@ -182,7 +185,9 @@ final class SQLiteBackend: StoreBackend {
                 let result = try body(transaction)
                 try commit()
                 // Under the lock: no other transaction of this handle in between.
-                if !transaction.commitActions.isEmpty { transaction.committedDataVersion = connection.dataVersion }
+                if transaction.keepsCommittedDataVersion || !transaction.commitActions.isEmpty {
+                    transaction.committedDataVersion = connection.dataVersion
+                }
                 committed = transaction
                 return result
             } catch {
