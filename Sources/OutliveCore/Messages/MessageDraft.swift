@@ -36,7 +36,9 @@ public struct MessageDraft {
         guard value.utf8.count <= max else {
             throw OutliveError.invalidArgument("\(name) is \(value.utf8.count) bytes long; at most \(max) are allowed")
         }
-        guard !value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+        // By byte: a control character is one byte in UTF-8, and a byte
+        // below 0x80 is never part of another character.
+        guard !value.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
             throw OutliveError.invalidArgument("\(name) \"\(value)\" contains a control character")
         }
     }

@@ -222,7 +222,7 @@ final class SQLiteConnection {
     /// of a transaction) of any other. No statement: a call into the pager.
     var dataVersion: UInt64? {
         var version: UInt32 = 0
-        guard sqlite3_file_control(handle, "main", SQLITE_FCNTL_DATA_VERSION, &version) == SQLITE_OK else { return nil }
+        guard COutlive_sqlite3_data_version(handle, &version) else { return nil }
         return UInt64(version)
     }
 }
