@@ -8,7 +8,7 @@ import OutliveCore
 /// What an `outlive_message_draft *` points to.
 final class DraftHandle {
     var draft: MessageDraft
-    init(_ draft: MessageDraft) { self.draft = draft }
+    init(_ draft: consuming MessageDraft) { self.draft = draft }
 }
 
 /// What an `outlive_message *` points to: a message and the C strings handed
@@ -179,7 +179,7 @@ public func outlive_message_post(_ store: OpaquePointer?, _ draft: OpaquePointer
         let queue = try messages(store)
         let handle = try borrow(draft, DraftHandle.self, "draft")
         let out = try required(out_id, "out_id")
-        writeID(try queue.post(handle.draft), out)
+        writeID(try queue.post(&handle.draft), out)
     }
 }
 

@@ -26,6 +26,12 @@ public struct MessageDraft {
         guard title.utf8.count <= MessageDraft.maxTitleLength else {
             throw OutliveError.invalidArgument("title is \(title.utf8.count) bytes long; at most \(MessageDraft.maxTitleLength) are allowed")
         }
+        // Made by an init that cannot throw: a throwing one copied the whole
+        // draft on its way out (every post makes a draft).
+        self.init(checkedCategory: category, title: title)
+    }
+
+    private init(checkedCategory category: String, title: String) {
         self.category = category
         self.title = title
     }

@@ -217,7 +217,9 @@ enum MessageTable {
     /// Inserts a message numbered `sequence` (`MessageCounts.beforePost`,
     /// in this transaction) and counts it. Sent with `executeLater`: on
     /// PostgreSQL the insert, the count and the commit are one round trip.
-    static func insert(_ draft: MessageDraft, id: String, created: Double, sequence: Int64,
+    /// The draft is read in place (inout, not changed): a copy of it retained
+    /// and released each of its strings and arrays.
+    static func insert(_ draft: inout MessageDraft, id: String, created: Double, sequence: Int64,
                        in transaction: StoreTransaction) throws {
         let payload: SQLValue = try draft.payload.map { .blob(try MessagePayload.encode($0)) } ?? .null
         let handler: SQLValue = try draft.responseHandler.map { .blob(try $0.serializedChecked()) } ?? .null
