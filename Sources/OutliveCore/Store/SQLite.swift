@@ -159,7 +159,8 @@ final class SQLiteConnection {
             sqlite3_reset(statement)
             // Every call leaves its statement without bindings (none pointing
             // into the buffer): a parameter a call does not bind is NULL.
-            sqlite3_clear_bindings(statement)
+            // (A call without arguments bound nothing: BEGIN, COMMIT.)
+            if !arguments.isEmpty { sqlite3_clear_bindings(statement) }
             if borrowed { bindBufferInUse = false } else { buffer.deallocate() }
         }
         var offset = 0
