@@ -50,15 +50,15 @@ public final class MessageQueue {
 
     let store: Store
     let lock = Lock()
-    // Guarded by `lock`.
-    var presenters: [RegisteredPresenter] = []
+    // Guarded by `lock` (so no run-time exclusivity check: a post reads them).
+    @exclusivity(unchecked) var presenters: [RegisteredPresenter] = []
     var responseHandlers: [(id: String, handler: ResponseHandler)] = []
-    var autoResolvers: [(id: String, resolver: AutoResolver)] = []
-    var categoryLimit = MessageQueue.defaultCategoryLimit
+    @exclusivity(unchecked) var autoResolvers: [(id: String, resolver: AutoResolver)] = []
+    @exclusivity(unchecked) var categoryLimit = MessageQueue.defaultCategoryLimit
     /// Messages this run presents now (locked by it, token not yet finished).
     var presenting: Set<String> = []
     /// What this handle's last post left (SQLite), with the data version it committed with.
-    var keptSeqs: (version: UInt64, seqs: MessageSeqs)?
+    @exclusivity(unchecked) var keptSeqs: (version: UInt64, seqs: MessageSeqs)?
     /// Answered messages this run's response handlers did not take; asked
     /// again when a response handler is added.
     var declinedResponses: Set<String> = []
