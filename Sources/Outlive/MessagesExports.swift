@@ -7,7 +7,9 @@ import OutliveCore
 
 /// What an `outlive_message_draft *` points to.
 final class DraftHandle {
-    var draft: MessageDraft
+    // Changed by the setters and read in place by a post, none of which
+    // calls out while it holds the draft: no run-time exclusivity check.
+    @exclusivity(unchecked) var draft: MessageDraft
     init(_ draft: consuming MessageDraft) { self.draft = draft }
 }
 
