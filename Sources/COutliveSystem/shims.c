@@ -1,6 +1,7 @@
 #include "COutliveSystem.h"
 #include <string.h>
 #include <stdarg.h>
+#include <sys/mman.h>
 
 #define COUTLIVE_ERROR_CAPACITY 1024
 static _Thread_local char error_buffer[COUTLIVE_ERROR_CAPACITY];
@@ -62,6 +63,14 @@ int COutlive_sqlite3_bind_blob_static(sqlite3_stmt *statement, int index, const 
 }
 int COutlive_sqlite3_bind_text_static(sqlite3_stmt *statement, int index, const char *text, int size) {
     return sqlite3_bind_text(statement, index, text, size, SQLITE_STATIC);
+}
+
+bool COutlive_sqlite3_data_version(sqlite3 *db, uint32_t *out) {
+    /* NULL names the main database without comparing names (twice a post). */
+    unsigned int version = 0;
+    if (sqlite3_file_control(db, NULL, SQLITE_FCNTL_DATA_VERSION, &version) != SQLITE_OK) return false;
+    *out = version;
+    return true;
 }
 
 int COutlive_sqlite3_defend(sqlite3 *db) {
@@ -170,6 +179,35 @@ uint64_t COutlive_fork_generation(void) {
 uint64_t COutlive_parent_forks(void) {
     pthread_once(&atfork_once, install_atfork);
     return __atomic_load_n(&parent_forks, __ATOMIC_SEQ_CST);
+}
+
+static pid_t *process_id_page;
+static pthread_once_t process_id_once = PTHREAD_ONCE_INIT;
+
+static void map_process_id_page(void) {
+#ifdef MADV_WIPEONFORK
+    long size = sysconf(_SC_PAGESIZE);
+    void *page = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (page == MAP_FAILED) return;
+    if (madvise(page, (size_t)size, MADV_WIPEONFORK) != 0) {
+        munmap(page, (size_t)size);
+        return;
+    }
+    process_id_page = page;
+#endif
+}
+
+pid_t COutlive_process_id(void) {
+    /* Every store call checks that its handle is this process's: getpid() was
+     * a system call in each (a hundredth of a message post's time). */
+    pthread_once(&process_id_once, map_process_id_page);
+    if (process_id_page == NULL) return getpid();
+    pid_t pid = __atomic_load_n(process_id_page, __ATOMIC_RELAXED);
+    if (pid == 0) {
+        pid = getpid();
+        __atomic_store_n(process_id_page, pid, __ATOMIC_RELAXED);
+    }
+    return pid;
 }
 
 uint64_t COutlive_random64(void) {

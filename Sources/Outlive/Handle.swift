@@ -53,7 +53,7 @@ func borrowIfPresent<T: AnyObject>(_ handle: OpaquePointer?, _ type: T.Type) -> 
 
 /// Releases a handle of class T; NULL and handles of another kind are ignored.
 func release<T: AnyObject>(_ handle: OpaquePointer?, _ type: T.Type) {
-    guard let handle, object(handle, type) != nil else { return }
+    guard let handle, isExactly(handle, type) || object(handle, type) != nil else { return }
     Unmanaged<T>.fromOpaque(UnsafeRawPointer(handle)).release()
 }
 

@@ -7,8 +7,10 @@ import OutliveCore
 
 /// What an `outlive_message_draft *` points to.
 final class DraftHandle {
-    var draft: MessageDraft
-    init(_ draft: MessageDraft) { self.draft = draft }
+    // Changed by the setters and read in place by a post, none of which
+    // calls out while it holds the draft: no run-time exclusivity check.
+    @exclusivity(unchecked) var draft: MessageDraft
+    init(_ draft: consuming MessageDraft) { self.draft = draft }
 }
 
 /// What an `outlive_message *` points to: a message and the C strings handed
@@ -141,10 +143,11 @@ public func outlive_message_draft_set_thread(_ draft: OpaquePointer?, _ thread_i
 public func outlive_message_draft_add_choice(_ draft: OpaquePointer?, _ choice_id: UnsafePointer<CChar>?,
                                              _ label: UnsafePointer<CChar>?, _ kind: outlive_choice_kind) -> outlive_status {
     guarded {
-        let handle = try borrow(draft, DraftHandle.self, "draft")
-        let id = try string(choice_id, "choice_id", maxBytes: MessageDraft.maxChoiceIDLength + 1)
-        let label = try string(label, "label", maxBytes: MessageDraft.maxChoiceLabelLength + 1)
-        try handle.draft.addChoice(Choice(id: id, label: label, kind: try choiceKind(kind)))
+        try withBorrowed(draft, DraftHandle.self, "draft") { handle in
+            let id = try string(choice_id, "choice_id", maxBytes: MessageDraft.maxChoiceIDLength + 1)
+            let label = try string(label, "label", maxBytes: MessageDraft.maxChoiceLabelLength + 1)
+            try handle.draft.addChoice(Choice(id: id, label: label, kind: try choiceKind(kind)))
+        }
     }
 }
 
@@ -176,10 +179,14 @@ public func outlive_message_draft_set_auto_remove(_ draft: OpaquePointer?, _ aut
 @c @implementation
 public func outlive_message_post(_ store: OpaquePointer?, _ draft: OpaquePointer?, _ out_id: UnsafeMutablePointer<CChar>?) -> outlive_status {
     guarded {
+        // The store retained for the call (a close from another thread
+        // meanwhile frees nothing it uses); the draft, the caller's to keep
+        // alive while it is read, borrowed without a retain and a release.
         let queue = try messages(store)
-        let handle = try borrow(draft, DraftHandle.self, "draft")
-        let out = try required(out_id, "out_id")
-        writeID(try queue.post(handle.draft), out)
+        try withBorrowed(draft, DraftHandle.self, "draft") { handle in
+            let out = try required(out_id, "out_id")
+            writeID(try queue.post(&handle.draft), out)
+        }
     }
 }
 

@@ -12,6 +12,7 @@
 #include <stdatomic.h>
 #include <sys/file.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -193,6 +194,43 @@ static void test_queues_on_the_parent_loop_are_refused_in_the_child(void) {
 
 static void ignore_message(const outlive_message *m, outlive_presentation *p, void *c) { (void)m; (void)p; (void)c; }
 static int32_t any_priority(const outlive_message *m, void *c) { (void)m; (void)c; return 200; }
+
+/* A raw clone(2) runs no pthread_atfork handler: the handle knows it is the
+ * parent's by the process id, which a store call no longer asks the kernel
+ * for each time (it is cached in a page such a child finds wiped). */
+static void test_store_call_in_a_child_made_by_raw_clone_is_refused(void) {
+    const char *dir = harness_temp_dir();
+    char path[4096];
+    snprintf(path, sizeof path, "%s", dir);
+    outlive_store *store = NULL;
+    CHECK_OK(outlive_store_open(path, "app", NULL, NULL, &store));
+    CHECK_OK(outlive_kv_set(store, "k", "1", 1));
+    outlive_message_draft *draft = NULL;
+    CHECK_OK(outlive_message_draft_new("c", "t", &draft));
+    char id[OUTLIVE_ID_SIZE];
+    CHECK_OK(outlive_message_post(store, draft, id));
+    long pid = syscall(SYS_clone, SIGCHLD, NULL, NULL, NULL, NULL);
+    if (pid == 0) {
+        int bad = 0;
+        if (outlive_kv_set(store, "k", "2", 1) != OUTLIVE_E_STATE) bad |= 1;
+        if (outlive_message_post(store, draft, id) != OUTLIVE_E_STATE) bad |= 2;
+        _exit(bad);
+    }
+    CHECK(pid > 0);
+    int status = 0;
+    CHECK(waitpid((pid_t)pid, &status, 0) == (pid_t)pid);
+    CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "a store call in a child made by a raw clone was not refused");
+    void *bytes = NULL;
+    size_t size = 0;
+    CHECK_OK(outlive_kv_get(store, "k", &bytes, &size));
+    CHECK(size == 1 && memcmp(bytes, "1", 1) == 0);
+    outlive_free(bytes);
+    size_t stored = 0;
+    CHECK_OK(outlive_messages_count(store, "c", &stored));
+    CHECK(stored == 1);
+    outlive_message_draft_free(draft);
+    outlive_store_close(store);
+}
 
 static void test_every_store_call_in_child_is_refused_and_the_parent_run_stays(void) {
     const char *dir = harness_temp_dir();
@@ -385,6 +423,7 @@ HARNESS_MAIN(
     T(test_child_closing_store_on_shared_loop_and_freeing_loop_changes_nothing_for_parent),
     T(test_child_dispatching_parent_loop_is_refused_and_steals_no_wake_up),
     T(test_every_store_call_in_child_is_refused_and_the_parent_run_stays),
+    T(test_store_call_in_a_child_made_by_raw_clone_is_refused),
     T(test_queues_on_the_parent_loop_are_refused_in_the_child),
     T(test_task_completion_called_in_forked_child_completes_the_task),
     T(test_fork_in_another_thread_during_open_never_keeps_the_new_run_alive),

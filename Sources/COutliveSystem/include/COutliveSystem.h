@@ -86,6 +86,15 @@ uint64_t COutlive_fork_generation(void);
 /* How many forks this process made (counted in the parent, by pthread_atfork):
  * a task completion handed to a child by fork may have been sent there. */
 uint64_t COutlive_parent_forks(void);
+/* getpid(), without a system call on each use: cached in a page that a child
+ * made by fork() or by a clone(2) without CLONE_VM finds zeroed
+ * (MADV_WIPEONFORK, Linux 4.14; where it is refused, every call is a
+ * getpid()). A CLONE_VM child (vfork, posix_spawn) shares the parent's
+ * memory, and gets the parent's id until it execs. */
+pid_t    COutlive_process_id(void);
+/* SQLite's data version of the main database (SQLITE_FCNTL_DATA_VERSION);
+ * false when SQLite does not give it. */
+bool     COutlive_sqlite3_data_version(sqlite3 *db, uint32_t *out);
 /* 64 random bits (getrandom(2)), from a per-thread buffer refilled 64 words at
  * a time and after a fork (a child never draws its parent's). */
 uint64_t COutlive_random64(void);

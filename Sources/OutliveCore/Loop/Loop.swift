@@ -37,10 +37,10 @@ public final class Loop: @unchecked Sendable {
     /// wake-ups, so the child's copy does nothing but let go of its fds.
     private let forkGeneration = COutlive_fork_generation()
     /// The pid too: a child made by a raw clone(2) runs no pthread_atfork handler.
-    private let ownerPID = getpid()
+    private let ownerPID = COutlive_process_id()
 
     /// Whether this loop was made in another process (before a fork).
-    public var isInheritedFromParent: Bool { COutlive_fork_generation() != forkGeneration || getpid() != ownerPID }
+    public var isInheritedFromParent: Bool { COutlive_fork_generation() != forkGeneration || COutlive_process_id() != ownerPID }
 
     /// Throws `.state` in a forked child: what runs on this loop (queues, timers)
     /// belongs to the parent.

@@ -50,15 +50,15 @@ public final class MessageQueue {
 
     let store: Store
     let lock = Lock()
-    // Guarded by `lock`.
-    var presenters: [RegisteredPresenter] = []
+    // Guarded by `lock` (so no run-time exclusivity check: a post reads them).
+    @exclusivity(unchecked) var presenters: [RegisteredPresenter] = []
     var responseHandlers: [(id: String, handler: ResponseHandler)] = []
-    var autoResolvers: [(id: String, resolver: AutoResolver)] = []
-    var categoryLimit = MessageQueue.defaultCategoryLimit
+    @exclusivity(unchecked) var autoResolvers: [(id: String, resolver: AutoResolver)] = []
+    @exclusivity(unchecked) var categoryLimit = MessageQueue.defaultCategoryLimit
     /// Messages this run presents now (locked by it, token not yet finished).
     var presenting: Set<String> = []
     /// What this handle's last post left (SQLite), with the data version it committed with.
-    var keptSeqs: (version: UInt64, seqs: MessageSeqs)?
+    @exclusivity(unchecked) var keptSeqs: (version: UInt64, seqs: MessageSeqs)?
     /// Answered messages this run's response handlers did not take; asked
     /// again when a response handler is added.
     var declinedResponses: Set<String> = []
@@ -104,11 +104,24 @@ public final class MessageQueue {
     /// Stores the draft as a new message and returns its id. Throws `.state`
     /// when its category holds `categoryLimit` messages already.
     public func post(_ draft: MessageDraft) throws -> String {
+        var draft = draft
+        return try post(&draft)
+    }
+
+    /// `post` of a draft kept in a class (the C API's handle): in place, where
+    /// reading it out for a parameter copied it, retaining each of its
+    /// strings and arrays and releasing them after (about 30 atomic
+    /// operations a post). The draft is not changed.
+    public func post(_ draft: inout MessageDraft) throws -> String {
         try store.checkUsable()
-        let limit = lock.withLock { categoryLimit }
         let run = store.runID
-        return try store.database.groupedWrite { transaction in
-            var seqs = transaction.engine == .sqlite ? takeKeptSeqs(in: transaction) : nil
+        // What the commit leaves for this handle's next post, looked at once
+        // the write returned: an `afterCommit` action cost a closure and an
+        // array, allocated and freed on every post.
+        var kept: MessageSeqs?
+        var committed: StoreTransaction?
+        let id = try store.database.groupedWrite { transaction -> String in
+            var (limit, seqs) = limitAndKeptSeqs(in: transaction)
             let (held, sequence) = try MessageCounts.beforePost(category: draft.category, limit: limit, seqs: &seqs,
                                                                 watchedByOtherThan: run, in: transaction)
             if let count = held {
@@ -117,7 +130,7 @@ public final class MessageQueue {
             // SQLite: an id that carries the seq (no index of ids to write);
             // PostgreSQL: a random one, its key.
             let id = transaction.engine == .sqlite ? SeqID.make(seq: sequence) : Identifier.make()
-            try MessageTable.insert(draft, id: id, created: Clock.wall(), sequence: sequence, in: transaction)
+            try MessageTable.insert(&draft, id: id, created: Clock.wall(), sequence: sequence, in: transaction)
             // A feed entry (a page written, a doorbell rung) only when a run
             // other than this one watches messages; this run learns of its
             // post after the commit (`posted`). A run that subscribes after
@@ -125,25 +138,28 @@ public final class MessageQueue {
             // presenter or an auto-resolver.
             // SQLite looked with the seqs, in the same statement.
             if seqs?.watched ?? true { try transaction.recordChange(topic: MessageQueue.topic, key: id, watchedByOtherThan: run) }
-            // Unowned: a transaction runs its commit actions while it holds
-            // them (a weak reference would give it a side table every post).
-            transaction.afterCommit { [weak self, unowned transaction, seqs] in
-                self?.posted(id, keeping: seqs, version: transaction.committedDataVersion)
-            }
+            // The last run of the body is the one committed (a group commit
+            // that fails as a whole runs each member again alone).
+            if seqs != nil { transaction.keepCommittedDataVersion() }
+            kept = seqs
+            committed = transaction
             return id
         }
+        posted(id, keeping: kept, version: committed?.committedDataVersion)
+        return id
     }
 
-    /// The seqs this handle's last post left (SQLite), if nothing was
-    /// committed since, by any connection (the data version is the one it
-    /// committed with). Taken: a second post in the same transaction (a
-    /// group commit's member) reads them, seeing the first one's insert.
-    private func takeKeptSeqs(in transaction: StoreTransaction) -> MessageSeqs? {
-        guard let version = transaction.dataVersion else { return nil }
+    /// The category limit, and the seqs this handle's last post left
+    /// (SQLite), if nothing was committed since, by any connection (the data
+    /// version is the one it committed with); one lock for both. Taken: a
+    /// second post in the same transaction (a group commit's member) reads
+    /// them, seeing the first one's insert.
+    private func limitAndKeptSeqs(in transaction: StoreTransaction) -> (Int64, MessageSeqs?) {
+        let version = transaction.dataVersion
         return lock.withLock {
-            defer { keptSeqs = nil }
-            guard let kept = keptSeqs, kept.version == version else { return nil }
-            return kept.seqs
+            guard let version, let kept = keptSeqs else { return (categoryLimit, nil) }
+            keptSeqs = nil
+            return (categoryLimit, kept.version == version ? kept.seqs : nil)
         }
     }
 

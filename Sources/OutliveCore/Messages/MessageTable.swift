@@ -217,15 +217,27 @@ enum MessageTable {
     /// Inserts a message numbered `sequence` (`MessageCounts.beforePost`,
     /// in this transaction) and counts it. Sent with `executeLater`: on
     /// PostgreSQL the insert, the count and the commit are one round trip.
-    static func insert(_ draft: MessageDraft, id: String, created: Double, sequence: Int64,
+    /// The draft is read in place (inout, not changed): a copy of it retained
+    /// and released each of its strings and arrays.
+    static func insert(_ draft: inout MessageDraft, id: String, created: Double, sequence: Int64,
                        in transaction: StoreTransaction) throws {
-        let payload: SQLValue = try draft.payload.map { .blob(try MessagePayload.encode($0)) } ?? .null
-        let handler: SQLValue = try draft.responseHandler.map { .blob(try $0.serializedChecked()) } ?? .null
-        try transaction.executeLater(transaction.engine == .sqlite ? insertSQLite : insertPostgreSQL,
-                                     [.text(id), .integer(sequence), .double(created), .text(draft.category), .text(draft.title),
-                                      draft.text.map { .text($0) } ?? .null, draft.scope.map { .text($0) } ?? .null,
-                                      draft.thread.map { .text($0) } ?? .null, .blob(ChoiceCoding.encode(draft.choices)),
-                                      payload, handler, .integer(draft.autoRemove ? 1 : 0)])
+        let choices = ChoiceCoding.encode(draft.choices)
+        let plain = draft.text == nil && draft.scope == nil && draft.thread == nil && draft.payload == nil && draft.responseHandler == nil
+        if plain && transaction.engine == .sqlite {
+            // Most messages have none of the optional values: a statement
+            // without them binds 7 values, not 12 (the others are NULL in
+            // either form).
+            try transaction.executeLater(insertPlainSQLite, [.text(id), .integer(sequence), .double(created), .text(draft.category),
+                                                             .text(draft.title), .blob(choices), .integer(draft.autoRemove ? 1 : 0)])
+        } else {
+            let payload: SQLValue = try draft.payload.map { .blob(try MessagePayload.encode($0)) } ?? .null
+            let handler: SQLValue = try draft.responseHandler.map { .blob(try $0.serializedChecked()) } ?? .null
+            try transaction.executeLater(transaction.engine == .sqlite ? insertSQLite : insertPostgreSQL,
+                                         [.text(id), .integer(sequence), .double(created), .text(draft.category), .text(draft.title),
+                                          draft.text.map { .text($0) } ?? .null, draft.scope.map { .text($0) } ?? .null,
+                                          draft.thread.map { .text($0) } ?? .null, .blob(choices),
+                                          payload, handler, .integer(draft.autoRemove ? 1 : 0)])
+        }
         try MessageCounts.posted(category: draft.category, in: transaction)
     }
 
@@ -240,6 +252,13 @@ enum MessageTable {
     /// the cached one by pointer, where a string made per call is compared
     /// byte by byte after it is built.
     private static let insertSQLite = "INSERT OR ROLLBACK" + insertPostgreSQL.dropFirst("INSERT".count)
+    /// `insertSQLite` of a message without text, scope, thread, payload or
+    /// response handler: those columns are left NULL.
+    private static let insertPlainSQLite = """
+        INSERT OR ROLLBACK INTO outlive_messages(id, seq, created, category, title, choices, auto_remove,
+            processed_by, presented, handled, removed, requires_end)
+        VALUES (?, ?, ?, ?, ?, ?, ?, '', 0, 0, 0, 0)
+        """
 
     /// Deletes a message and counts it out of its category. False when it was gone.
     @discardableResult

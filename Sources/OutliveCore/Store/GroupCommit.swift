@@ -87,9 +87,9 @@ final class GroupCommit {
     /// Signalled when a gathering leader's target is queued.
     private let gathered: UnsafeMutablePointer<pthread_cond_t>
     // Guarded by `mutex`.
-    private var queue: [Member] = []
-    private var leading = false
-    private var lastGroupSize = 1
+    @exclusivity(unchecked) private var queue: [Member] = []
+    @exclusivity(unchecked) private var leading = false
+    @exclusivity(unchecked) private var lastGroupSize = 1
     /// How long the last COMMIT took (its fsync, mostly).
     private var commitNanoseconds: Int64 = 0
     /// The group size a gathering leader waits for, and until when.

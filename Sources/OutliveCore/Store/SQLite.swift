@@ -14,13 +14,19 @@ public enum SQLValue: Equatable {
 final class SQLiteConnection {
     let handle: OpaquePointer
     let path: String
-    private var statements: [StatementKey: OpaquePointer] = [:]
+    // The caches and the buffer's flag are used under the owner's lock, by
+    // one thread at a time, and never across a callback: no run-time
+    // exclusivity check (about 75 instructions an access, several a write).
+    @exclusivity(unchecked) private var statements: [StatementKey: OpaquePointer] = [:]
+    /// Statements found by where their SQL's bytes are (see `prepared`).
+    @exclusivity(unchecked) private var placed = [PlacedStatement](repeating: PlacedStatement(), count: SQLiteConnection.placedCount)
+    private static let placedCount = 64
     /// The `KeptStatement`s prepared so far (also in `statements`, which finalizes them).
-    private var keptStatements = [OpaquePointer?](repeating: nil, count: KeptStatement.allCases.count)
+    @exclusivity(unchecked) private var keptStatements = [OpaquePointer?](repeating: nil, count: KeptStatement.allCases.count)
     private let forkGeneration = COutlive_fork_generation()
     /// Where `run` puts the text and blobs it binds (see there).
     private let bindBuffer = UnsafeMutableRawPointer.allocate(byteCount: SQLiteConnection.bindBufferSize, alignment: 8)
-    private var bindBufferInUse = false
+    @exclusivity(unchecked) private var bindBufferInUse = false
     private static let bindBufferSize = 16_384
 
     init(path: String, flags: Int32) throws {
@@ -74,7 +80,28 @@ final class SQLiteConnection {
         guard result == SQLITE_OK else { throw fail(result, "database") }
     }
 
+    /// The statement of `sql`, prepared on first use. A string longer than
+    /// 15 bytes keeps its bytes where they are (a literal's in the binary, a
+    /// built one's in its storage, which the copy an entry holds keeps
+    /// alive and unchanged): an entry of `placed` made for bytes at the same
+    /// place and of the same length is this SQL's, found without hashing
+    /// the SQL (`StatementKey` cost about 900 instructions a lookup, a
+    /// sixtieth of a message post). A shorter string's bytes are copied for
+    /// each look: those go through the cache.
     func prepared(_ sql: String) throws -> OpaquePointer {
+        let place = sql.utf8.withContiguousStorageIfAvailable { bytes -> (UnsafeRawPointer, Int)? in
+            guard bytes.count > 15, let base = bytes.baseAddress else { return nil }
+            return (UnsafeRawPointer(base), bytes.count)
+        } ?? nil
+        guard let (base, count) = place else { return try cached(sql) }
+        let slot = Int(bitPattern: UInt(bitPattern: base) >> 4) & (SQLiteConnection.placedCount - 1)
+        if placed[slot].base == base, placed[slot].count == count, let statement = placed[slot].statement { return statement }
+        let statement = try cached(sql)
+        placed[slot] = PlacedStatement(sql: sql, base: base, count: count, statement: statement)
+        return statement
+    }
+
+    private func cached(_ sql: String) throws -> OpaquePointer {
         let key = StatementKey(sql: sql)
         if let cached = statements[key] { return cached }
         var statement: OpaquePointer?
@@ -135,7 +162,8 @@ final class SQLiteConnection {
             sqlite3_reset(statement)
             // Every call leaves its statement without bindings (none pointing
             // into the buffer): a parameter a call does not bind is NULL.
-            sqlite3_clear_bindings(statement)
+            // (A call without arguments bound nothing: BEGIN, COMMIT.)
+            if !arguments.isEmpty { sqlite3_clear_bindings(statement) }
             if borrowed { bindBufferInUse = false } else { buffer.deallocate() }
         }
         var offset = 0
@@ -143,7 +171,8 @@ final class SQLiteConnection {
             let position = Int32(index + 1)
             let result: Int32
             switch value {
-            case .null: result = sqlite3_bind_null(statement, position)
+            // Every parameter is NULL already: each call clears its bindings.
+            case .null: result = SQLITE_OK
             case .integer(let v): result = sqlite3_bind_int64(statement, position, v)
             case .double(let v): result = sqlite3_bind_double(statement, position, v)
             case .text(let v):
@@ -197,7 +226,7 @@ final class SQLiteConnection {
     /// of a transaction) of any other. No statement: a call into the pager.
     var dataVersion: UInt64? {
         var version: UInt32 = 0
-        guard sqlite3_file_control(handle, "main", SQLITE_FCNTL_DATA_VERSION, &version) == SQLITE_OK else { return nil }
+        guard COutlive_sqlite3_data_version(handle, &version) else { return nil }
         return UInt64(version)
     }
 }
@@ -233,6 +262,15 @@ enum KeptStatement: Int, CaseIterable {
             "INSERT OR ROLLBACK INTO outlive_feed(topic, key) VALUES (?1, ?2)"
         }
     }
+}
+
+/// An entry of `SQLiteConnection.placed`: the SQL it was made for (held,
+/// so that its bytes stay where `base` says), and its statement.
+private struct PlacedStatement {
+    var sql = ""
+    var base: UnsafeRawPointer?
+    var count = 0
+    var statement: OpaquePointer?
 }
 
 /// The statement cache's key. A String key is hashed with SipHash over every

@@ -22,8 +22,8 @@ final class SQLiteBackend: StoreBackend {
     var onOwnChangesCommitted: (() -> Void)?
     /// This handle's run, set once it is registered (before that, every entry
     /// rings the doorbell), and the topics it watches (guarded by `lock`).
-    private var ownRun: String?
-    private var ownTopics: Set<String> = []
+    @exclusivity(unchecked) private var ownRun: String?
+    @exclusivity(unchecked) private var ownTopics: Set<String> = []
 
     var engine: StoreEngine { .sqlite }
 
@@ -83,8 +83,11 @@ final class SQLiteBackend: StoreBackend {
         var newestSequence: Int64?
         /// An entry was written that a run other than this handle's watches.
         var ringsDoorbell = false
-        var commitActions: [() -> Void] = []
-        var committedDataVersion: UInt64?
+        // One thread uses a transaction, and its commit actions run after it
+        // (no run-time exclusivity check).
+        @exclusivity(unchecked) var commitActions: [() -> Void] = []
+        @exclusivity(unchecked) var committedDataVersion: UInt64?
+        @exclusivity(unchecked) var keepsCommittedDataVersion = false
 
         init(connection: SQLiteConnection, ownRun: String?, ownTopics: Set<String>) {
             self.connection = connection
@@ -157,6 +160,8 @@ final class SQLiteBackend: StoreBackend {
         }
 
         func afterCommit(_ body: @escaping () -> Void) { commitActions.append(body) }
+
+        func keepCommittedDataVersion() { keepsCommittedDataVersion = true }
     }
 
     private func enter() throws {
@@ -182,7 +187,9 @@ final class SQLiteBackend: StoreBackend {
                 let result = try body(transaction)
                 try commit()
                 // Under the lock: no other transaction of this handle in between.
-                if !transaction.commitActions.isEmpty { transaction.committedDataVersion = connection.dataVersion }
+                if transaction.keepsCommittedDataVersion || !transaction.commitActions.isEmpty {
+                    transaction.committedDataVersion = connection.dataVersion
+                }
                 committed = transaction
                 return result
             } catch {

@@ -60,11 +60,11 @@ public final class Store {
     private let backend: StoreBackend
     private let liveness: RunLiveness
     private let forkGeneration: UInt64
-    private let ownerPID = getpid()
+    private let ownerPID = COutlive_process_id()
     /// Made before fork() in the parent of this process (a raw clone(2) runs no
     /// atfork handler, hence the pid as well).
     /// True in a forked child: the handle belongs to the parent.
-    public var isInheritedFromParent: Bool { COutlive_fork_generation() != forkGeneration || getpid() != ownerPID }
+    public var isInheritedFromParent: Bool { COutlive_fork_generation() != forkGeneration || COutlive_process_id() != ownerPID }
 
     private let lock = Lock()
     // Guarded by `lock`.

@@ -39,9 +39,14 @@ public protocol StoreTransaction: AnyObject {
     /// none (PostgreSQL): then nothing can be known unchanged.
     var dataVersion: UInt64? { get }
     /// The data version right after this transaction's commit, read before
-    /// any other transaction of the handle starts (for `afterCommit` actions;
+    /// any other transaction of the handle starts (for `afterCommit` actions,
+    /// or once the write returned when `keepCommittedDataVersion` was called;
     /// nil before the commit, and where the engine keeps none).
     var committedDataVersion: UInt64? { get }
+    /// Reads `committedDataVersion` at the commit for a caller that looks
+    /// at it once the write returned, without an `afterCommit` action (a
+    /// closure and an array allocated, a message post's hundredth).
+    func keepCommittedDataVersion()
 }
 
 extension StoreTransaction {

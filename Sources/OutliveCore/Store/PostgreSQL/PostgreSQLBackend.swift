@@ -91,6 +91,7 @@ final class PostgreSQLBackend: StoreBackend {
         /// PostgreSQL keeps no data version.
         var dataVersion: UInt64? { nil }
         var committedDataVersion: UInt64? { nil }
+        func keepCommittedDataVersion() {}
 
         init(connection: PostgreSQLConnection, ownRun: String, serialised: Bool) {
             self.connection = connection
