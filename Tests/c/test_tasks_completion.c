@@ -50,18 +50,22 @@ static outlive_handler *kept;
 static _Atomic int keeper_calls;
 static char completion_path[4200];
 
-OUTLIVE_HANDLER(completion_keeper, OUTLIVE_HANDLER_ARG(completion)) {
-    if (outlive_handler_copy(completion, &kept) != OUTLIVE_OK) kept = NULL;
+/* Writes `completion`, serialized, to completion_path for another process. */
+static void write_completion(const outlive_handler *completion) {
     void *bytes = NULL;
     size_t size = 0;
-    if (outlive_handler_serialize(completion, &bytes, &size) == OUTLIVE_OK) {
-        FILE *file = fopen(completion_path, "wb");
-        if (file) {
-            fwrite(bytes, 1, size, file);
-            fclose(file);
-        }
-        outlive_free(bytes);
+    if (outlive_handler_serialize(completion, &bytes, &size) != OUTLIVE_OK) return;
+    FILE *file = fopen(completion_path, "wb");
+    if (file) {
+        fwrite(bytes, 1, size, file);
+        fclose(file);
     }
+    outlive_free(bytes);
+}
+
+OUTLIVE_HANDLER(completion_keeper, OUTLIVE_HANDLER_ARG(completion)) {
+    if (outlive_handler_copy(completion, &kept) != OUTLIVE_OK) kept = NULL;
+    write_completion(completion);
     keeper_calls++;
 }
 
@@ -73,6 +77,13 @@ static outlive_status complete_here(bool success, const char *error) {
     outlive_status status = outlive_handler_call(kept, args);
     outlive_args_free(args);
     return status;
+}
+
+/* The exit code of child `pid` once it ended (128 + the signal that ended it; -1: not waited for). */
+static int exit_code_of(pid_t pid) {
+    int status = 0;
+    if (waitpid(pid, &status, 0) != pid) return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 /* Runs tasks_worker DIR completer --complete FILE 0|1; its exit code (0: OK,
@@ -87,9 +98,7 @@ static int complete_elsewhere(const char *dir, bool success) {
         execl(program, program, dir, "completer", "--complete", completion_path, success ? "1" : "0", (char *)NULL);
         _exit(127);
     }
-    int status = 0;
-    if (waitpid(pid, &status, 0) != pid) return -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return exit_code_of(pid);
 }
 
 /* Opens a store in `dir` with one task of completion_keeper, runs it until its
@@ -491,10 +500,7 @@ static int complete_in_a_spawned_process(const char *dir, bool success) {
     pid_t pid = 0;
     int spawned = posix_spawn(&pid, program, &actions, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&actions);
-    if (spawned != 0) return -1;
-    int status = 0;
-    if (waitpid(pid, &status, 0) != pid) return -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return spawned == 0 ? exit_code_of(pid) : -1;
 }
 
 /* A handler that lets another completion of its attempt come first — in a
@@ -517,24 +523,12 @@ static void *complete_on_a_thread(void *completion) {
 
 OUTLIVE_HANDLER(completing_after_another, OUTLIVE_HANDLER_ARG(completion)) {
     if (first_by == FIRST_BY_BYTES) {
-        kept = NULL;
-        void *bytes = NULL;
-        size_t size = 0;
-        if (outlive_handler_serialize(completion, &bytes, &size) == OUTLIVE_OK) {
-            FILE *file = fopen(completion_path, "wb");
-            if (file) {
-                fwrite(bytes, 1, size, file);
-                fclose(file);
-            }
-            outlive_free(bytes);
-        }
+        write_completion(completion);
         first_status = complete_in_a_spawned_process(first_dir, false) == 0 ? OUTLIVE_OK : OUTLIVE_E_STATE;
     } else if (first_by == FIRST_IN_A_FORKED_CHILD) {
         pid_t pid = fork();
         if (pid == 0) _exit(complete_with(completion, false, "the first completion came from elsewhere") == OUTLIVE_OK ? 0 : 2);
-        int status = 0;
-        first_status = pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0
-            ? OUTLIVE_OK : OUTLIVE_E_STATE;
+        first_status = pid > 0 && exit_code_of(pid) == 0 ? OUTLIVE_OK : OUTLIVE_E_STATE;
     } else {
         pthread_t thread;
         if (pthread_create(&thread, NULL, complete_on_a_thread, (void *)completion) == 0) pthread_join(thread, NULL);
