@@ -51,6 +51,7 @@ public enum TaskCompletion {
     }
 
     static func began(claim: String, queue: TaskQueue) {
+        HandedOutCompletions.shared.track(claim)
         running.insert(claim, WeakReference(queue))
     }
 

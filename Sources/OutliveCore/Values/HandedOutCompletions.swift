@@ -11,16 +11,23 @@
 /// `COutlive_parent_forks`); another thread of this process only calls it
 /// through `TaskCompletion.complete`, which notes it before it writes.
 /// Kept here, beside the encoder, so that the value layer needs nothing of the
-/// tasks layer; an entry goes when its attempt ends.
+/// tasks layer. Only the attempts running in this process are kept (from
+/// `track` to `forget`, their begin and end): a process that passes other
+/// processes' completions along keeps nothing of them.
 public final class HandedOutCompletions: @unchecked Sendable {
     public static let shared = HandedOutCompletions()
     public static let handlerName = "outlive.task_completion"
 
     private let lock = Lock()
-    // Guarded by `lock`.
-    private var claims: Set<String> = []
+    // Guarded by `lock`: claim of an attempt running here → whether its completion left the call.
+    private var claims: [String: Bool] = [:]
 
-    /// Notes `handler` if it is a task completion.
+    /// An attempt of this process begins: its completion has not left yet.
+    public func track(_ claim: String) {
+        lock.withLock { claims[claim] = false }
+    }
+
+    /// Notes `handler` if it is the completion of an attempt running here.
     public func note(_ handler: Handler) {
         guard handler.name == HandedOutCompletions.handlerName,
               case .id(let id)? = handler.bound["claim"], let claim = id.string else { return }
@@ -28,14 +35,14 @@ public final class HandedOutCompletions: @unchecked Sendable {
     }
 
     public func note(claim: String) {
-        lock.withLock { _ = claims.insert(claim) }
+        lock.withLock { if claims[claim] != nil { claims[claim] = true } }
     }
 
     public func contains(_ claim: String) -> Bool {
-        lock.withLock { claims.contains(claim) }
+        lock.withLock { claims[claim] == true }
     }
 
     public func forget(_ claim: String) {
-        lock.withLock { _ = claims.remove(claim) }
+        lock.withLock { _ = claims.removeValue(forKey: claim) }
     }
 }
