@@ -761,30 +761,19 @@ extension TaskQueue {
         // it and be found again for ever. Such a name resolves nowhere.
         var last: [UInt8] = []
         let sql = CandidateSQL.of(transaction.engine)
-        func take(_ bytes: [UInt8]) throws {
-            guard let name = String(validating: bytes, as: UTF8.self) else { return }
-            if run.unresolvedNames.contains(name) { return }
-            if HandlerRegistry.shared.canResolve(name) { names.append(name) } else { try reportUnresolved(name, run, in: transaction) }
-        }
-        if let nextNames = sql.nextNames {
-            // PostgreSQL's text is always UTF-8 (no cast of bytes needed there).
-            while true {
-                var found: [[UInt8]] = []
-                try transaction.query(nextNames, [queue, .text(String(decoding: last, as: UTF8.self)), queue]) {
-                    if let bytes = $0.textBytes(0) { found.append(bytes) }
-                }
-                for bytes in found { try take(bytes) }
-                guard found.count == CandidateSQL.namesAtOnce, let end = found.last else { break }
-                last = end
-            }
-            return names
-        }
+        var found: [[UInt8]] = []
         while true {
-            var next: [UInt8]?
-            try transaction.query(sql.nextName, [queue, .blob(last)]) { next = $0.textBytes(0) }
-            guard let bytes = next else { break }
-            last = bytes
-            try take(bytes)
+            found.removeAll(keepingCapacity: true)
+            // PostgreSQL's text is always UTF-8 (no cast of bytes needed there).
+            let arguments: [SQLValue] = transaction.engine == .sqlite
+                ? [queue, .blob(last)] : [queue, .text(String(decoding: last, as: UTF8.self)), queue]
+            try transaction.query(sql.nextNames, arguments) { if let bytes = $0.textBytes(0) { found.append(bytes) } }
+            for bytes in found {
+                guard let name = String(validating: bytes, as: UTF8.self), !run.unresolvedNames.contains(name) else { continue }
+                if HandlerRegistry.shared.canResolve(name) { names.append(name) } else { try reportUnresolved(name, run, in: transaction) }
+            }
+            guard found.count == sql.namesAtOnce, let end = found.last else { break }
+            last = end
         }
         return names
     }
@@ -988,13 +977,13 @@ private struct CandidateSQL {
     let samePriorityAfter: String
     /// ...else the next lower priority.
     let lowerPriority: String
-    /// The next handler name of the queue's ready tasks after one (by bytes).
-    let nextName: String
-    /// PostgreSQL: the next `namesAtOnce` of them after one, in one statement
-    /// (the same indexed lookup repeated by a recursive query): a step learns
-    /// its names in one round trip instead of one per name and one more.
-    let nextNames: String?
-    static let namesAtOnce = 32
+    /// The next `namesAtOnce` handler names of the queue's ready tasks after
+    /// one (by bytes). SQLite: one, a statement each (no round trip).
+    /// PostgreSQL: 32, in one statement (the same indexed lookup repeated by
+    /// a recursive query): a step learns its names in one round trip instead
+    /// of one per name and one more.
+    let nextNames: String
+    let namesAtOnce: Int
     /// Makes the queue's waiting tasks that came due ready.
     let comeDue: String
 
@@ -1019,14 +1008,13 @@ private struct CandidateSQL {
               UPDATE outlive_tasks SET state = 0, waiting_until = NULL WHERE seq IN (
                   SELECT seq FROM outlive_tasks WHERE state = 3 AND queue = ? AND waiting_until <= ? FOR UPDATE SKIP LOCKED)
               """
-        nextName = """
-            SELECT handler_name FROM outlive_tasks WHERE state = 0 AND \(engine == .sqlite ? "unindexed IS NULL AND " : "")queue = ? \
-            AND handler_name > \(engine == .sqlite ? "CAST(? AS TEXT)" : "?") AND \(TaskSchema.runnable(engine)) \
-            ORDER BY handler_name LIMIT 1
-            """
+        namesAtOnce = engine == .sqlite ? 1 : 32
         // The recursion stops at the first NULL (no name after) or when the
         // outer LIMIT has its rows: PostgreSQL evaluates it only that far.
-        nextNames = engine == .sqlite ? nil : """
+        nextNames = engine == .sqlite ? """
+            SELECT handler_name FROM outlive_tasks WHERE state = 0 AND unindexed IS NULL AND queue = ? \
+            AND handler_name > CAST(? AS TEXT) AND \(TaskSchema.runnable(engine)) ORDER BY handler_name LIMIT 1
+            """ : """
             WITH RECURSIVE names(name) AS (
                 (SELECT handler_name FROM outlive_tasks WHERE state = 0 AND queue = ? AND handler_name > ? \
                  AND \(TaskSchema.runnable(engine)) ORDER BY handler_name LIMIT 1)
@@ -1034,7 +1022,7 @@ private struct CandidateSQL {
                 SELECT (SELECT handler_name FROM outlive_tasks WHERE state = 0 AND queue = ? AND handler_name > names.name \
                         AND \(TaskSchema.runnable(engine)) ORDER BY handler_name LIMIT 1)
                 FROM names WHERE names.name IS NOT NULL)
-            SELECT name FROM names WHERE name IS NOT NULL LIMIT \(CandidateSQL.namesAtOnce)
+            SELECT name FROM names WHERE name IS NOT NULL LIMIT \(namesAtOnce)
             """
     }
 }
