@@ -195,6 +195,27 @@ static void test_queues_on_the_parent_loop_are_refused_in_the_child(void) {
 static void ignore_message(const outlive_message *m, outlive_presentation *p, void *c) { (void)m; (void)p; (void)c; }
 static int32_t any_priority(const outlive_message *m, void *c) { (void)m; (void)c; return 200; }
 
+/* A store at `path` whose key "k" holds "1" (NULL if that failed). */
+static outlive_store *open_with_k_set(const char *path) {
+    outlive_store *store = NULL;
+    if (outlive_store_open(path, "app", NULL, NULL, &store) != OUTLIVE_OK) return NULL;
+    if (outlive_kv_set(store, "k", "1", 1) != OUTLIVE_OK) {
+        outlive_store_close(store);
+        return NULL;
+    }
+    return store;
+}
+
+/* Whether "k" still holds the "1" that open_with_k_set wrote. */
+static bool k_still_set(outlive_store *store) {
+    void *bytes = NULL;
+    size_t size = 0;
+    if (outlive_kv_get(store, "k", &bytes, &size) != OUTLIVE_OK) return false;
+    bool same = size == 1 && memcmp(bytes, "1", 1) == 0;
+    outlive_free(bytes);
+    return same;
+}
+
 /* A raw clone(2) runs no pthread_atfork handler: the handle knows it is the
  * parent's by the process id, which a store call no longer asks the kernel
  * for each time (it is cached in a page such a child finds wiped). */
@@ -202,9 +223,8 @@ static void test_store_call_in_a_child_made_by_raw_clone_is_refused(void) {
     const char *dir = harness_temp_dir();
     char path[4096];
     snprintf(path, sizeof path, "%s", dir);
-    outlive_store *store = NULL;
-    CHECK_OK(outlive_store_open(path, "app", NULL, NULL, &store));
-    CHECK_OK(outlive_kv_set(store, "k", "1", 1));
+    outlive_store *store = open_with_k_set(path);
+    CHECK(store != NULL);
     outlive_message_draft *draft = NULL;
     CHECK_OK(outlive_message_draft_new("c", "t", &draft));
     char id[OUTLIVE_ID_SIZE];
@@ -220,25 +240,21 @@ static void test_store_call_in_a_child_made_by_raw_clone_is_refused(void) {
     int status = 0;
     CHECK(waitpid((pid_t)pid, &status, 0) == (pid_t)pid);
     CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "a store call in a child made by a raw clone was not refused");
-    void *bytes = NULL;
-    size_t size = 0;
-    CHECK_OK(outlive_kv_get(store, "k", &bytes, &size));
-    CHECK(size == 1 && memcmp(bytes, "1", 1) == 0);
-    outlive_free(bytes);
+    CHECK(k_still_set(store));
     size_t stored = 0;
     CHECK_OK(outlive_messages_count(store, "c", &stored));
     CHECK(stored == 1);
     outlive_message_draft_free(draft);
     outlive_store_close(store);
+    harness_remove_tree(path);
 }
 
 static void test_every_store_call_in_child_is_refused_and_the_parent_run_stays(void) {
     const char *dir = harness_temp_dir();
     char path[4096];
     snprintf(path, sizeof path, "%s", dir);
-    outlive_store *store = NULL;
-    CHECK_OK(outlive_store_open(path, "app", NULL, NULL, &store));
-    CHECK_OK(outlive_kv_set(store, "k", "1", 1));
+    outlive_store *store = open_with_k_set(path);
+    CHECK(store != NULL);
     pid_t pid = fork();
     if (pid == 0) {
         int bad = 0;
@@ -266,11 +282,7 @@ static void test_every_store_call_in_child_is_refused_and_the_parent_run_stays(v
     CHECK(waitpid(pid, &status, 0) == pid);
     CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "a call in the child was not refused (bits %d)", WEXITSTATUS(status));
     CHECK(run_lock_held(path, outlive_store_run_id(store)));
-    void *bytes = NULL;
-    size_t size = 0;
-    CHECK_OK(outlive_kv_get(store, "k", &bytes, &size));
-    CHECK(size == 1 && memcmp(bytes, "1", 1) == 0);
-    outlive_free(bytes);
+    CHECK(k_still_set(store));
     /* The parent's run is still registered: another process sees it alive. */
     pid_t checker = fork();
     if (checker == 0) {

@@ -101,6 +101,25 @@ static int complete_elsewhere(const char *dir, bool success) {
     return exit_code_of(pid);
 }
 
+/* Opens a store in `dir` (the process name "runner") with one task of
+ * `handler`, and runs it until `calls` shows its handler was called; NULL if
+ * any of it failed. The loop is not dispatched afterwards. */
+static outlive_store *run_one_task(const char *dir, const char *handler, _Atomic int *calls) {
+    outlive_store *store = NULL;
+    if (outlive_store_open(dir, "runner", NULL, NULL, &store) != OUTLIVE_OK) return NULL;
+    outlive_tasks_set_triggers(store, 0, 1e6);
+    outlive_handler *work = NULL;
+    outlive_status added = outlive_handler_new(handler, NULL, NULL, &work);
+    if (added == OUTLIVE_OK) added = outlive_task_add(store, work, NULL, NULL, 0, NULL);
+    outlive_handler_free(work);
+    if (added != OUTLIVE_OK || outlive_tasks_run_now(store) != OUTLIVE_OK ||
+        !harness_dispatch_until(outlive_store_loop(store), calls, 1, 30)) {
+        outlive_store_close(store);
+        return NULL;
+    }
+    return store;
+}
+
 /* Opens a store in `dir` with one task of completion_keeper, runs it until its
  * handler was called, and leaves the attempt waiting for its completion. The
  * loop is not dispatched afterwards until the test says so, so that the runner
@@ -110,19 +129,7 @@ static outlive_store *start_attempt(const char *dir) {
     unlink(completion_path);
     kept = NULL;
     keeper_calls = 0;
-    outlive_store *store = NULL;
-    if (outlive_store_open(dir, "runner", NULL, NULL, &store) != OUTLIVE_OK) return NULL;
-    outlive_tasks_set_triggers(store, 0, 1e6);
-    outlive_handler *work = NULL;
-    outlive_status added = outlive_handler_new("completion_keeper", NULL, NULL, &work);
-    if (added == OUTLIVE_OK) added = outlive_task_add(store, work, NULL, NULL, 0, NULL);
-    outlive_handler_free(work);
-    if (added != OUTLIVE_OK || outlive_tasks_run_now(store) != OUTLIVE_OK ||
-        !harness_dispatch_until(outlive_store_loop(store), &keeper_calls, 1, 30)) {
-        outlive_store_close(store);
-        return NULL;
-    }
-    return store;
+    return run_one_task(dir, "completion_keeper", &keeper_calls);
 }
 
 /* The one stored task, after the loop ran long enough to record the attempt. */
@@ -376,16 +383,9 @@ OUTLIVE_HANDLER(completing_twice_in_call, OUTLIVE_HANDLER_ARG(completion)) {
  * during the handler's call is still the attempt's one outcome. */
 static void test_the_first_completion_sent_during_the_call_is_the_outcome_and_a_second_is_refused(void) {
     const char *dir = harness_temp_dir();
-    outlive_store *store = NULL;
-    CHECK_OK(outlive_store_open(dir, "runner", NULL, NULL, &store));
-    CHECK_OK(outlive_tasks_set_triggers(store, 0, 1e6));
-    outlive_handler *work = NULL;
-    CHECK_OK(outlive_handler_new("completing_twice_in_call", NULL, NULL, &work));
-    CHECK_OK(outlive_task_add(store, work, NULL, NULL, 0, NULL));
-    outlive_handler_free(work);
     in_call_calls = 0;
-    CHECK_OK(outlive_tasks_run_now(store));
-    CHECK(harness_dispatch_until(outlive_store_loop(store), &in_call_calls, 1, 30));
+    outlive_store *store = run_one_task(dir, "completing_twice_in_call", &in_call_calls);
+    CHECK(store != NULL);
     CHECK_OK(in_call_first);
     CHECK_STATUS(in_call_second, OUTLIVE_E_STATE);
     outlive_task_state state = OUTLIVE_TASK_RUNNING;
@@ -555,15 +555,8 @@ static void check_a_late_completion_in_the_call_is_refused(int way) {
     first_by = way;
     first_status = late_status = -1;
     late_calls = 0;
-    outlive_store *store = NULL;
-    CHECK_OK(outlive_store_open(dir, "runner", NULL, NULL, &store));
-    CHECK_OK(outlive_tasks_set_triggers(store, 0, 1e6));
-    outlive_handler *work = NULL;
-    CHECK_OK(outlive_handler_new("completing_after_another", NULL, NULL, &work));
-    CHECK_OK(outlive_task_add(store, work, NULL, NULL, 0, NULL));
-    outlive_handler_free(work);
-    CHECK_OK(outlive_tasks_run_now(store));
-    CHECK(harness_dispatch_until(outlive_store_loop(store), &late_calls, 1, 30));
+    outlive_store *store = run_one_task(dir, "completing_after_another", &late_calls);
+    CHECK(store != NULL);
     CHECK_MSG(first_status == OUTLIVE_OK, "the first completion failed: %d", (int)first_status);
     CHECK_STATUS(late_status, OUTLIVE_E_STATE);
     outlive_task_state state = OUTLIVE_TASK_RUNNING;
