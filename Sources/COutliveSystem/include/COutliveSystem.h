@@ -69,6 +69,18 @@ int COutlive_sqlite3_defend(sqlite3 *db);
  * release (SQLite's sleeps up to 100 ms between tries; see shims.c). */
 int COutlive_sqlite3_busy_wait(sqlite3 *db, int timeout_ms);
 
+/* Checkpoints paced by the log's growth, in place of SQLite's automatic one
+ * (which, once the log holds its 1,000 frames, runs after every commit until
+ * the log can start over; see shims.c and docs/store.md). The caller owns the
+ * state and keeps it until the connection is closed. */
+typedef struct {
+    int first;                /* frames in the log before the first checkpoint */
+    int step;                 /* frames the log must grow by before the next one */
+    int last;                 /* the log's frames at this connection's last checkpoint */
+    unsigned long long started; /* checkpoints this connection started */
+} COutlive_checkpoint_pacing;
+void COutlive_sqlite3_pace_checkpoints(sqlite3 *db, COutlive_checkpoint_pacing *pacing);
+
 /* Fork safety. A forked child must neither use its parent's store handles nor
  * keep their liveness locks open (they would make a dead parent look alive).
  * Lock fds registered here are closed in the child right after fork(2), and the

@@ -28,6 +28,9 @@ final class SQLiteConnection {
     private let bindBuffer = UnsafeMutableRawPointer.allocate(byteCount: SQLiteConnection.bindBufferSize, alignment: 8)
     @exclusivity(unchecked) private var bindBufferInUse = false
     private static let bindBufferSize = 16_384
+    /// This connection's checkpoint pacing, once `paceCheckpoints` set it; SQLite
+    /// keeps a pointer to it until the connection is closed.
+    private var pacing: UnsafeMutablePointer<COutlive_checkpoint_pacing>?
 
     init(path: String, flags: Int32) throws {
         var db: OpaquePointer?
@@ -53,10 +56,25 @@ final class SQLiteConnection {
         // SQLite forbids carrying a connection across fork(): in a child, the
         // parent's connection is left alone (its memory is the child's to lose).
         bindBuffer.deallocate()
+        // After the close (a child's copy is never used again: no commit calls the hook).
+        defer { pacing?.deallocate() }
         guard COutlive_fork_generation() == forkGeneration else { return }
         for statement in statements.values { sqlite3_finalize(statement) }
         sqlite3_close_v2(handle)
     }
+
+    /// Checkpoints once the log holds `first` frames, then each time it has
+    /// grown by `step` frames, instead of SQLite's automatic checkpoint after
+    /// every commit once it holds 1,000 (shims.c says why).
+    func paceCheckpoints(first: Int32, step: Int32) {
+        let state = pacing ?? UnsafeMutablePointer<COutlive_checkpoint_pacing>.allocate(capacity: 1)
+        state.initialize(to: COutlive_checkpoint_pacing(first: first, step: step, last: 0, started: 0))
+        pacing = state
+        COutlive_sqlite3_pace_checkpoints(handle, state)
+    }
+
+    /// Checkpoints this connection started through its pacing.
+    var checkpointsStarted: UInt64 { pacing.map { UInt64($0.pointee.started) } ?? 0 }
 
     static func error(code: Int32, message: String) -> OutliveError {
         switch code & 0xFF {
