@@ -53,6 +53,18 @@ static inline double bench_median(double *values, size_t n) {
     return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
+/* Calls one(context, side, i) `count` times for each of two sides, one of each
+ * in turn (the side that goes first alternates), and adds the ns each call
+ * returns to spent[side]: both sides meet the same moods of the disk's fsync. */
+static inline void bench_alternate(int count, int64_t (*one)(void *context, int side, int i), void *context,
+                                   int64_t spent[2]) {
+    for (int i = 0; i < count; i++)
+        for (int k = 0; k < 2; k++) {
+            int side = k ^ (i & 1);
+            spent[side] += one(context, side, i);
+        }
+}
+
 /* The peers several benchmarks measure beside Outlive, in a directory of their own. */
 
 /* p50 and p99 (µs) of single committed SQLite writes (WAL, synchronous=FULL). */

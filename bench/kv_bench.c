@@ -69,7 +69,8 @@ static void write_sides_close(write_sides *sides) {
 }
 
 /* One write of side 0 (outlive_kv_set) or 1 (the raw INSERT), its ns. */
-static int64_t write_one(write_sides *sides, int side, int i) {
+static int64_t write_one(void *context, int side, int i) {
+    write_sides *sides = context;
     char key[32];
     snprintf(key, sizeof key, "key%06d", i);
     int64_t start = bench_now_ns();
@@ -92,11 +93,7 @@ static void interleaved_writes(outlive_durability durability, int round, double 
     write_sides sides;
     write_sides_open(&sides, durability, round);
     int64_t spent[2] = {0, 0};
-    for (int i = 0; i < WRITES; i++)
-        for (int k = 0; k < 2; k++) {
-            int side = k ^ (i & 1);
-            spent[side] += write_one(&sides, side, i);
-        }
+    bench_alternate(WRITES, write_one, &sides, spent);
     write_sides_close(&sides);
     *ours = WRITES / (spent[0] / 1e9);
     *raw = WRITES / (spent[1] / 1e9);

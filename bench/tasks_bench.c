@@ -94,7 +94,8 @@ static void add_sides_close(add_sides *sides) {
 }
 
 /* One add of side 0 (outlive_task_add) or 1 (the raw INSERT), its ns. */
-static int64_t add_one(add_sides *sides, int side, int i) {
+static int64_t add_one(void *context, int side, int i) {
+    add_sides *sides = context;
     unsigned char handler[24];
     memset(handler, 'h', sizeof handler);
     char id[40];
@@ -118,11 +119,7 @@ static void interleaved_adds(int round, outlive_durability durability, int adds,
     add_sides sides;
     add_sides_open(&sides, round, durability);
     int64_t spent[2] = {0, 0};
-    for (int i = 0; i < adds; i++)
-        for (int k = 0; k < 2; k++) {
-            int side = k ^ (i & 1);
-            spent[side] += add_one(&sides, side, i);
-        }
+    bench_alternate(adds, add_one, &sides, spent);
     add_sides_close(&sides);
     *ours = adds / (spent[0] / 1e9);
     *raw = adds / (spent[1] / 1e9);
