@@ -28,12 +28,12 @@ final class SQLiteBackend: StoreBackend {
     var engine: StoreEngine { .sqlite }
 
     static let feedRetention: Int64 = 65_536
-    /// The checkpoint pacing (SQLiteConnection.paceCheckpoints): the first at
-    /// SQLite's own 1,000 frames, then one per 256 frames the log grows by while
-    /// readers keep it from starting over. In the load bench (8 processes,
-    /// 12-25 s runs alternated) 256 gave 1.13-1.35× the operations/s of SQLite's
-    /// own pacing with the log's largest size 21-33 MiB against 16-18; 512 gave
-    /// 1.15-1.45× with 31-59 MiB, and 1,000 87 MiB (docs/store.md).
+    /// The checkpoint pacing (SQLiteConnection.paceCheckpoints): each connection
+    /// checkpoints at SQLite's own 1,000 frames, then once per 256 frames the
+    /// log has grown by since its last checkpoint while readers keep the log
+    /// from starting over. Larger steps gained a little more throughput for a
+    /// much larger log (docs/store.md, "Checkpoints paced by the log's growth",
+    /// has the figures).
     static let checkpointFirst: Int32 = 1_000
     static let checkpointStep: Int32 = 256
     static let pruneEvery: Int64 = 4_096
