@@ -67,25 +67,6 @@ static inline void bench_alternate(int count, int64_t (*one)(void *context, int 
 
 /* The peers several benchmarks measure beside Outlive, in a directory of their own. */
 
-/* p50 and p99 (µs) of single committed SQLite writes (WAL, synchronous=FULL). */
-static inline void bench_peer_sqlite_commit(const char *dir, int count, double *p50, double *p99) {
-    char path[4300];
-    snprintf(path, sizeof path, "%s/raw.db", dir);
-    sqlite3 *db = NULL;
-    sqlite3_open(path, &db);
-    sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; CREATE TABLE t(v INTEGER)", NULL, NULL, NULL);
-    int64_t *samples = calloc((size_t)count, sizeof *samples);
-    for (int i = 0; i < count; i++) {
-        int64_t start = bench_now_ns();
-        sqlite3_exec(db, "INSERT INTO t VALUES (1)", NULL, NULL, NULL);
-        samples[i] = bench_now_ns() - start;
-    }
-    sqlite3_close(db);
-    *p50 = bench_percentile(samples, (size_t)count, 50) / 1e3;
-    *p99 = bench_percentile(samples, (size_t)count, 99) / 1e3;
-    free(samples);
-}
-
 /* p50 and p99 (µs) of a ping-pong between two processes through a file watched
  * with inotify, no database: the floor of any cross-process wake-up. */
 static inline void bench_peer_inotify_pingpong(const char *dir, int count, double *p50, double *p99) {
