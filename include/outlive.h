@@ -1567,6 +1567,9 @@ OUTLIVE_API void        outlive_schedule_list_free(outlive_schedule_list *list);
  * version to recognise a repeat). This-run consumers die with their run, so
  * they are called without a claim.
  *
+ * A version due to several consumers that one process delivers calls their
+ * handlers in the order the consumers were registered.
+ *
  * Scope: a consumer may carry a scope (e.g. an account id); all consumers of a
  * scope, of every process, can be removed in one call.
  *

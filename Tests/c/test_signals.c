@@ -7,11 +7,14 @@
 
 struct received { int calls; char signal[64]; uint64_t version; bool terminated; char note[64]; int32_t count; };
 static struct received received;
+/* The bound `count` of each call, in call order. */
+static int32_t call_order[16];
 
 /* Declared in this program (linked -rdynamic): resolvable in this process. */
 OUTLIVE_HANDLER(signals_test_receive, OUTLIVE_ID(signal_id), OUTLIVE_UINTEGER(version), OUTLIVE_BOOL(terminated),
                 OUTLIVE_OPT_ID(note), OUTLIVE_INT(count)) {
     const char *text = note ? outlive_object_string(note) : NULL;
+    if (received.calls < 16) call_order[received.calls] = count;
     received.calls++;
     snprintf(received.signal, sizeof received.signal, "%s", outlive_object_string(signal_id));
     snprintf(received.note, sizeof received.note, "%s", text ? text : "");
@@ -366,6 +369,34 @@ static void remove_consumer_when_observed(const char *key, const void *bytes, si
  * (one read transaction), and serves "kv" before "signal": the observer removes
  * the consumer after its delivery was read and before it starts. The header
  * promises no delivery starts after a removal on the loop thread returned. */
+/* Consumers of one signal, of both kinds a process delivers (its run's and
+ * its name's, which it claims first), each a handler with its own bound
+ * count: one post calls them in the order they were registered, not in the
+ * order of their random ids. */
+static void test_one_version_calls_the_consumers_in_registration_order(void) {
+    const char *dir = harness_store_location();
+    outlive_store *store = NULL;
+    CHECK_OK(outlive_store_open(dir, "app", NULL, NULL, &store));
+    memset(&received, 0, sizeof received);
+    memset(call_order, 0, sizeof call_order);
+    char signal[OUTLIVE_ID_SIZE];
+    outlive_signal_new_id(signal);
+    enum { CONSUMERS = 8 };
+    for (int32_t i = 1; i <= CONSUMERS; i++) {
+        outlive_handler *handler = new_receiver(i);
+        CHECK(handler);
+        outlive_lifetime lifetime = i % 2 ? OUTLIVE_LIFETIME_THIS_RUN : OUTLIVE_LIFETIME_PROCESS;
+        CHECK_OK(outlive_signal_consume(store, signal, handler, OUTLIVE_DELIVERY_ONCE, lifetime, NULL, NULL));
+        outlive_handler_free(handler);
+    }
+    CHECK_OK(outlive_signal_post(store, signal, NULL, false));
+    CHECK(dispatch_until_calls(store, CONSUMERS, 100));
+    CHECK(received.calls == CONSUMERS);
+    for (int i = 0; i < CONSUMERS; i++) CHECK(call_order[i] == i + 1);
+    outlive_store_close(store);
+    harness_remove_store(dir);
+}
+
 static void test_a_consumer_removed_by_an_earlier_callback_of_the_dispatch_is_not_delivered(void) {
     outlive_store *store = NULL;
     CHECK_OK(outlive_store_open(harness_store_location(), "app", NULL, NULL, &store));
@@ -407,4 +438,5 @@ HARNESS_MAIN(
     T(test_upper_case_ids_name_the_same_signal),
     T(test_a_run_the_store_no_longer_has_neither_consumes_nor_claims_on_postgresql),
     T(test_a_consumer_removed_by_an_earlier_callback_of_the_dispatch_is_not_delivered),
+    T(test_one_version_calls_the_consumers_in_registration_order),
 )

@@ -129,23 +129,37 @@ extension Signals {
         var found: [DueSignal] = []
         for signal in signals {
             guard let posted = try Signals.postedVersion(of: signal, in: transaction) else { continue }
-            var consumers: [PendingConsumer] = []
+            var consumers: [(created: Double, consumer: PendingConsumer)] = []
+            // In registration order, sorted here rather than by the query: a
+            // signal has one consumer or a few, and SQLite's sorter was a
+            // third of the query's instructions (callgrind: a consumer's
+            // dispatch of one post, 8 % fewer without it).
             try transaction.query("""
-                SELECT consumer_id, handler, handler_name, delivery, lifetime FROM outlive_signal_consumers
+                SELECT consumer_id, handler, handler_name, delivery, lifetime, created FROM outlive_signal_consumers
                 WHERE signal_id = ? AND last_delivered < ? AND claim_run IS NULL
                   AND ((lifetime = ? AND run_id = ?) OR (lifetime = ? AND process = ?) OR lifetime = ?)
-                ORDER BY created, consumer_id
                 """, [.text(signal), .integer(posted.version)] + Signals.deliverableBy(store)) { row in
                 guard let id = row.text(0), let name = row.text(2), registry.canResolve(name),
                       let delivery = SignalDelivery(rawValue: Int32(truncatingIfNeeded: row.integer(3))),
                       let lifetime = SignalLifetime(rawValue: Int32(truncatingIfNeeded: row.integer(4))) else { return }
                 if lifetime == .thisRun, let delivered = unrecorded.version(of: id), delivered >= posted.version { return }
-                consumers.append(PendingConsumer(consumerID: id, signalID: signal, handler: row.blob(1) ?? [],
-                                                 handlerName: name, delivery: delivery, lifetime: lifetime))
+                consumers.append((row.double(5), PendingConsumer(consumerID: id, signalID: signal, handler: row.blob(1) ?? [],
+                                                                 handlerName: name, delivery: delivery, lifetime: lifetime)))
             }
-            if !consumers.isEmpty { found.append((signal, posted, consumers)) }
+            if consumers.count > 1 { consumers.sort(by: Self.registrationOrder) }
+            if !consumers.isEmpty { found.append((signal, posted, consumers.map(\.consumer))) }
         }
         return found
+    }
+
+    /// `ORDER BY created, consumer_id`, as SQLite and PostgreSQL (COLLATE
+    /// "C") order them: ids by their bytes. A total order even for what a
+    /// crafted store may hold (a NaN time).
+    private static func registrationOrder(_ a: (created: Double, consumer: PendingConsumer),
+                                          _ b: (created: Double, consumer: PendingConsumer)) -> Bool {
+        let aFirst = a.created.isTotallyOrdered(belowOrEqualTo: b.created)
+        if aFirst != b.created.isTotallyOrdered(belowOrEqualTo: a.created) { return aFirst }
+        return a.consumer.consumerID.utf8.lexicographicallyPrecedes(b.consumer.consumerID.utf8)
     }
 
     static func postedVersion(of signal: String, in transaction: StoreTransaction) throws -> PostedVersion? {
