@@ -200,7 +200,7 @@ final class SQLiteConnection {
                 let copied: Void? = v.utf8.withContiguousStorageIfAvailable {
                     if let base = $0.baseAddress { start.copyMemory(from: base, byteCount: count) }
                 }
-                if copied == nil { _ = UnsafeMutableRawBufferPointer(start: start, count: count).copyBytes(from: v.utf8) }
+                if copied == nil { UnsafeMutableRawBufferPointer(start: start, count: count).copyBytes(from: v.utf8) }
                 offset += count
                 result = COutlive_sqlite3_bind_text_static(statement, position, start.assumingMemoryBound(to: CChar.self), Int32(count))
             case .blob(let v):
