@@ -4,6 +4,7 @@
  * test_signals_processes.c. */
 #include "harness.h"
 #include <poll.h>
+#include <sqlite3.h>
 
 struct received { int calls; char signal[64]; uint64_t version; bool terminated; char note[64]; int32_t count; };
 static struct received received;
@@ -353,22 +354,6 @@ static void test_a_run_the_store_no_longer_has_neither_consumes_nor_claims_on_po
     outlive_store_close(live);
 }
 
-/* A key-value observer that removes the consumer below, on the loop thread. */
-static outlive_store *removing_store;
-static char removing_consumer[OUTLIVE_ID_SIZE];
-static int removals, calls_at_removal = -1;
-static void remove_consumer_when_observed(const char *key, const void *bytes, size_t size, void *context) {
-    (void)key; (void)bytes; (void)size; (void)context;
-    if (outlive_signal_consumer_remove(removing_store, removing_consumer) == OUTLIVE_OK) {
-        removals++;
-        calls_at_removal = received.calls;
-    }
-}
-
-/* The dispatch reads what is due for every topic before it runs any callback
- * (one read transaction), and serves "kv" before "signal": the observer removes
- * the consumer after its delivery was read and before it starts. The header
- * promises no delivery starts after a removal on the loop thread returned. */
 /* Consumers of one signal, of both kinds a process delivers (its run's and
  * its name's, which it claims first), each a handler with its own bound
  * count: one post calls them in the order they were registered, not in the
@@ -397,6 +382,60 @@ static void test_one_version_calls_the_consumers_in_registration_order(void) {
     harness_remove_store(dir);
 }
 
+/* A consumer's stored time damaged (text on SQLite, NaN on PostgreSQL, as a
+ * crafted store may hold): it only orders the calls, so the delivery still
+ * reaches every consumer, the damaged one last. */
+static void test_a_consumer_with_a_damaged_time_is_called_last_and_the_others_in_order(void) {
+    const char *location = harness_store_location();
+    outlive_store *store = NULL;
+    CHECK_OK(outlive_store_open(location, "app", NULL, NULL, &store));
+    memset(&received, 0, sizeof received);
+    memset(call_order, 0, sizeof call_order);
+    char signal[OUTLIVE_ID_SIZE], first[OUTLIVE_ID_SIZE];
+    outlive_signal_new_id(signal);
+    for (int32_t i = 1; i <= 3; i++) {
+        outlive_handler *handler = new_receiver(i);
+        CHECK(handler);
+        CHECK_OK(outlive_signal_consume(store, signal, handler, OUTLIVE_DELIVERY_ONCE, OUTLIVE_LIFETIME_THIS_RUN, NULL,
+                                        i == 1 ? first : NULL));
+        outlive_handler_free(handler);
+    }
+    char sql[256];
+    if (harness_postgresql()) {
+        snprintf(sql, sizeof sql, "UPDATE outlive_signal_consumers SET created = 'NaN' WHERE consumer_id = '%s'", first);
+        CHECK(harness_psql(location, sql, NULL, 0));
+    } else {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/outlive.db", location);
+        snprintf(sql, sizeof sql, "UPDATE outlive_signal_consumers SET created = 'damaged' WHERE consumer_id = '%s'", first);
+        sqlite3 *db = NULL;
+        CHECK(sqlite3_open(path, &db) == SQLITE_OK && sqlite3_busy_timeout(db, 10000) == SQLITE_OK &&
+              sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK && sqlite3_changes(db) == 1);
+        sqlite3_close(db);
+    }
+    CHECK_OK(outlive_signal_post(store, signal, NULL, false));
+    CHECK(dispatch_until_calls(store, 3, 100));
+    CHECK(received.calls == 3 && call_order[0] == 2 && call_order[1] == 3 && call_order[2] == 1);
+    outlive_store_close(store);
+    harness_remove_store(location);
+}
+
+/* A key-value observer that removes the consumer below, on the loop thread. */
+static outlive_store *removing_store;
+static char removing_consumer[OUTLIVE_ID_SIZE];
+static int removals, calls_at_removal = -1;
+static void remove_consumer_when_observed(const char *key, const void *bytes, size_t size, void *context) {
+    (void)key; (void)bytes; (void)size; (void)context;
+    if (outlive_signal_consumer_remove(removing_store, removing_consumer) == OUTLIVE_OK) {
+        removals++;
+        calls_at_removal = received.calls;
+    }
+}
+
+/* The dispatch reads what is due for every topic before it runs any callback
+ * (one read transaction), and serves "kv" before "signal": the observer removes
+ * the consumer after its delivery was read and before it starts. The header
+ * promises no delivery starts after a removal on the loop thread returned. */
 static void test_a_consumer_removed_by_an_earlier_callback_of_the_dispatch_is_not_delivered(void) {
     outlive_store *store = NULL;
     CHECK_OK(outlive_store_open(harness_store_location(), "app", NULL, NULL, &store));
@@ -439,4 +478,5 @@ HARNESS_MAIN(
     T(test_a_run_the_store_no_longer_has_neither_consumes_nor_claims_on_postgresql),
     T(test_a_consumer_removed_by_an_earlier_callback_of_the_dispatch_is_not_delivered),
     T(test_one_version_calls_the_consumers_in_registration_order),
+    T(test_a_consumer_with_a_damaged_time_is_called_last_and_the_others_in_order),
 )

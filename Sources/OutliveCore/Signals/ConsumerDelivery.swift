@@ -143,7 +143,8 @@ extension Signals {
                       let delivery = SignalDelivery(rawValue: Int32(truncatingIfNeeded: row.integer(3))),
                       let lifetime = SignalLifetime(rawValue: Int32(truncatingIfNeeded: row.integer(4))) else { return }
                 if lifetime == .thisRun, let delivered = unrecorded.version(of: id), delivered >= posted.version { return }
-                consumers.append((row.double(5), PendingConsumer(consumerID: id, signalID: signal, handler: row.blob(1) ?? [],
+                // A damaged time sorts last; it does not stop the delivery (it only orders).
+                consumers.append((row.doubleIfValid(5) ?? .infinity, PendingConsumer(consumerID: id, signalID: signal, handler: row.blob(1) ?? [],
                                                                  handlerName: name, delivery: delivery, lifetime: lifetime)))
             }
             if consumers.count > 1 { consumers.sort(by: Self.registrationOrder) }
@@ -153,12 +154,10 @@ extension Signals {
     }
 
     /// `ORDER BY created, consumer_id`, as SQLite and PostgreSQL (COLLATE
-    /// "C") order them: ids by their bytes. A total order even for what a
-    /// crafted store may hold (a NaN time).
+    /// "C") order them: ids by their bytes. (Times are never NaN here.)
     private static func registrationOrder(_ a: (created: Double, consumer: PendingConsumer),
                                           _ b: (created: Double, consumer: PendingConsumer)) -> Bool {
-        let aFirst = a.created.isTotallyOrdered(belowOrEqualTo: b.created)
-        if aFirst != b.created.isTotallyOrdered(belowOrEqualTo: a.created) { return aFirst }
+        if a.created != b.created { return a.created < b.created }
         return a.consumer.consumerID.utf8.lexicographicallyPrecedes(b.consumer.consumerID.utf8)
     }
 

@@ -368,6 +368,20 @@ public struct SQLRow {
         return value
     }
 
+    /// The value if it is a finite number, else nil; never corrupt.
+    public func doubleIfValid(_ column: Int32) -> Double? {
+        let value: Double
+        if let postgres {
+            if postgres.isNull(column) { return nil }
+            value = postgres.double(column)
+        } else {
+            let type = sqlite3_column_type(statement, column)
+            guard type == SQLITE_FLOAT || type == SQLITE_INTEGER else { return nil }
+            value = sqlite3_column_double(statement, column)
+        }
+        return value.isFinite ? value : nil
+    }
+
     /// TEXT that is UTF-8 without NUL; nil for NULL.
     public func text(_ column: Int32) -> String? {
         if let postgres { return postgres.text(column) }
