@@ -141,11 +141,11 @@ static double outlive_observed_sets_per_second(int round) {
 }
 
 /* The writer side of the latency test: per byte read on `go`, one raw SQLite
- * commit (the peer, timed; the same statement and file settings as before,
- * now in the same rounds as the sets: a block of commits before the sets
- * read 233 µs in one run and 278 in the next, the observe p50 361-362 in
- * both), then 1 ms later a set of the current time. The commits' times go
- * back on `result` at the end. */
+ * commit (the peer, timed), then 1 ms later a set of the current time. The
+ * peer is timed in the same rounds as the sets: a block of commits timed
+ * before them read 233 µs in one run and 278 in the next, where the observe
+ * p50 read 361-362 in both. The commits' times go back on `result` at the
+ * end. */
 static void observe_writer(const char *dir, const char *raw_dir, int go, int result) {
     outlive_store *store = NULL;
     if (outlive_store_open(dir, "writer", NULL, NULL, &store) != OUTLIVE_OK) _exit(1);
