@@ -354,6 +354,27 @@ static void test_a_run_the_store_no_longer_has_neither_consumes_nor_claims_on_po
     outlive_store_close(live);
 }
 
+/* Registers `count` once-consumers of a new signal (its id into signal), the
+ * i-th (from 1) a receiver with count i: all this-run, or this-run and
+ * process alternating. Clears the calls noted so far; the first consumer's
+ * id into first (nullable). Whether every step succeeded. */
+static bool consume_in_order(outlive_store *store, char signal[OUTLIVE_ID_SIZE], int32_t count, bool alternate,
+                             char first[OUTLIVE_ID_SIZE]) {
+    memset(&received, 0, sizeof received);
+    memset(call_order, 0, sizeof call_order);
+    outlive_signal_new_id(signal);
+    for (int32_t i = 1; i <= count; i++) {
+        outlive_handler *handler = new_receiver(i);
+        if (!handler) return false;
+        outlive_lifetime lifetime = alternate && i % 2 == 0 ? OUTLIVE_LIFETIME_PROCESS : OUTLIVE_LIFETIME_THIS_RUN;
+        outlive_status status = outlive_signal_consume(store, signal, handler, OUTLIVE_DELIVERY_ONCE, lifetime, NULL,
+                                                       i == 1 ? first : NULL);
+        outlive_handler_free(handler);
+        if (status != OUTLIVE_OK) return false;
+    }
+    return true;
+}
+
 /* Consumers of one signal, of both kinds a process delivers (its run's and
  * its name's, which it claims first), each a handler with its own bound
  * count: one post calls them in the order they were registered, not in the
@@ -362,18 +383,9 @@ static void test_one_version_calls_the_consumers_in_registration_order(void) {
     const char *dir = harness_store_location();
     outlive_store *store = NULL;
     CHECK_OK(outlive_store_open(dir, "app", NULL, NULL, &store));
-    memset(&received, 0, sizeof received);
-    memset(call_order, 0, sizeof call_order);
     char signal[OUTLIVE_ID_SIZE];
-    outlive_signal_new_id(signal);
     enum { CONSUMERS = 8 };
-    for (int32_t i = 1; i <= CONSUMERS; i++) {
-        outlive_handler *handler = new_receiver(i);
-        CHECK(handler);
-        outlive_lifetime lifetime = i % 2 ? OUTLIVE_LIFETIME_THIS_RUN : OUTLIVE_LIFETIME_PROCESS;
-        CHECK_OK(outlive_signal_consume(store, signal, handler, OUTLIVE_DELIVERY_ONCE, lifetime, NULL, NULL));
-        outlive_handler_free(handler);
-    }
+    CHECK(consume_in_order(store, signal, CONSUMERS, true, NULL));
     CHECK_OK(outlive_signal_post(store, signal, NULL, false));
     CHECK(dispatch_until_calls(store, CONSUMERS, 100));
     CHECK(received.calls == CONSUMERS);
@@ -389,17 +401,8 @@ static void test_a_consumer_with_a_damaged_time_is_called_last_and_the_others_in
     const char *location = harness_store_location();
     outlive_store *store = NULL;
     CHECK_OK(outlive_store_open(location, "app", NULL, NULL, &store));
-    memset(&received, 0, sizeof received);
-    memset(call_order, 0, sizeof call_order);
     char signal[OUTLIVE_ID_SIZE], first[OUTLIVE_ID_SIZE];
-    outlive_signal_new_id(signal);
-    for (int32_t i = 1; i <= 3; i++) {
-        outlive_handler *handler = new_receiver(i);
-        CHECK(handler);
-        CHECK_OK(outlive_signal_consume(store, signal, handler, OUTLIVE_DELIVERY_ONCE, OUTLIVE_LIFETIME_THIS_RUN, NULL,
-                                        i == 1 ? first : NULL));
-        outlive_handler_free(handler);
-    }
+    CHECK(consume_in_order(store, signal, 3, false, first));
     char sql[256];
     if (harness_postgresql()) {
         snprintf(sql, sizeof sql, "UPDATE outlive_signal_consumers SET created = 'NaN' WHERE consumer_id = '%s'", first);
