@@ -37,6 +37,8 @@ extension Signals {
         let handlerName: String
         let delivery: SignalDelivery
         let lifetime: SignalLifetime
+        /// When it was registered (`created`); +infinity when the stored time is damaged.
+        let created: Double
     }
 
     /// The state of a signal at the moment a delivery was decided.
@@ -129,7 +131,7 @@ extension Signals {
         var found: [DueSignal] = []
         for signal in signals {
             guard let posted = try Signals.postedVersion(of: signal, in: transaction) else { continue }
-            var consumers: [(created: Double, consumer: PendingConsumer)] = []
+            var consumers: [PendingConsumer] = []
             // In registration order, sorted here rather than by the query: a
             // signal has one consumer or a few, and SQLite's sorter was a
             // third of the query's instructions (callgrind: a consumer's
@@ -144,21 +146,20 @@ extension Signals {
                       let lifetime = SignalLifetime(rawValue: Int32(truncatingIfNeeded: row.integer(4))) else { return }
                 if lifetime == .thisRun, let delivered = unrecorded.version(of: id), delivered >= posted.version { return }
                 // A damaged time sorts last; it does not stop the delivery (it only orders).
-                consumers.append((row.doubleIfValid(5) ?? .infinity, PendingConsumer(consumerID: id, signalID: signal, handler: row.blob(1) ?? [],
-                                                                 handlerName: name, delivery: delivery, lifetime: lifetime)))
+                consumers.append(PendingConsumer(consumerID: id, signalID: signal, handler: row.blob(1) ?? [], handlerName: name,
+                                                 delivery: delivery, lifetime: lifetime, created: row.doubleIfValid(5) ?? .infinity))
             }
             if consumers.count > 1 { consumers.sort(by: Self.registrationOrder) }
-            if !consumers.isEmpty { found.append((signal, posted, consumers.map(\.consumer))) }
+            if !consumers.isEmpty { found.append((signal, posted, consumers)) }
         }
         return found
     }
 
     /// `ORDER BY created, consumer_id`, as SQLite and PostgreSQL (COLLATE
     /// "C") order them: ids by their bytes. (Times are never NaN here.)
-    private static func registrationOrder(_ a: (created: Double, consumer: PendingConsumer),
-                                          _ b: (created: Double, consumer: PendingConsumer)) -> Bool {
+    private static func registrationOrder(_ a: PendingConsumer, _ b: PendingConsumer) -> Bool {
         if a.created != b.created { return a.created < b.created }
-        return a.consumer.consumerID.utf8.lexicographicallyPrecedes(b.consumer.consumerID.utf8)
+        return a.consumerID.utf8.lexicographicallyPrecedes(b.consumerID.utf8)
     }
 
     static func postedVersion(of signal: String, in transaction: StoreTransaction) throws -> PostedVersion? {
