@@ -354,12 +354,12 @@ static void test_a_run_the_store_no_longer_has_neither_consumes_nor_claims_on_po
     outlive_store_close(live);
 }
 
-/* Registers `count` once-consumers of a new signal (its id into signal), the
+/* Registers `count` consumers of a new signal (its id into signal), the
  * i-th (from 1) a receiver with count i: all this-run, or this-run and
  * process alternating. Clears the calls noted so far; the first consumer's
  * id into first (nullable). Whether every step succeeded. */
-static bool consume_in_order(outlive_store *store, char signal[OUTLIVE_ID_SIZE], int32_t count, bool alternate,
-                             char first[OUTLIVE_ID_SIZE]) {
+static bool consume_in_order(outlive_store *store, char signal[OUTLIVE_ID_SIZE], int32_t count,
+                             outlive_delivery delivery, bool alternate, char first[OUTLIVE_ID_SIZE]) {
     memset(&received, 0, sizeof received);
     memset(call_order, 0, sizeof call_order);
     outlive_signal_new_id(signal);
@@ -367,7 +367,7 @@ static bool consume_in_order(outlive_store *store, char signal[OUTLIVE_ID_SIZE],
         outlive_handler *handler = new_receiver(i);
         if (!handler) return false;
         outlive_lifetime lifetime = alternate && i % 2 == 0 ? OUTLIVE_LIFETIME_PROCESS : OUTLIVE_LIFETIME_THIS_RUN;
-        outlive_status status = outlive_signal_consume(store, signal, handler, OUTLIVE_DELIVERY_ONCE, lifetime, NULL,
+        outlive_status status = outlive_signal_consume(store, signal, handler, delivery, lifetime, NULL,
                                                        i == 1 ? first : NULL);
         outlive_handler_free(handler);
         if (status != OUTLIVE_OK) return false;
@@ -385,13 +385,32 @@ static void test_one_version_calls_the_consumers_in_registration_order(void) {
     CHECK_OK(outlive_store_open(dir, "app", NULL, NULL, &store));
     char signal[OUTLIVE_ID_SIZE];
     enum { CONSUMERS = 8 };
-    CHECK(consume_in_order(store, signal, CONSUMERS, true, NULL));
+    CHECK(consume_in_order(store, signal, CONSUMERS, OUTLIVE_DELIVERY_ONCE, true, NULL));
     CHECK_OK(outlive_signal_post(store, signal, NULL, false));
     CHECK(dispatch_until_calls(store, CONSUMERS, 100));
     CHECK(received.calls == CONSUMERS);
     for (int i = 0; i < CONSUMERS; i++) CHECK(call_order[i] == i + 1);
     outlive_store_close(store);
     harness_remove_store(dir);
+}
+
+/* Sets one column of one consumer's row behind the library's back, as a
+ * crafted store may hold it: `value` on SQLite, `postgresql_value` on
+ * PostgreSQL (whose typed columns refuse some damage). Whether one row changed. */
+static bool damage_consumer(const char *location, const char *consumer, const char *column, const char *value,
+                            const char *postgresql_value) {
+    char sql[256];
+    bool postgresql = harness_postgresql();
+    snprintf(sql, sizeof sql, "UPDATE outlive_signal_consumers SET %s = %s WHERE consumer_id = '%s'", column,
+             postgresql ? postgresql_value : value, consumer);
+    if (postgresql) return harness_psql(location, sql, NULL, 0);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/outlive.db", location);
+    sqlite3 *db = NULL;
+    bool changed = sqlite3_open(path, &db) == SQLITE_OK && sqlite3_busy_timeout(db, 10000) == SQLITE_OK &&
+                   sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK && sqlite3_changes(db) == 1;
+    sqlite3_close(db);
+    return changed;
 }
 
 /* A consumer's stored time damaged (text on SQLite, NaN on PostgreSQL, as a
@@ -402,23 +421,48 @@ static void test_a_consumer_with_a_damaged_time_is_called_last_and_the_others_in
     outlive_store *store = NULL;
     CHECK_OK(outlive_store_open(location, "app", NULL, NULL, &store));
     char signal[OUTLIVE_ID_SIZE], first[OUTLIVE_ID_SIZE];
-    CHECK(consume_in_order(store, signal, 3, false, first));
-    char sql[256];
-    if (harness_postgresql()) {
-        snprintf(sql, sizeof sql, "UPDATE outlive_signal_consumers SET created = 'NaN' WHERE consumer_id = '%s'", first);
-        CHECK(harness_psql(location, sql, NULL, 0));
-    } else {
-        char path[4200];
-        snprintf(path, sizeof path, "%s/outlive.db", location);
-        snprintf(sql, sizeof sql, "UPDATE outlive_signal_consumers SET created = 'damaged' WHERE consumer_id = '%s'", first);
-        sqlite3 *db = NULL;
-        CHECK(sqlite3_open(path, &db) == SQLITE_OK && sqlite3_busy_timeout(db, 10000) == SQLITE_OK &&
-              sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK && sqlite3_changes(db) == 1);
-        sqlite3_close(db);
-    }
+    CHECK(consume_in_order(store, signal, 3, OUTLIVE_DELIVERY_ONCE, false, first));
+    CHECK(damage_consumer(location, first, "created", "'damaged'", "'NaN'"));
     CHECK_OK(outlive_signal_post(store, signal, NULL, false));
     CHECK(dispatch_until_calls(store, 3, 100));
     CHECK(received.calls == 3 && call_order[0] == 2 && call_order[1] == 3 && call_order[2] == 1);
+    outlive_store_close(store);
+    harness_remove_store(location);
+}
+
+static char errors_logged[900];
+static int errors_counted;
+static void keep_errors(outlive_log_level level, const char *message, void *context) {
+    (void)context;
+    if (level != OUTLIVE_LOG_ERROR) return;
+    errors_counted++;
+    size_t used = strlen(errors_logged);
+    snprintf(errors_logged + used, sizeof errors_logged - used, "%s\n", message);
+}
+
+/* A consumer row damaged where a delivery cannot do without the value (its
+ * delivery mode: text on SQLite, a mode that does not exist on PostgreSQL):
+ * that consumer is skipped and logged as damaged, once per handle however
+ * often its signal is posted, and the signal's other consumers are still
+ * delivered every version (a strict read failed the whole query: none was). */
+static void test_a_damaged_consumer_row_is_logged_once_and_the_others_are_delivered(void) {
+    const char *location = harness_store_location();
+    outlive_store *store = NULL;
+    CHECK_OK(outlive_store_open(location, "app", NULL, NULL, &store));
+    char signal[OUTLIVE_ID_SIZE], first[OUTLIVE_ID_SIZE];
+    CHECK(consume_in_order(store, signal, 3, OUTLIVE_DELIVERY_UNTIL_TERMINATED, false, first));
+    CHECK(damage_consumer(location, first, "delivery", "'every'", "99"));
+    errors_logged[0] = '\0';
+    errors_counted = 0;
+    CHECK_OK(outlive_log_set_handler(keep_errors, OUTLIVE_LOG_ERROR, NULL, NULL));
+    for (int post = 1; post <= 2; post++) {
+        CHECK_OK(outlive_signal_post(store, signal, NULL, false));
+        CHECK(dispatch_until_calls(store, 2 * post, 100));
+    }
+    outlive_log_set_handler(NULL, OUTLIVE_LOG_ERROR, NULL, NULL);
+    CHECK(received.calls == 4 && call_order[0] == 2 && call_order[1] == 3 && call_order[2] == 2 && call_order[3] == 3);
+    CHECK_MSG(errors_counted == 1 && strstr(errors_logged, first) && strstr(errors_logged, "damaged"), "log:\n%s",
+              errors_logged);
     outlive_store_close(store);
     harness_remove_store(location);
 }
@@ -482,4 +526,5 @@ HARNESS_MAIN(
     T(test_a_consumer_removed_by_an_earlier_callback_of_the_dispatch_is_not_delivered),
     T(test_one_version_calls_the_consumers_in_registration_order),
     T(test_a_consumer_with_a_damaged_time_is_called_last_and_the_others_in_order),
+    T(test_a_damaged_consumer_row_is_logged_once_and_the_others_are_delivered),
 )

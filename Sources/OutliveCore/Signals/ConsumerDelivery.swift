@@ -141,18 +141,34 @@ extension Signals {
                 WHERE signal_id = ? AND last_delivered < ? AND claim_run IS NULL
                   AND ((lifetime = ? AND run_id = ?) OR (lifetime = ? AND process = ?) OR lifetime = ?)
                 """, [.text(signal), .integer(posted.version)] + Signals.deliverableBy(store)) { row in
-                guard let id = row.text(0), let name = row.text(2), registry.canResolve(name),
-                      let delivery = SignalDelivery(rawValue: Int32(truncatingIfNeeded: row.integer(3))),
-                      let lifetime = SignalLifetime(rawValue: Int32(truncatingIfNeeded: row.integer(4))) else { return }
+                // Read leniently: a strict read of a damaged row would fail
+                // the whole query, and the signal's other consumers with it.
+                let name = row.textIfValid(2)
+                if let name, !registry.canResolve(name) { return }  // for a process that resolves it
+                guard let id = row.textIfValid(0), let name,
+                      let delivery = row.integerIfValid(3).flatMap({ Int32(exactly: $0) }).flatMap(SignalDelivery.init(rawValue:)),
+                      let lifetime = row.integerIfValid(4).flatMap({ Int32(exactly: $0) }).flatMap(SignalLifetime.init(rawValue:)) else {
+                    reportDamagedConsumer(row.textIfValid(0), of: signal)
+                    return
+                }
                 if lifetime == .thisRun, let delivered = unrecorded.version(of: id), delivered >= posted.version { return }
                 // A damaged time sorts last; it does not stop the delivery (it only orders).
-                consumers.append(PendingConsumer(consumerID: id, signalID: signal, handler: row.blob(1) ?? [], handlerName: name,
+                // A damaged handler is logged as undecodable by the delivery, and left stored.
+                consumers.append(PendingConsumer(consumerID: id, signalID: signal, handler: row.blobIfValid(1) ?? [], handlerName: name,
                                                  delivery: delivery, lifetime: lifetime, created: row.doubleIfValid(5) ?? .infinity))
             }
             if consumers.count > 1 { consumers.sort(by: Self.registrationOrder) }
             if !consumers.isEmpty { found.append((signal, posted, consumers)) }
         }
         return found
+    }
+
+    /// Logs, once per consumer and handle, a consumer row whose id, handler
+    /// name, delivery or lifetime is not a value Outlive stores: no process
+    /// can deliver it; it stays stored until removed.
+    private func reportDamagedConsumer(_ id: String?, of signal: String) {
+        guard damageReported.insert(signal + "/" + (id ?? "")).inserted else { return }
+        Log.emit(.error, "signal \(signal): consumer \(id ?? "(its id damaged)") is damaged in the store (its id, handler name, delivery or lifetime); skipped, the others delivered")
     }
 
     /// `ORDER BY created, consumer_id`, as SQLite and PostgreSQL (COLLATE

@@ -78,6 +78,9 @@ public final class Signals {
     /// Versions delivered to this run's `this_run` consumers, recorded in the
     /// store up to `recordDelay` later, in one transaction.
     let unrecorded = UnrecordedDeliveries()
+    /// Damaged consumer rows this handle has logged (loop thread only): each
+    /// once, though every post of their signal reads them again.
+    var damageReported = Set<String>()
     static let recordDelay = 0.1
 
     /// Attaches signals to an open store: the end-of-run hooks (register before

@@ -358,6 +358,13 @@ public struct SQLRow {
         return sqlite3_column_int64(statement, column)
     }
 
+    /// The value if it is an INTEGER, else nil; never corrupt.
+    public func integerIfValid(_ column: Int32) -> Int64? {
+        if let postgres { return postgres.isNull(column) ? nil : postgres.integer(column) }
+        guard sqlite3_column_type(statement, column) == SQLITE_INTEGER else { return nil }
+        return sqlite3_column_int64(statement, column)
+    }
+
     /// A finite REAL or an INTEGER value (NULL, another type or not finite is corrupt).
     public func double(_ column: Int32) -> Double {
         if let postgres { return postgres.double(column) }
@@ -416,6 +423,15 @@ public struct SQLRow {
         let type = sqlite3_column_type(statement, column)
         if type == SQLITE_NULL { return nil }
         guard type == SQLITE_BLOB else { return note(column, expected: "a blob", nil) }
+        let count = Int(sqlite3_column_bytes(statement, column))
+        guard count > 0, let pointer = sqlite3_column_blob(statement, column) else { return [] }
+        return Array(UnsafeRawBufferPointer(start: pointer, count: count))
+    }
+
+    /// The value if it is a BLOB, else nil; never corrupt.
+    public func blobIfValid(_ column: Int32) -> [UInt8]? {
+        if let postgres { return postgres.isNull(column) ? nil : postgres.blob(column) }
+        guard sqlite3_column_type(statement, column) == SQLITE_BLOB else { return nil }
         let count = Int(sqlite3_column_bytes(statement, column))
         guard count > 0, let pointer = sqlite3_column_blob(statement, column) else { return [] }
         return Array(UnsafeRawBufferPointer(start: pointer, count: count))
