@@ -430,6 +430,54 @@ static void test_a_consumer_with_a_damaged_time_is_called_last_and_the_others_in
     harness_remove_store(location);
 }
 
+/* Change feed entries of `topic` stored, read behind the library's back;
+ * -1 when they cannot be read. */
+static long feed_entries(const char *location, const char *topic) {
+    char sql[128], out[64] = "";
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM outlive_feed WHERE topic = '%s'", topic);
+    if (harness_postgresql()) return harness_psql(location, sql, out, sizeof out) ? strtol(out, NULL, 10) : -1;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/outlive.db", location);
+    sqlite3 *db = NULL;
+    sqlite3_stmt *statement = NULL;
+    long count = -1;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK && sqlite3_busy_timeout(db, 10000) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, sql, -1, &statement, NULL) == SQLITE_OK && sqlite3_step(statement) == SQLITE_ROW)
+        count = (long)sqlite3_column_int64(statement, 0);
+    sqlite3_finalize(statement);
+    sqlite3_close(db);
+    return count;
+}
+
+/* Posts that only the posting handle's run consumes are handed to its own
+ * loop in memory: no feed entry is written for them, and every version is
+ * delivered. Once another handle (another run) watches signals, a post
+ * writes its entry again, and the first handle's consumer still gets it. */
+static void test_a_post_only_its_own_handle_consumes_is_delivered_without_a_feed_entry(void) {
+    const char *location = harness_store_location();
+    outlive_store *store = NULL;
+    CHECK_OK(outlive_store_open(location, "app", NULL, NULL, &store));
+    char signal[OUTLIVE_ID_SIZE];
+    CHECK(consume_in_order(store, signal, 1, OUTLIVE_DELIVERY_UNTIL_TERMINATED, false, NULL));
+    long before = feed_entries(location, "signal");
+    CHECK(before >= 0);
+    for (int post = 1; post <= 3; post++) {
+        CHECK_OK(outlive_signal_post(store, signal, NULL, false));
+        CHECK(dispatch_until_calls(store, post, 100));
+    }
+    CHECK(received.calls == 3 && received.version == 3);
+    CHECK_MSG(feed_entries(location, "signal") == before, "%ld entries, %ld before", feed_entries(location, "signal"), before);
+    outlive_store *other = NULL;
+    CHECK_OK(outlive_store_open(location, "other", NULL, NULL, &other));
+    CHECK_OK(outlive_signal_post(store, signal, NULL, false));
+    CHECK(dispatch_until_calls(store, 4, 100));
+    CHECK(received.calls == 4 && received.version == 4);
+    CHECK(feed_entries(location, "signal") == before + 1);
+    outlive_store_close(other);
+    outlive_store_close(store);
+    harness_remove_store(location);
+}
+
 static char errors_logged[900];
 static int errors_counted;
 static void keep_errors(outlive_log_level level, const char *message, void *context) {
@@ -527,4 +575,5 @@ HARNESS_MAIN(
     T(test_one_version_calls_the_consumers_in_registration_order),
     T(test_a_consumer_with_a_damaged_time_is_called_last_and_the_others_in_order),
     T(test_a_damaged_consumer_row_is_logged_once_and_the_others_are_delivered),
+    T(test_a_post_only_its_own_handle_consumes_is_delivered_without_a_feed_entry),
 )

@@ -264,9 +264,6 @@ enum KeptStatement: Int, CaseIterable {
     /// topic: only then does the commit ring the doorbell, which wakes every
     /// process of the store.
     case feedEntryForOthers
-    /// The entry when this handle's run is the topic's only watcher (known in
-    /// memory): its own loop is woken instead, without the doorbell.
-    case feedEntryForThisRun
 
     var sql: String {
         switch self {
@@ -276,8 +273,6 @@ enum KeptStatement: Int, CaseIterable {
             "INSERT OR ROLLBACK INTO outlive_feed(topic, key) SELECT ?1, ?2 WHERE EXISTS (SELECT 1 FROM outlive_watchers WHERE topic = ?1)"
         case .feedEntryForOthers:
             "INSERT OR ROLLBACK INTO outlive_feed(topic, key) SELECT ?1, ?2 WHERE EXISTS (SELECT 1 FROM outlive_watchers WHERE topic = ?1 AND run_id <> ?3)"
-        case .feedEntryForThisRun:
-            "INSERT OR ROLLBACK INTO outlive_feed(topic, key) VALUES (?1, ?2)"
         }
     }
 }

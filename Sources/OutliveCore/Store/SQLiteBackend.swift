@@ -20,6 +20,7 @@ final class SQLiteBackend: StoreBackend {
     /// Called after a commit whose changes only this handle's run watches:
     /// no other process needs waking, only this handle's loop.
     var onOwnChangesCommitted: (() -> Void)?
+    let ownChanges = OwnChanges()
     /// This handle's run, set once it is registered (before that, every entry
     /// rings the doorbell), and the topics it watches (guarded by `lock`).
     @exclusivity(unchecked) private var ownRun: String?
@@ -95,6 +96,8 @@ final class SQLiteBackend: StoreBackend {
         var newestSequence: Int64?
         /// An entry was written that a run other than this handle's watches.
         var ringsDoorbell = false
+        /// Changes only this handle's run watches: no entry (see OwnChanges).
+        var ownChanges: [(topic: String, key: String)] = []
         // One thread uses a transaction, and its commit actions run after it
         // (no run-time exclusivity check).
         @exclusivity(unchecked) var commitActions: [() -> Void] = []
@@ -138,20 +141,20 @@ final class SQLiteBackend: StoreBackend {
             try entryWritten()
         }
 
-        /// Written only when a live run reads this topic: otherwise the entry
-        /// would only cost a page write (see KeptStatement.feedEntry). One
-        /// that another run reads rings the doorbell after the commit (a
-        /// write waking every process watching it, 5-7 µs at NORMAL when one
-        /// sleeps); one that only this handle's run reads wakes its own loop.
+        /// Written only when a live run other than this handle's reads this
+        /// topic: otherwise the entry would only cost a page write (see
+        /// KeptStatement.feedEntry). One that another run reads rings the
+        /// doorbell after the commit (a write waking every process watching
+        /// it, 5-7 µs at NORMAL when one sleeps); a change only this handle's
+        /// run reads is handed to it in memory (OwnChanges) and wakes its own loop.
         private func recordEntry(topic: String, key: String, forThisRun: Bool) throws {
             if let ownRun {
                 try connection.run(.feedEntryForOthers, [.text(topic), .text(key), .text(ownRun)])
                 if connection.changes == 1 {
                     ringsDoorbell = true
                 } else {
-                    guard forThisRun, ownTopics.contains(topic) else { return }
-                    try connection.run(.feedEntryForThisRun, [.text(topic), .text(key)])
-                    guard connection.changes == 1 else { return }
+                    if forThisRun, ownTopics.contains(topic) { ownChanges.append((topic, key)) }
+                    return
                 }
             } else {
                 try connection.run(.feedEntry, [.text(topic), .text(key)])
@@ -215,7 +218,7 @@ final class SQLiteBackend: StoreBackend {
         var committed: Transaction?
         let result = try transaction(writing: true, committed: &committed, body)
         if let transaction = committed {
-            if let sequence = transaction.newestSequence { changesCommitted(sequence, ringing: transaction.ringsDoorbell) }
+            changesCommitted(transaction.newestSequence, ringing: transaction.ringsDoorbell, own: transaction.ownChanges)
             for action in transaction.commitActions { action() }
         }
         return result
@@ -330,15 +333,20 @@ final class SQLiteBackend: StoreBackend {
                 }
             }
         }
-        if let sequence = committed.compactMap({ $0?.newestSequence }).max() {
-            changesCommitted(sequence, ringing: committed.contains { $0?.ringsDoorbell == true })
-        }
+        changesCommitted(committed.compactMap({ $0?.newestSequence }).max(), ringing: committed.contains { $0?.ringsDoorbell == true },
+                         own: committed.contains { $0?.ownChanges.isEmpty == false } ? committed.flatMap { $0?.ownChanges ?? [] } : [])
         for transaction in committed { for action in transaction?.commitActions ?? [] { action() } }
         return took
     }
 
-    private func changesCommitted(_ sequence: Int64, ringing: Bool) {
-        if ringing { onChangesCommitted?(sequence) } else { onOwnChangesCommitted?() }
+    /// The doorbell wakes this handle's loop too: its own changes are read with the feed.
+    private func changesCommitted(_ sequence: Int64?, ringing: Bool, own: [(topic: String, key: String)]) {
+        if !own.isEmpty { ownChanges.append(own) }
+        if ringing, let sequence {
+            onChangesCommitted?(sequence)
+        } else if sequence != nil || !own.isEmpty {
+            onOwnChangesCommitted?()
+        }
     }
 
     func read<T>(_ body: (StoreTransaction) throws -> T) throws -> T {

@@ -179,7 +179,7 @@ public final class Store {
         // Writers record this topic from now on (see recordChange); the cursor is
         // taken after, so no change committed after this call is missed.
         let run = runID
-        (backend as? SQLiteBackend)?.noteOwnWatch(topic: topic)
+        backend.noteOwnWatch(topic: topic)
         try backend.write {
             try $0.execute("INSERT INTO outlive_watchers(topic, run_id) VALUES (?, ?) ON CONFLICT DO NOTHING", [.text(topic), .text(run)])
         }
@@ -371,10 +371,13 @@ public final class Store {
     public func readFeed() {
         guard let start = lock.withLock({ feedCursor }) else { return }
         var cursor = start
-        var resync = false
+        // Taken before the read begins: its snapshot holds each of them.
+        let own = backend.ownChanges.take()
+        var resync = own.overflowed
         var work: [() -> Void] = []
         let read: Void? = try? backend.read { transaction in
             var byTopic: [String: [String]] = [:]
+            for change in own.changes { byTopic[change.topic, default: []].append(change.key) }
             while true {
                 guard let (changes, oldest) = try? backend.changes(after: cursor, limit: 1_000, in: transaction) else { break }
                 if let oldest, cursor < Int64.max, oldest > cursor + 1 {
@@ -411,7 +414,10 @@ public final class Store {
         }
         // Not read (the transaction failed to begin or end): the cursor stays,
         // and the next wake-up reads the same entries again.
-        guard read != nil else { return }
+        guard read != nil else {
+            backend.ownChanges.putBack(own)
+            return
+        }
         lock.withLock { feedCursor = max(feedCursor ?? cursor, cursor) }
         for item in work {
             guard isOpen else { return }  // closed by an earlier callback of this dispatch

@@ -126,6 +126,11 @@ public protocol StoreBackend: AnyObject {
     func changes(after sequence: Int64, limit: Int) throws -> (changes: [Change], oldestKept: Int64?)
     /// The newest feed sequence (0 when empty).
     func latestSequence() throws -> Int64
+    /// Changes only this handle's run watches, committed without a feed entry.
+    var ownChanges: OwnChanges { get }
+    /// This handle's run watches `topic` (called before its watcher row is
+    /// written: an entry written meanwhile is one more, never one missing).
+    func noteOwnWatch(topic: String)
 }
 
 extension StoreBackend {

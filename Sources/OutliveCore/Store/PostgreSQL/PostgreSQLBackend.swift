@@ -45,6 +45,9 @@ final class PostgreSQLBackend: StoreBackend {
     var onOwnChangesCommitted: (() -> Void)?
     /// This handle's run: entries only it watches send no NOTIFY.
     private var ownRun = ""
+    /// The topics this handle's run watches (guarded by `lock`).
+    private var ownTopics: Set<String> = []
+    let ownChanges = OwnChanges()
 
     var engine: StoreEngine { .postgresql }
 
@@ -86,6 +89,11 @@ final class PostgreSQLBackend: StoreBackend {
         var notified = false
         /// This handle's run ("": none yet, every entry notifies).
         let ownRun: String
+        /// The topics this handle's run watches: a change of one that no
+        /// other run watches is handed over in memory, not written.
+        let ownTopics: Set<String>
+        /// Such changes, known once the feed statements' replies are read.
+        var ownChanges: [(topic: String, key: String)] = []
         /// Without the store's write lock (`unserialisedWrite`): no feed entry.
         let serialised: Bool
         /// PostgreSQL keeps no data version.
@@ -93,9 +101,10 @@ final class PostgreSQLBackend: StoreBackend {
         var committedDataVersion: UInt64? { nil }
         func keepCommittedDataVersion() {}
 
-        init(connection: PostgreSQLConnection, ownRun: String, serialised: Bool) {
+        init(connection: PostgreSQLConnection, ownRun: String, ownTopics: Set<String>, serialised: Bool) {
             self.connection = connection
             self.ownRun = ownRun
+            self.ownTopics = ownTopics
             self.serialised = serialised
         }
 
@@ -117,8 +126,34 @@ final class PostgreSQLBackend: StoreBackend {
 
         func executeLater(_ sql: String, _ arguments: [SQLValue], recordingChangeOf topic: String, key: String) throws {
             try requireSerialised(topic, key)
-            try connection.send(PostgreSQLBackend.changingStatement(sql),
-                                arguments + [.text(topic), .text(key), .text(topic), .text(topic), .text(ownRun)], row: noteEntries)
+            guard handsOver(topic) else {
+                return try connection.send(PostgreSQLBackend.changingStatement(sql),
+                                           arguments + [.text(topic), .text(key), .text(topic), .text(topic), .text(ownRun)], row: noteEntries)
+            }
+            try connection.send(PostgreSQLBackend.changingStatementForOthers(sql),
+                                arguments + [.text(topic), .text(key), .text(topic), .text(ownRun)]) { row in
+                self.noteEntryForOthers(row, topic: topic, key: key)
+            }
+        }
+
+        /// Whether a change of `topic` is this run's to read in memory when
+        /// no other run watches it.
+        func handsOver(_ topic: String) -> Bool {
+            !ownRun.isEmpty && ownTopics.contains(topic)
+        }
+
+        /// The reply of a statement that writes an entry only when a run
+        /// other than this handle's watches (then notified): the entry's
+        /// sequence, or NULL and whether the change happened (then this
+        /// run's, in memory).
+        func noteEntryForOthers(_ row: SQLRow, topic: String, key: String) {
+            if row.isNull(0) {
+                if row.integer(1) != 0 { ownChanges.append((topic, key)) }
+                return
+            }
+            newestSequence = max(newestSequence ?? row.integer(0), row.integer(0))
+            writtenChanges += 1
+            notified = true
         }
 
         /// The entries a feed statement wrote (a row: the newest, how many,
@@ -195,7 +230,7 @@ final class PostgreSQLBackend: StoreBackend {
             COutlive_set_current_transaction(marker)
             defer { COutlive_set_current_transaction(nil) }
             try ensureConnected()
-            let transaction = Transaction(connection: connection, ownRun: ownRun, serialised: kind != .unserialisedWrite)
+            let transaction = Transaction(connection: connection, ownRun: ownRun, ownTopics: ownTopics, serialised: kind != .unserialisedWrite)
             switch kind {
             case .write:
                 // storeKey is our own integer: inlined, the lock statement is the same text every time.
@@ -268,6 +303,10 @@ final class PostgreSQLBackend: StoreBackend {
         if rest.count == 1, let change = rest.first, !transaction.ownRun.isEmpty, change.excluded == transaction.ownRun {
             try connection.send(entryForOthers, [.text(change.topic), .text(change.key), .text(change.topic), .text(change.excluded)],
                                 row: transaction.noteEntries)
+        } else if rest.count == 1, let change = rest.first, change.excluded.isEmpty, transaction.handsOver(change.topic) {
+            try connection.send(entryForOthersOrOwn, [.text(change.topic), .text(change.key), .text(change.topic), .text(transaction.ownRun)]) {
+                transaction.noteEntryForOthers($0, topic: change.topic, key: change.key)
+            }
         } else {
             try connection.send(feedStatement(rest.count), arguments(rest), row: transaction.noteEntries)
         }
@@ -309,6 +348,18 @@ final class PostgreSQLBackend: StoreBackend {
             WHERE EXISTS (SELECT 1 FROM outlive_watchers WHERE topic = ? AND run_id <> ?)
             RETURNING seq)
         SELECT seq, 1, 1 FROM entries
+        """
+
+    /// `entryForOthers` for a change this handle's run also watches: its
+    /// reply is a row either way (NULL: not written, the change is this
+    /// run's alone, handed over in memory).
+    private let entryForOthersOrOwn = """
+        WITH entries AS (
+            INSERT INTO outlive_feed(seq, topic, key)
+            SELECT coalesce((SELECT max(seq) FROM outlive_feed), 0) + 1, ?, ?
+            WHERE EXISTS (SELECT 1 FROM outlive_watchers WHERE topic = ? AND run_id <> ?)
+            RETURNING seq)
+        SELECT (SELECT seq FROM entries), 1
         """
 
     /// The feed's statement for `count` entries: its rows' newest sequence,
@@ -372,6 +423,25 @@ final class PostgreSQLBackend: StoreBackend {
         """
     }
 
+    /// `changingStatement` for a topic this handle's run watches: the entry
+    /// written only when a run other than this handle's watches (then a
+    /// NOTIFY follows), and a row either way: the entry's sequence or NULL,
+    /// and whether `sql` changed a row (then, not written, the change is
+    /// handed to this run in memory: see OwnChanges). Its parameters:
+    /// `sql`'s, then topic, key, topic, this handle's run.
+    static func changingStatementForOthers(_ sql: String) -> String {
+        """
+        WITH changed AS (\(sql) RETURNING 1),
+        entries AS (
+            INSERT INTO outlive_feed(seq, topic, key)
+            SELECT coalesce((SELECT max(seq) FROM outlive_feed), 0) + 1, ?, ?
+            WHERE EXISTS (SELECT 1 FROM changed)
+              AND EXISTS (SELECT 1 FROM outlive_watchers WHERE topic = ? AND run_id <> ?)
+            RETURNING seq)
+        SELECT (SELECT seq FROM entries), EXISTS (SELECT 1 FROM changed)::integer
+        """
+    }
+
     /// Whether a run other than this handle's watches the entry's topic
     /// (parameters: topic, run), read once per entry written. As a plain CTE
     /// the planner copied its EXISTS into each of the two expressions that
@@ -398,11 +468,17 @@ final class PostgreSQLBackend: StoreBackend {
         lock.withLock { ownRun = run }
     }
 
+    func noteOwnWatch(topic: String) {
+        lock.withLock { _ = ownTopics.insert(topic) }
+    }
+
     func write<T>(_ body: (StoreTransaction) throws -> T) throws -> T {
         let (result, transaction) = try self.transaction(.write, body)
-        if let sequence = transaction.newestSequence {
-            onChangesCommitted?(sequence)
-            if !transaction.notified { onOwnChangesCommitted?() }
+        if !transaction.ownChanges.isEmpty { ownChanges.append(transaction.ownChanges) }
+        if let sequence = transaction.newestSequence { onChangesCommitted?(sequence) }
+        // A NOTIFY wakes this handle too: its own changes are read with the feed.
+        if !transaction.notified && (transaction.newestSequence != nil || !transaction.ownChanges.isEmpty) {
+            onOwnChangesCommitted?()
         }
         for action in transaction.commitActions { action() }
         return result
