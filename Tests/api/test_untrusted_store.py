@@ -251,7 +251,9 @@ RUN_ID_CASES = {
         "invalid_utf8": VALUES["invalid_utf8"],
     }.items()
 }
-RUN_ID_CASES["dead_run_id_traversal"] = run_sql(f"UPDATE outlive_runs SET run_id = '{TRAVERSAL}'")
+# One of the base's dead runs (it has two: the seed and a watcher of it).
+RUN_ID_CASES["dead_run_id_traversal"] = run_sql(
+    f"UPDATE outlive_runs SET run_id = '{TRAVERSAL}' WHERE run_id = (SELECT min(run_id) FROM outlive_runs)")
 RUN_ID_CASES["task_runner_traversal"] = lambda database: set_column(database, "outlive_task_runner", "run_id", f"'{TRAVERSAL}'")
 
 

@@ -16,8 +16,10 @@ public final class OwnChanges {
 
     /// More pending than this (a handle whose loop is not dispatched) and
     /// they are dropped for a resync: every subscriber rereads its state, as
-    /// after feed entries pruned before they were read.
-    static let limit = 4_096
+    /// after feed entries pruned before they were read. As many as the feed
+    /// keeps (`feedRetention`), so that a resync comes no sooner than it would
+    /// have with the entries written.
+    static let limit = 65_536
 
     private let lock = Lock()
     private var pending: [(topic: String, key: String)] = []

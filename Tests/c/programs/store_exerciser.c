@@ -77,6 +77,11 @@ static int populate(const char *directory) {
     outlive_loop *loop = outlive_store_loop(store);
     uint64_t token = 0;
     if (outlive_kv_observe(store, "", observed, NULL, NULL, &token) != OUTLIVE_OK) return fail("observe");
+    /* A second run watching too: the feed holds only the changes a run other
+     * than the writer's reads (a writer's own are handed over in memory). */
+    outlive_store *watcher = NULL;
+    if (outlive_store_open(directory, "watcher", NULL, NULL, &watcher) != OUTLIVE_OK) return fail("open");
+    if (outlive_kv_observe(watcher, "", observed, NULL, NULL, &token) != OUTLIVE_OK) return fail("observe");
     if (outlive_kv_set(store, "config/name", "dana", 4) != OUTLIVE_OK) return fail("kv");
     if (outlive_kv_set(store, "config/blob", "\0\1", 2) != OUTLIVE_OK) return fail("kv");
     if (outlive_kv_set(store, "other", "x", 1) != OUTLIVE_OK) return fail("kv");
