@@ -1,4 +1,5 @@
 #include "harness.h"
+#include <sqlite3.h>
 #include <dirent.h>
 #include <stdatomic.h>
 #include <time.h>
@@ -103,6 +104,29 @@ int harness_psql(const char *location, const char *sql, char *out, size_t size) 
     while (fread(ignored, 1, sizeof ignored, output) > 0) {}
     int status = pclose(output);
     return status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+/* sqlite3_exec's row callback for harness_store_sql: the first value only. */
+typedef struct { char *out; size_t size; int rows; } first_value;
+static int keep_first_value(void *context, int columns, char **values, char **names) {
+    (void)names;
+    first_value *first = context;
+    if (first->rows++ == 0 && first->out && first->size && columns > 0)
+        snprintf(first->out, first->size, "%s", values[0] ? values[0] : "");
+    return 0;
+}
+
+int harness_store_sql(const char *location, const char *sql, char *out, size_t size) {
+    if (out && size) out[0] = '\0';
+    if (harness_postgresql()) return harness_psql(location, sql, out, size);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/outlive.db", location);
+    sqlite3 *db = NULL;
+    first_value first = {out, size, 0};
+    int ok = sqlite3_open(path, &db) == SQLITE_OK && sqlite3_busy_timeout(db, 10000) == SQLITE_OK &&
+             sqlite3_exec(db, sql, keep_first_value, &first, NULL) == SQLITE_OK && (first.rows > 0 || sqlite3_changes(db) > 0);
+    sqlite3_close(db);
+    return ok;
 }
 
 void harness_remove_tree(const char *path) {

@@ -62,6 +62,12 @@ const char *harness_store_name(const char *location);
  * newline, into out (nullable); its errors go to the test's stderr, notices
  * nowhere. Whether psql succeeded. */
 int harness_psql(const char *location, const char *sql, char *out, size_t size);
+/* Runs sql on the store `location` behind the library's back, as a crafted
+ * or hand-edited store is made: through psql on PostgreSQL, through its
+ * database file on SQLite. The first column of the first row it returned, as
+ * text, into out (nullable; "" when none). Whether it ran, and on SQLite
+ * whether its last statement changed a row or returned one. */
+int harness_store_sql(const char *location, const char *sql, char *out, size_t size);
 /* A test that proves what only one engine has. */
 #define SQLITE_ONLY() do { if (harness_postgresql()) SKIP("SQLite stores only"); } while (0)
 #define POSTGRESQL_ONLY() do { if (!harness_postgresql()) SKIP("PostgreSQL stores only (OUTLIVE_TEST_STORE_KIND=postgresql)"); } while (0)

@@ -4,7 +4,6 @@
  * On both engines (harness_store_location; OUTLIVE_TEST_STORE_KIND=postgresql). */
 #include "harness.h"
 #include <pthread.h>
-#include <sqlite3.h>
 
 static outlive_store *open_store(const char *dir) {
     outlive_store *store = NULL;
@@ -431,20 +430,7 @@ static int forget_run(const char *location, const char *run_id) {
     char sql[512];
     snprintf(sql, sizeof sql, "DELETE FROM outlive_message_presenters WHERE run_id = '%s'; "
              "DELETE FROM outlive_runs WHERE run_id = '%s'", run_id, run_id);
-    if (harness_postgresql()) {
-        const char *name = strstr(location, "outlive_store=");
-        char command[8192];
-        snprintf(command, sizeof command, "psql -X -q -v ON_ERROR_STOP=1 \"%s\" -c \"SET search_path = outlive_%s; %s\" >/dev/null 2>&1",
-                 getenv("OUTLIVE_TEST_PG"), name ? name + strlen("outlive_store=") : "main", sql);
-        return system(command) == 0;
-    }
-    char path[4200];
-    snprintf(path, sizeof path, "%s/outlive.db", location);
-    sqlite3 *db = NULL;
-    int ok = sqlite3_open(path, &db) == SQLITE_OK && sqlite3_busy_timeout(db, 10000) == SQLITE_OK &&
-             sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK && sqlite3_changes(db) == 1;
-    sqlite3_close(db);
-    return ok;
+    return harness_store_sql(location, sql, NULL, 0);
 }
 
 /* A handle whose run the store no longer has (another process ended it)

@@ -4,7 +4,6 @@
  * test_signals_processes.c. */
 #include "harness.h"
 #include <poll.h>
-#include <sqlite3.h>
 
 struct received { int calls; char signal[64]; uint64_t version; bool terminated; char note[64]; int32_t count; };
 static struct received received;
@@ -396,21 +395,13 @@ static void test_one_version_calls_the_consumers_in_registration_order(void) {
 
 /* Sets one column of one consumer's row behind the library's back, as a
  * crafted store may hold it: `value` on SQLite, `postgresql_value` on
- * PostgreSQL (whose typed columns refuse some damage). Whether one row changed. */
+ * PostgreSQL (whose typed columns refuse some damage). Whether it did. */
 static bool damage_consumer(const char *location, const char *consumer, const char *column, const char *value,
                             const char *postgresql_value) {
     char sql[256];
-    bool postgresql = harness_postgresql();
     snprintf(sql, sizeof sql, "UPDATE outlive_signal_consumers SET %s = %s WHERE consumer_id = '%s'", column,
-             postgresql ? postgresql_value : value, consumer);
-    if (postgresql) return harness_psql(location, sql, NULL, 0);
-    char path[4200];
-    snprintf(path, sizeof path, "%s/outlive.db", location);
-    sqlite3 *db = NULL;
-    bool changed = sqlite3_open(path, &db) == SQLITE_OK && sqlite3_busy_timeout(db, 10000) == SQLITE_OK &&
-                   sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK && sqlite3_changes(db) == 1;
-    sqlite3_close(db);
-    return changed;
+             harness_postgresql() ? postgresql_value : value, consumer);
+    return harness_store_sql(location, sql, NULL, 0);
 }
 
 /* A consumer's stored time damaged (text on SQLite, NaN on PostgreSQL, as a
@@ -433,20 +424,9 @@ static void test_a_consumer_with_a_damaged_time_is_called_last_and_the_others_in
 /* Change feed entries of `topic` stored, read behind the library's back;
  * -1 when they cannot be read. */
 static long feed_entries(const char *location, const char *topic) {
-    char sql[128], out[64] = "";
+    char sql[128], out[64];
     snprintf(sql, sizeof sql, "SELECT count(*) FROM outlive_feed WHERE topic = '%s'", topic);
-    if (harness_postgresql()) return harness_psql(location, sql, out, sizeof out) ? strtol(out, NULL, 10) : -1;
-    char path[4200];
-    snprintf(path, sizeof path, "%s/outlive.db", location);
-    sqlite3 *db = NULL;
-    sqlite3_stmt *statement = NULL;
-    long count = -1;
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK && sqlite3_busy_timeout(db, 10000) == SQLITE_OK &&
-        sqlite3_prepare_v2(db, sql, -1, &statement, NULL) == SQLITE_OK && sqlite3_step(statement) == SQLITE_ROW)
-        count = (long)sqlite3_column_int64(statement, 0);
-    sqlite3_finalize(statement);
-    sqlite3_close(db);
-    return count;
+    return harness_store_sql(location, sql, out, sizeof out) ? strtol(out, NULL, 10) : -1;
 }
 
 /* Posts that only the posting handle's run consumes are handed to its own

@@ -410,17 +410,10 @@ final class PostgreSQLBackend: StoreBackend {
     /// handle's run. The connection caches the statement it prepares from
     /// this text.
     static func changingStatement(_ sql: String) -> String {
-        """
-        WITH changed AS (\(sql) RETURNING 1),
-        entries AS (
-            INSERT INTO outlive_feed(seq, topic, key)
-            SELECT coalesce((SELECT max(seq) FROM outlive_feed), 0) + 1, ?, ?
-            WHERE EXISTS (SELECT 1 FROM changed)
-              AND EXISTS (SELECT 1 FROM outlive_watchers WHERE topic = ? AND run_id <> '')
-            RETURNING seq)
-        SELECT seq, 1, watched::integer
-        FROM entries, \(othersWatching)
-        """
+        changeAndEntry(sql, watcherOtherThan: "''") + """
+            SELECT seq, 1, watched::integer
+            FROM entries, \(othersWatching)
+            """
     }
 
     /// `changingStatement` for a topic this handle's run watches: the entry
@@ -430,15 +423,23 @@ final class PostgreSQLBackend: StoreBackend {
     /// handed to this run in memory: see OwnChanges). Its parameters:
     /// `sql`'s, then topic, key, topic, this handle's run.
     static func changingStatementForOthers(_ sql: String) -> String {
+        changeAndEntry(sql, watcherOtherThan: "?") + """
+            SELECT (SELECT seq FROM entries), EXISTS (SELECT 1 FROM changed)::integer
+            """
+    }
+
+    /// The two statements' CTEs: `sql`, and its entry when it changed a row
+    /// and a run other than `watcherOtherThan` (SQL) watches the topic.
+    private static func changeAndEntry(_ sql: String, watcherOtherThan run: String) -> String {
         """
         WITH changed AS (\(sql) RETURNING 1),
         entries AS (
             INSERT INTO outlive_feed(seq, topic, key)
             SELECT coalesce((SELECT max(seq) FROM outlive_feed), 0) + 1, ?, ?
             WHERE EXISTS (SELECT 1 FROM changed)
-              AND EXISTS (SELECT 1 FROM outlive_watchers WHERE topic = ? AND run_id <> ?)
+              AND EXISTS (SELECT 1 FROM outlive_watchers WHERE topic = ? AND run_id <> \(run))
             RETURNING seq)
-        SELECT (SELECT seq FROM entries), EXISTS (SELECT 1 FROM changed)::integer
+
         """
     }
 
