@@ -341,25 +341,21 @@ final class PostgreSQLBackend: StoreBackend {
     /// watchers. Without that look's subquery (initialised whether it runs
     /// or not) the server spends 2–6 µs less on an add that writes no entry
     /// (measured beside the general statement).
-    private let entryForOthers = """
-        WITH entries AS (
-            INSERT INTO outlive_feed(seq, topic, key)
-            SELECT coalesce((SELECT max(seq) FROM outlive_feed), 0) + 1, ?, ?
-            WHERE EXISTS (SELECT 1 FROM outlive_watchers WHERE topic = ? AND run_id <> ?)
-            RETURNING seq)
-        SELECT seq, 1, 1 FROM entries
-        """
+    private let entryForOthers = PostgreSQLBackend.entryIfOthersWatch + "SELECT seq, 1, 1 FROM entries"
 
     /// `entryForOthers` for a change this handle's run also watches: its
     /// reply is a row either way (NULL: not written, the change is this
     /// run's alone, handed over in memory).
-    private let entryForOthersOrOwn = """
+    private let entryForOthersOrOwn = PostgreSQLBackend.entryIfOthersWatch + "SELECT (SELECT seq FROM entries), 1"
+
+    /// The entry (topic, key) when a run other than the last parameter's watches its topic.
+    private static let entryIfOthersWatch = """
         WITH entries AS (
             INSERT INTO outlive_feed(seq, topic, key)
             SELECT coalesce((SELECT max(seq) FROM outlive_feed), 0) + 1, ?, ?
             WHERE EXISTS (SELECT 1 FROM outlive_watchers WHERE topic = ? AND run_id <> ?)
             RETURNING seq)
-        SELECT (SELECT seq FROM entries), 1
+
         """
 
     /// The feed's statement for `count` entries: its rows' newest sequence,
