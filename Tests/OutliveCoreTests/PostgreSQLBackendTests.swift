@@ -194,6 +194,40 @@ final class PostgreSQLBackendTests: XCTestCase {
         XCTAssertEqual(try backend.read { try $0.integer("SELECT count(*) FROM t") }, 0)
     }
 
+    /// A change only this handle's run watches is handed over in memory, its
+    /// feed entry not written. When the connection dies after the COMMIT was
+    /// sent, the commit's outcome is unknown, and so is the change: the
+    /// handle's next reading of the feed resyncs instead.
+    func testAHandedOverChangeWhoseCommitLostItsConnectionAsksForAResync() throws {
+        let backend = try PostgreSQLBackend(conninfo: uri, store: newStore())
+        try backend.write {
+            try $0.execute("INSERT INTO outlive_runs(run_id, process, pid, started, lock_key) VALUES ('r', 'test', 0, 0, 0)")
+            try $0.execute("INSERT INTO outlive_watchers(topic, run_id) VALUES ('t', 'r')")
+        }
+        backend.setOwnRun("r")
+        backend.noteOwnWatch(topic: "t")
+        let bump = "UPDATE outlive_runs SET pid = pid + 1 WHERE run_id = 'r'"
+        try backend.write { try $0.executeLater(bump, [], recordingChangeOf: "t", key: "a") }
+        let handed = backend.ownChanges.take()
+        XCTAssertEqual(handed.changes.map(\.key), ["a"])
+        XCTAssertFalse(handed.overflowed)
+        XCTAssertEqual(try backend.latestSequence(), 0, "no entry for a change only this run watches")
+        // The server process ends itself at the COMMIT (a deferred trigger),
+        // as a restart or a cut would after the COMMIT went out.
+        try backend.write {
+            try $0.execute("""
+                CREATE FUNCTION die() RETURNS trigger LANGUAGE plpgsql AS
+                $$ BEGIN PERFORM pg_terminate_backend(pg_backend_pid()); RETURN NULL; END $$
+                """)
+            try $0.execute("""
+                CREATE CONSTRAINT TRIGGER die AFTER UPDATE ON outlive_runs
+                DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION die()
+                """)
+        }
+        XCTAssertThrowsError(try backend.write { try $0.executeLater(bump, [], recordingChangeOf: "t", key: "b") })
+        XCTAssertTrue(backend.ownChanges.take().overflowed)
+    }
+
     func testHandleCarriesOnAfterItsConnectionWasEnded() throws {
         let backend = try PostgreSQLBackend(conninfo: uri, store: newStore())
         var pid: Int64 = 0

@@ -39,6 +39,16 @@ public final class OwnChanges {
         }
     }
 
+    /// The next reading resyncs: a commit whose outcome is unknown (its
+    /// reply lost with the connection) may hold a change that was to be
+    /// handed over, and its reply never said which.
+    public func requestResync() {
+        lock.withLock {
+            pending = []
+            overflowed = true
+        }
+    }
+
     public func take() -> Taken {
         lock.withLock {
             defer {

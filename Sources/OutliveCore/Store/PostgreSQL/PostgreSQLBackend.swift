@@ -94,6 +94,9 @@ final class PostgreSQLBackend: StoreBackend {
         let ownTopics: Set<String>
         /// Such changes, known once the feed statements' replies are read.
         var ownChanges: [(topic: String, key: String)] = []
+        /// A statement was sent whose change, not written, would be handed
+        /// over: a COMMIT whose reply is lost leaves it unknown (see `transaction`).
+        var mayHandOver = false
         /// Without the store's write lock (`unserialisedWrite`): no feed entry.
         let serialised: Bool
         /// PostgreSQL keeps no data version.
@@ -130,6 +133,7 @@ final class PostgreSQLBackend: StoreBackend {
                 return try connection.send(PostgreSQLBackend.changingStatement(sql),
                                            arguments + [.text(topic), .text(key), .text(topic), .text(topic), .text(ownRun)], row: noteEntries)
             }
+            mayHandOver = true
             try connection.send(PostgreSQLBackend.changingStatementForOthers(sql),
                                 arguments + [.text(topic), .text(key), .text(topic), .text(ownRun)]) { row in
                 self.noteEntryForOthers(row, topic: topic, key: key)
@@ -231,6 +235,7 @@ final class PostgreSQLBackend: StoreBackend {
             defer { COutlive_set_current_transaction(nil) }
             try ensureConnected()
             let transaction = Transaction(connection: connection, ownRun: ownRun, ownTopics: ownTopics, serialised: kind != .unserialisedWrite)
+            var commitSent = false
             switch kind {
             case .write:
                 // storeKey is our own integer: inlined, the lock statement is the same text every time.
@@ -257,6 +262,7 @@ final class PostgreSQLBackend: StoreBackend {
                     connection.syncLater()
                 } else if connection.opened || !transaction.changes.isEmpty {
                     if !transaction.changes.isEmpty { try sendChanges(transaction) }
+                    commitSent = true
                     try connection.send("COMMIT", [], expecting: "COMMIT")
                     try connection.sync()
                     notifyAfterCommit(transaction)
@@ -271,6 +277,12 @@ final class PostgreSQLBackend: StoreBackend {
                 if !connection.isBroken && connection.transactionStatus != Int32(COUTLIVE_PQTRANS_IDLE) {
                     try? connection.exec("ROLLBACK")
                 }
+                // The COMMIT went out and the connection died before its
+                // reply: the transaction may have committed, and a change it
+                // would have handed over is unknown (the reply that says
+                // whether its entry was written was lost too). Its feed
+                // entry, when written, is read as any other.
+                if commitSent && connection.isBroken && transaction.mayHandOver { ownChanges.requestResync() }
                 throw error
             }
         }
@@ -304,6 +316,7 @@ final class PostgreSQLBackend: StoreBackend {
             try connection.send(entryForOthers, [.text(change.topic), .text(change.key), .text(change.topic), .text(change.excluded)],
                                 row: transaction.noteEntries)
         } else if rest.count == 1, let change = rest.first, change.excluded.isEmpty, transaction.handsOver(change.topic) {
+            transaction.mayHandOver = true
             try connection.send(entryForOthersOrOwn, [.text(change.topic), .text(change.key), .text(change.topic), .text(transaction.ownRun)]) {
                 transaction.noteEntryForOthers($0, topic: change.topic, key: change.key)
             }
