@@ -349,8 +349,7 @@ public struct SQLRow {
     /// An INTEGER value (NULL or another type is corrupt).
     public func integer(_ column: Int32) -> Int64 {
         if let postgres { return postgres.integer(column) }
-        guard sqlite3_column_type(statement, column) == SQLITE_INTEGER else { return note(column, expected: "an integer", 0) }
-        return sqlite3_column_int64(statement, column)
+        return integerIfValid(column) ?? note(column, expected: "an integer", 0)
     }
 
     /// The value if it is an INTEGER, else nil; never corrupt.
@@ -363,11 +362,9 @@ public struct SQLRow {
     /// A finite REAL or an INTEGER value (NULL, another type or not finite is corrupt).
     public func double(_ column: Int32) -> Double {
         if let postgres { return postgres.double(column) }
+        if let value = doubleIfValid(column) { return value }
         let type = sqlite3_column_type(statement, column)
-        guard type == SQLITE_FLOAT || type == SQLITE_INTEGER else { return note(column, expected: "a number", 0) }
-        let value = sqlite3_column_double(statement, column)
-        guard value.isFinite else { return note(column, expected: "a finite number", 0) }
-        return value
+        return note(column, expected: type == SQLITE_FLOAT || type == SQLITE_INTEGER ? "a finite number" : "a number", 0)
     }
 
     /// The value if it is a finite number, else nil; never corrupt.
@@ -415,12 +412,8 @@ public struct SQLRow {
     /// A BLOB value; nil for NULL (another type is corrupt).
     public func blob(_ column: Int32) -> [UInt8]? {
         if let postgres { return postgres.blob(column) }
-        let type = sqlite3_column_type(statement, column)
-        if type == SQLITE_NULL { return nil }
-        guard type == SQLITE_BLOB else { return note(column, expected: "a blob", nil) }
-        let count = Int(sqlite3_column_bytes(statement, column))
-        guard count > 0, let pointer = sqlite3_column_blob(statement, column) else { return [] }
-        return Array(UnsafeRawBufferPointer(start: pointer, count: count))
+        if let bytes = blobIfValid(column) { return bytes }
+        return isNull(column) ? nil : note(column, expected: "a blob", nil)
     }
 
     /// The value if it is a BLOB, else nil; never corrupt.
