@@ -203,6 +203,29 @@ struct BackendConformance {
         XCTAssertEqual(try backend.changes(after: 0, limit: 10).changes.map(\.key), ["first", "second"])
     }
 
+    /// A reader told what pruning took from after its cursor, and nothing when
+    /// nothing follows the cursor: no look at the oldest entry then (a
+    /// dispatch woken by its own handle's changes reads no entry).
+    func prunedEntriesAfterTheCursorReadAsPrunedAndNothingNewAsNothing() throws {
+        let backend = try prepared()
+        try backend.write { transaction in
+            for index in 0..<5 { try transaction.recordChange(topic: "t", key: "k\(index)") }
+        }
+        let newest = try backend.latestSequence()
+        let none = try backend.changes(after: newest, limit: 10)
+        XCTAssertEqual(none.changes, [])
+        XCTAssertNil(none.oldestKept)
+        // The three oldest pruned, as the backends prune: the newest stay.
+        try backend.write { try $0.execute("DELETE FROM outlive_feed WHERE seq <= ?", [.integer(newest - 2)]) }
+        let behind = try backend.changes(after: newest - 4, limit: 10)
+        XCTAssertEqual(behind.changes.map(\.key), ["k3", "k4"])
+        XCTAssertEqual(behind.oldestKept, newest - 1, "a reader behind the pruning is told the oldest kept (it resyncs)")
+        let caughtUp = try backend.changes(after: newest - 2, limit: 10)
+        XCTAssertEqual(caughtUp.changes.map(\.key), ["k3", "k4"])
+        XCTAssertEqual(caughtUp.oldestKept, newest - 1)
+        XCTAssertNil(try backend.changes(after: newest, limit: 10).oldestKept)
+    }
+
     func changesAreOldestFirstAndLimited() throws {
         let backend = try prepared()
         try backend.write { transaction in

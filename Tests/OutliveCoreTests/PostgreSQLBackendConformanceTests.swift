@@ -67,6 +67,9 @@ final class PostgreSQLBackendConformanceTests: XCTestCase {
     func testUnwatchedTopicIsNotWritten() throws { try suite.unwatchedTopicIsNotWritten() }
     func testRollbackLeavesNoGapThatBlocksReaders() throws { try suite.rollbackLeavesNoGapThatBlocksReaders() }
     func testChangesAreOldestFirstAndLimited() throws { try suite.changesAreOldestFirstAndLimited() }
+    func testPrunedEntriesAfterTheCursorReadAsPrunedAndNothingNewAsNothing() throws {
+        try suite.prunedEntriesAfterTheCursorReadAsPrunedAndNothingNewAsNothing()
+    }
     func testCommitHookRunsOncePerTransactionThatRecordedChanges() throws { try suite.commitHookRunsOncePerTransactionThatRecordedChanges() }
     func testAfterCommitRunsOnlyAfterACommit() throws { try suite.afterCommitRunsOnlyAfterACommit() }
     func testStoreUsedFromItsOwnTransactionFailsInsteadOfDeadlocking() throws { try suite.storeUsedFromItsOwnTransactionFailsInsteadOfDeadlocking() }

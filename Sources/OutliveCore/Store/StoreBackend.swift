@@ -122,7 +122,8 @@ public protocol StoreBackend: AnyObject {
     /// A consistent read.
     func read<T>(_ body: (StoreTransaction) throws -> T) throws -> T
     /// Feed entries after `sequence`, oldest first, at most `limit`, and the
-    /// oldest sequence still kept (older entries were pruned).
+    /// oldest sequence still kept (older entries were pruned; nil when no
+    /// entry follows `sequence`, or the feed is empty).
     func changes(after sequence: Int64, limit: Int) throws -> (changes: [Change], oldestKept: Int64?)
     /// The newest feed sequence (0 when empty).
     func latestSequence() throws -> Int64
@@ -146,7 +147,11 @@ extension StoreBackend {
             changes.append(Change(sequence: $0.integer(0), topic: $0.textIfValid(1) ?? "", key: $0.textIfValid(2) ?? ""))
         }
         // Only a gap after the cursor can mean pruned entries: then look for the oldest kept.
-        if let first = changes.first, first.sequence == sequence &+ 1 { return (changes, first.sequence) }
+        // None after it: none was pruned unread either (pruning keeps the newest entries), and
+        // no look (a dispatch woken by this handle's own changes reads none: on PostgreSQL the
+        // look was a round trip of its own).
+        guard let first = changes.first else { return (changes, nil) }
+        if first.sequence == sequence &+ 1 { return (changes, first.sequence) }
         let oldest = try transaction.integer("SELECT min(seq) FROM outlive_feed")
         return (changes, oldest)
     }
