@@ -130,38 +130,62 @@ extension Signals {
         let registry = HandlerRegistry.shared
         var found: [DueSignal] = []
         for signal in signals {
-            guard let posted = try Signals.postedVersion(of: signal, in: transaction) else { continue }
+            var posted: PostedVersion?
             var consumers: [PendingConsumer] = []
+            // The signal's row and its due consumers in one statement: on
+            // PostgreSQL one round trip of a dispatch where the row's own
+            // statement took two (SQLite runs about as many instructions
+            // either way: the pages read are the cost there). A signal with no
+            // consumer due has no row, and nothing is due.
             // In registration order, sorted here rather than by the query: a
             // signal has one consumer or a few, and SQLite's sorter was a
             // third of the query's instructions (callgrind: a consumer's
             // dispatch of one post, 8 % fewer without it).
-            try transaction.query("""
-                SELECT consumer_id, handler, handler_name, delivery, lifetime, created FROM outlive_signal_consumers
-                WHERE signal_id = ? AND last_delivered < ? AND claim_run IS NULL
-                  AND ((lifetime = ? AND run_id = ?) OR (lifetime = ? AND process = ?) OR lifetime = ?)
-                """, [.text(signal), .integer(posted.version)] + Signals.deliverableBy(store)) { row in
-                // Read leniently: a strict read of a damaged row would fail
-                // the whole query, and the signal's other consumers with it.
-                let name = row.textIfValid(2)
+            try transaction.query(Self.dueConsumersSQL, [.text(signal)] + Signals.deliverableBy(store)) { row in
+                // The signal's columns strictly (a damaged version fails the
+                // read, as it fails every reader of the signal), once: each
+                // row repeats them.
+                let version: PostedVersion
+                if let read = posted {
+                    version = read
+                } else {
+                    version = PostedVersion(version: row.integer(0), payload: row.blob(1) ?? [], terminated: row.integer(2) != 0)
+                    posted = version
+                }
+                // The consumer's leniently: a strict read of a damaged row
+                // would fail the whole query, and the signal's other
+                // consumers with it.
+                let name = row.textIfValid(5)
                 if let name, !registry.canResolve(name) { return }  // for a process that resolves it
-                guard let id = row.textIfValid(0), let name,
-                      let delivery = row.integerIfValid(3).flatMap({ Int32(exactly: $0) }).flatMap(SignalDelivery.init(rawValue:)),
-                      let lifetime = row.integerIfValid(4).flatMap({ Int32(exactly: $0) }).flatMap(SignalLifetime.init(rawValue:)) else {
-                    reportDamagedConsumer(row.textIfValid(0), of: signal)
+                guard let id = row.textIfValid(3), let name,
+                      let delivery = row.integerIfValid(6).flatMap({ Int32(exactly: $0) }).flatMap(SignalDelivery.init(rawValue:)),
+                      let lifetime = row.integerIfValid(7).flatMap({ Int32(exactly: $0) }).flatMap(SignalLifetime.init(rawValue:)) else {
+                    reportDamagedConsumer(row.textIfValid(3), of: signal)
                     return
                 }
-                if lifetime == .thisRun, let delivered = unrecorded.version(of: id), delivered >= posted.version { return }
+                if lifetime == .thisRun, let delivered = unrecorded.version(of: id), delivered >= version.version { return }
                 // A damaged time sorts last; it does not stop the delivery (it only orders).
                 // A damaged handler is logged as undecodable by the delivery, and left stored.
-                consumers.append(PendingConsumer(consumerID: id, signalID: signal, handler: row.blobIfValid(1) ?? [], handlerName: name,
-                                                 delivery: delivery, lifetime: lifetime, created: row.doubleIfValid(5) ?? .infinity))
+                consumers.append(PendingConsumer(consumerID: id, signalID: signal, handler: row.blobIfValid(4) ?? [], handlerName: name,
+                                                 delivery: delivery, lifetime: lifetime, created: row.doubleIfValid(8) ?? .infinity))
             }
+            guard let posted, !consumers.isEmpty else { continue }
             if consumers.count > 1 { consumers.sort(by: Self.registrationOrder) }
-            if !consumers.isEmpty { found.append((signal, posted, consumers)) }
+            found.append((signal, posted, consumers))
         }
         return found
     }
+
+    /// A posted signal (version above 0) with the consumers this run may
+    /// deliver it to that have not had it; parameters: the signal, then
+    /// `deliverableBy`.
+    private static let dueConsumersSQL = """
+        SELECT s.version, s.payload, s.terminated,
+            c.consumer_id, c.handler, c.handler_name, c.delivery, c.lifetime, c.created
+        FROM outlive_signals s JOIN outlive_signal_consumers c ON c.signal_id = s.signal_id
+        WHERE s.signal_id = ? AND s.version > 0 AND c.last_delivered < s.version AND c.claim_run IS NULL
+          AND ((c.lifetime = ? AND c.run_id = ?) OR (c.lifetime = ? AND c.process = ?) OR c.lifetime = ?)
+        """
 
     /// Logs, once per consumer and handle, a consumer row whose id, handler
     /// name, delivery or lifetime is not a value Outlive stores: no process
