@@ -109,7 +109,7 @@ public final class Store {
             try loop.addSource(own) { [weak self] in
                 guard let self else { return }
                 self.liveness.drainOwnChanges()
-                self.readFeed()
+                self.readFeed(entries: false)
             }
         }
         scheduleLivenessCheck()
@@ -368,7 +368,12 @@ public final class Store {
     /// to its subscribers. Costs in proportion to what changed: one read
     /// transaction for the feed and what the subscribers' readers read, then
     /// their callbacks, outside it.
-    public func readFeed() {
+    /// `entries`: false when only this handle's own changes woke it (their
+    /// eventfd). Another run's change rings the doorbell (SQLite) or sends
+    /// a NOTIFY (PostgreSQL) when it commits, and that wake-up reads the
+    /// feed, so this one leaves the feed's query out: on PostgreSQL a round
+    /// trip of a dispatch that delivers this handle's own post.
+    public func readFeed(entries: Bool = true) {
         guard let start = lock.withLock({ feedCursor }) else { return }
         var cursor = start
         // Taken before the read begins: its snapshot holds each of them.
@@ -378,7 +383,7 @@ public final class Store {
         let read: Void? = try? backend.read { transaction in
             var byTopic: [String: [String]] = [:]
             for change in own.changes { byTopic[change.topic, default: []].append(change.key) }
-            while true {
+            while entries {
                 guard let (changes, oldest) = try? backend.changes(after: cursor, limit: 1_000, in: transaction) else { break }
                 if let oldest, cursor < Int64.max, oldest > cursor + 1 {
                     if !resync { Log.emit(.warning, "store \(label): change feed entries after \(cursor) were pruned before this process read them; rereading state") }
