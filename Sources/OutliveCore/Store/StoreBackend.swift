@@ -148,8 +148,8 @@ extension StoreBackend {
         }
         // Only a gap after the cursor can mean pruned entries: then look for the oldest kept.
         // None after it: none was pruned unread either (pruning keeps the newest entries), and
-        // no look (a dispatch woken by this handle's own changes reads none: on PostgreSQL the
-        // look was a round trip of its own).
+        // no look (many wake-ups find nothing new — a liveness check's read, a doorbell whose
+        // change was read already —; on PostgreSQL the look was a round trip of its own).
         guard let first = changes.first else { return (changes, nil) }
         if first.sequence == sequence &+ 1 { return (changes, first.sequence) }
         let oldest = try transaction.integer("SELECT min(seq) FROM outlive_feed")
