@@ -398,6 +398,43 @@ static void test_a_change_two_handles_watch_wakes_both_loops(void) {
     harness_remove_store(location);
 }
 
+/* Dispatches for `ms` milliseconds, whatever is observed. */
+static void dispatch_for(outlive_loop *loop, int ms) {
+    for (int waited = 0; waited < ms; waited += 20) {
+        struct pollfd pfd = {.fd = outlive_loop_fd(loop), .events = POLLIN};
+        if (poll(&pfd, 1, 20) > 0 && (pfd.revents & POLLIN)) outlive_loop_dispatch(loop, 0);
+    }
+}
+
+/* Another handle's change whose reading failed (the feed's table renamed
+ * away under the store, then back) is read at the next wake-up, even one
+ * that only the handle's own change makes: those leave the feed's query out
+ * only while the last reading of it succeeded. */
+static void test_a_change_whose_reading_failed_is_read_at_the_next_wake_up_even_an_own_one(void) {
+    char location[4096];
+    snprintf(location, sizeof location, "%s", harness_store_location());
+    outlive_store *watcher = open_store(location);
+    outlive_store *other = NULL;
+    CHECK_OK(outlive_store_open(location, "other", NULL, NULL, &other));
+    CHECK(watcher && other);
+    struct observed far = {0}, own = {0};
+    uint64_t token = 0;
+    CHECK_OK(outlive_kv_observe(watcher, "far/", note_key, &far, NULL, &token));
+    CHECK_OK(outlive_kv_observe(watcher, "own/", note_key, &own, NULL, &token));
+    CHECK_OK(outlive_kv_set(other, "far/x", "1", 1));
+    CHECK(harness_store_sql(location, "ALTER TABLE outlive_feed RENAME TO outlive_feed_away; SELECT 1", NULL, 0));
+    dispatch_for(outlive_store_loop(watcher), 300);
+    CHECK_MSG(far.calls == 0, "the change was read with the feed's table gone (%d calls)", far.calls);
+    CHECK(harness_store_sql(location, "ALTER TABLE outlive_feed_away RENAME TO outlive_feed; SELECT 1", NULL, 0));
+    CHECK_OK(outlive_kv_set(watcher, "own/y", "2", 1));
+    CHECK_MSG(dispatch_until_observed(outlive_store_loop(watcher), &own, 1), "the handle's own change was not observed");
+    CHECK_MSG(dispatch_until_observed(outlive_store_loop(watcher), &far, 1), "the other handle's change was left unread");
+    CHECK(strcmp(far.key, "far/x") == 0);
+    outlive_store_close(other);
+    outlive_store_close(watcher);
+    harness_remove_store(location);
+}
+
 /* Keys list as every list does: a snapshot in bytewise order under a prefix,
  * paged with the last key of one list as `after` of the next. */
 static void test_keys_list_in_order_and_page_after_the_last_key(void) {
@@ -613,6 +650,7 @@ HARNESS_MAIN(
     T(test_observer_context_is_released_once_and_never_after_a_failed_registration),
     T(test_a_change_only_its_own_handle_watches_wakes_its_loop_and_rings_no_doorbell),
     T(test_a_change_two_handles_watch_wakes_both_loops),
+    T(test_a_change_whose_reading_failed_is_read_at_the_next_wake_up_even_an_own_one),
     T(test_set_get_delete_round_trip),
     T(test_empty_value_is_present_and_not_null),
     T(test_values_survive_reopen),

@@ -70,6 +70,10 @@ public final class Store {
     // Guarded by `lock`.
     private var closed = false
     private var feedCursor: Int64?
+    /// A reading of the feed's entries failed (its transaction or its
+    /// query): they are still after the cursor, and the next wake-up of any
+    /// kind reads them, one woken by this handle's own changes included.
+    private var feedUnread = false
     private var subscribers: [String: [UInt64: Subscriber]] = [:]
     private var nextSubscription: UInt64 = 1
     private var endHooks: [(StoreTransaction, EndedRun) throws -> Void] = []
@@ -371,10 +375,13 @@ public final class Store {
     /// `entries`: false when only this handle's own changes woke it (their
     /// eventfd). Another run's change rings the doorbell (SQLite) or sends
     /// a NOTIFY (PostgreSQL) when it commits, and that wake-up reads the
-    /// feed, so this one leaves the feed's query out: on PostgreSQL a round
-    /// trip of a dispatch that delivers this handle's own post.
+    /// feed, so this one leaves the feed's query out (on PostgreSQL a round
+    /// trip of a dispatch that delivers this handle's own post) — unless
+    /// the last reading of the entries failed (`feedUnread`).
     public func readFeed(entries: Bool = true) {
-        guard let start = lock.withLock({ feedCursor }) else { return }
+        guard let (start, unread) = lock.withLock({ feedCursor.map { ($0, feedUnread) } }) else { return }
+        let readsEntries = entries || unread
+        var entriesRead = true
         var cursor = start
         // Taken before the read begins: its snapshot holds each of them.
         let own = backend.ownChanges.take()
@@ -383,8 +390,11 @@ public final class Store {
         let read: Void? = try? backend.read { transaction in
             var byTopic: [String: [String]] = [:]
             for change in own.changes { byTopic[change.topic, default: []].append(change.key) }
-            while entries {
-                guard let (changes, oldest) = try? backend.changes(after: cursor, limit: 1_000, in: transaction) else { break }
+            while readsEntries {
+                guard let (changes, oldest) = try? backend.changes(after: cursor, limit: 1_000, in: transaction) else {
+                    entriesRead = false
+                    break
+                }
                 if let oldest, cursor < Int64.max, oldest > cursor + 1 {
                     if !resync { Log.emit(.warning, "store \(label): change feed entries after \(cursor) were pruned before this process read them; rereading state") }
                     resync = true
@@ -421,9 +431,13 @@ public final class Store {
         // and the next wake-up reads the same entries again.
         guard read != nil else {
             backend.ownChanges.putBack(own)
+            if readsEntries { lock.withLock { feedUnread = true } }
             return
         }
-        lock.withLock { feedCursor = max(feedCursor ?? cursor, cursor) }
+        lock.withLock {
+            feedCursor = max(feedCursor ?? cursor, cursor)
+            if readsEntries { feedUnread = !entriesRead }
+        }
         for item in work {
             guard isOpen else { return }  // closed by an earlier callback of this dispatch
             item()
