@@ -237,3 +237,41 @@ final class GroupCommitGatherTests: XCTestCase {
         XCTAssertEqual(log.all, ["group of 2, gathering: false", "group of 1, gathering: true", "joined: 1, then: 0"])
     }
 }
+
+/// A member looks for its post before it sleeps only when the last COMMIT
+/// was short (no slow fsync): after a long one it would wait past its budget
+/// anyway, spending CPU for nothing.
+final class GroupCommitLookingTests: XCTestCase {
+    /// Looking members after a lone write whose COMMIT took `took`, then a
+    /// write under way with one more queued behind it.
+    func lookedCount(afterACommitTaking took: Int64) -> Int {
+        let group = GroupCommit()
+        group.submit(GroupCommit.Member { _ in }) { _, _ in took }
+        let done = DispatchGroup()
+        func submit(_ commit: @escaping ([GroupCommit.Member], (() -> [GroupCommit.Member])?) -> Int64) {
+            done.enter()
+            Thread {
+                defer { done.leave() }
+                group.submit(GroupCommit.Member { _ in }, commit: commit)
+            }.start()
+        }
+        let committing = DispatchSemaphore(value: 0)
+        submit { _, _ in
+            committing.signal()
+            while group.queuedCount < 1 { usleep(100) }
+            return took
+        }
+        committing.wait()
+        submit { _, _ in took }
+        done.wait()
+        return group.lookedCount
+    }
+
+    func testAfterAShortCommitAWaitingMemberLooksBeforeItSleeps() {
+        XCTAssertEqual(lookedCount(afterACommitTaking: 100_000), 1)
+    }
+
+    func testAfterACommitLongerThanTheBudgetAWaitingMemberSleepsAtOnce() {
+        XCTAssertEqual(lookedCount(afterACommitTaking: 2_000_000), 0)
+    }
+}

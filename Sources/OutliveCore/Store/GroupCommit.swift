@@ -33,8 +33,10 @@ import Glibc
 ///   BEGIN and its COMMIT, 43 µs with the members looking). A member that
 ///   looks is posted without a system call, and runs at once. It costs CPU
 ///   only while the member's call waits for a commit, and yields it to any
-///   other thread that wants it; past the budget (a slow disk's fsync) it
-///   sleeps, where the wake-up is small beside the wait. Measured in
+///   other thread that wants it; past the budget it sleeps. A member does not
+///   look at all when the last COMMIT took longer than the budget (a slow
+///   disk's fsync): it would wait past it anyway, and there the wake-up is
+///   small beside the wait. Measured in
 ///   docs/store.md ("Group commit: a waiting call looks before it sleeps").
 ///
 /// Gathering: the members a group releases come back one by one, and the
@@ -90,14 +92,16 @@ final class GroupCommit {
         /// Posted once per member: when it is done, or handed the lead.
         fileprivate func wake() { sem_post(wakeup) }
 
-        /// Yields its CPU, looking for the post, for up to `spinNanoseconds`
-        /// before it sleeps (see the type's comment).
-        fileprivate func sleep() {
-            let until = Clock.monotonicNanoseconds() + GroupCommit.spinNanoseconds
-            repeat {
-                if sem_trywait(wakeup) == 0 { return }
-                sched_yield()
-            } while Clock.monotonicNanoseconds() < until
+        /// When `looking`, yields its CPU, looking for the post, for up to
+        /// `spinNanoseconds` before it sleeps (see the type's comment).
+        fileprivate func sleep(looking: Bool) {
+            if looking {
+                let until = Clock.monotonicNanoseconds() + GroupCommit.spinNanoseconds
+                repeat {
+                    if sem_trywait(wakeup) == 0 { return }
+                    sched_yield()
+                } while Clock.monotonicNanoseconds() < until
+            }
             while sem_wait(wakeup) != 0 {}
         }
     }
@@ -152,8 +156,10 @@ final class GroupCommit {
                 gatherWaiting = false
                 pthread_cond_signal(gathered)
             }
+            let looking = commitNanoseconds < GroupCommit.spinNanoseconds
+            if looking { lookingCount += 1 }
             pthread_mutex_unlock(mutex)
-            member.sleep()
+            member.sleep(looking: looking)
             if member.state == .done { return }
             pthread_mutex_lock(mutex)
         } else {
@@ -220,6 +226,7 @@ final class GroupCommit {
     static let yieldNanoseconds: Int64 = 200_000
     /// How long a member looks for its post, yielding, before it sleeps:
     /// about a commit with an fsync on a fast disk, and many without one.
+    /// Also the longest last COMMIT after which members look at all.
     static let spinNanoseconds: Int64 = 250_000
 
     /// The lone caller's way in, without a member: true when no group is
@@ -253,6 +260,14 @@ final class GroupCommit {
         }
         pthread_mutex_unlock(mutex)
         next?.wake()
+    }
+
+    /// Members that looked for their post before they slept (for tests).
+    private var lookingCount = 0
+    var lookedCount: Int {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return lookingCount
     }
 
     /// Writes waiting for a group (for tests that line up a group).
