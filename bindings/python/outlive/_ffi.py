@@ -422,7 +422,7 @@ _declare(_DECLARATIONS)
 # (tests/test_ffi_declarations.py checks both).
 _BY_ADDRESS = ("outlive_handler_call", "outlive_args_set_id", "outlive_args_set_string", "outlive_args_set_integer",
                "outlive_args_set_double", "outlive_args_set_bool", "outlive_args_remove", "outlive_task_enqueue",
-               "outlive_handler_free", "outlive_signal_post")
+               "outlive_handler_free", "outlive_signal_post", "outlive_object_bytes")
 
 
 def _by_address(name: str) -> typing.Any:

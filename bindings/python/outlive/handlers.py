@@ -25,6 +25,7 @@ _SIZES = _ffi._SIZES
 _size_arg = _ffi.size_arg
 _pending_threads = _callbacks.pending_threads
 _free = _ffi.BY_ADDRESS["outlive_handler_free"]
+_call_by_address = _ffi.BY_ADDRESS["outlive_handler_call"]
 _deserialize: typing.Any = _ffi.outlive_handler_deserialize
 _byref = ctypes.byref
 
@@ -312,23 +313,27 @@ def declare(handler_name: str, function: typing.Callable[..., typing.Any],
     signature = ", ".join(declared)
     prototype = ctypes.CFUNCTYPE(None, *ctypes_of)
 
+    # Each parameter's decoder, made once; the raw values after the
+    # parameters' (the hidden result signal, the completion) are left out by zip.
+    decoders = [parameter.decoder() for parameter in parameters]
+    count = len(parameters)
+
     def trampoline(*raw: typing.Any) -> None:
         completion = raw[-1] if ends_attempt else None
-        values = list(raw[:-1] if ends_attempt else raw)
         signal: typing.Optional[str] = None
         if hidden_signal:
-            pointer = values.pop()
+            pointer = raw[count]
             signal = object_bytes(pointer).decode("utf-8") if pointer else None
         token = None
         try:
-            arguments = [parameter.decode(value) for parameter, value in zip(parameters, values)]
+            arguments = [decode(value) for decode, value in zip(decoders, raw)]
             if returns is not None:
                 if not hidden_signal:
                     given = arguments[names.index("result_signal")]
                     signal = None if given is None else str(given)
                 token = results.current_signal.set(signal)
             result = function(*arguments)
-            if inspect.iscoroutine(result):
+            if result is not None and inspect.iscoroutine(result):
                 _await(result, handler_name, completion, _outcome(returns, signal))
                 return
         except _STOPPING as error:
@@ -344,7 +349,10 @@ def declare(handler_name: str, function: typing.Callable[..., typing.Any],
             if token is not None:
                 results.current_signal.reset(token)
         if completion:
-            _succeed(handler_name, completion, _outcome(returns, signal), result)
+            if returns is None:
+                _complete_success(completion)  # what _succeed does for it, without its steps
+            else:
+                _succeed(handler_name, completion, _outcome(returns, signal), result)
 
     c_function = prototype(trampoline)
     with _registered_lock:
@@ -442,17 +450,26 @@ def running_coroutines() -> typing.Set["asyncio.Task[typing.Any]"]:
 _succeeded = threading.local()
 
 
+def _complete_success(completion: typing.Any) -> None:
+    """Ends a task's attempt as a success through its borrowed completion
+    handler. Its arguments (success=True) are the same every time: made once
+    per thread, and passed by address (see _ffi.BY_ADDRESS)."""
+    address = getattr(_succeeded, "address", None)
+    if address is None:
+        _succeeded.args = Args({"success": True})
+        address = _succeeded.address = _succeeded.args.handle.value
+    status = _call_by_address(completion, address)
+    if status != 0:
+        _logger.warning("completing a task's attempt failed: %s", error_for(status))
+
+
 def _complete(completion: typing.Any, **outcome: typing.Any) -> None:
-    """Ends a task's attempt through its borrowed completion handler. The
-    arguments of a plain success are the same every time: made once per thread."""
+    """Ends a task's attempt through its borrowed completion handler."""
     if len(outcome) == 1 and outcome.get("success") is True:
-        args: typing.Optional[Args] = getattr(_succeeded, "args", None)
-        if args is None:
-            args = _succeeded.args = Args(outcome)
+        _complete_success(completion)
+        return
+    with Args(outcome) as args:
         status = _ffi.outlive_handler_call(completion, args.handle)
-    else:
-        with Args(outcome) as args:
-            status = _ffi.outlive_handler_call(completion, args.handle)
     if status != 0:
         _logger.warning("completing a task's attempt failed: %s", error_for(status))
 

@@ -117,6 +117,16 @@ class Parameter:
 
     # ── values coming out (raw ctypes values of a call) ─────────────────────
 
+    def decoder(self) -> typing.Callable[[typing.Any], typing.Any]:
+        """`decode`, or for a str or bytes parameter the same steps made once
+        (a handler's trampoline decodes every argument of every call)."""
+        if self.kind != "ID" or self.base not in (str, bytes):
+            return self.decode
+        absent = None if self.default is inspect.Parameter.empty else self.default
+        if self.base is bytes:
+            return lambda raw: object_bytes(raw) if raw else absent
+        return lambda raw: object_bytes(raw).decode("utf-8") if raw else absent
+
     def decode(self, raw: typing.Any) -> typing.Any:
         """The Python value of a raw C argument (absent: the default, or None)."""
         if self.kind in ("ID", "JSON", "HANDLER") and not raw:

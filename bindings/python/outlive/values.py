@@ -464,10 +464,15 @@ def _check(status: int) -> None:
         raise error_for(status)
 
 
+# By address (see _ffi.BY_ADDRESS): the pointers are the ones C handed to a
+# handler's trampoline or a callback.
+_object_bytes = _ffi.BY_ADDRESS["outlive_object_bytes"]
+
+
 def object_bytes(pointer: typing.Any) -> bytes:
     """The bytes of a borrowed outlive_object pointer, without its type tag."""
     size = ctypes.c_size_t()  # one per call: a handler may run on several threads at once
-    data = _ffi.outlive_object_bytes(pointer, ctypes.byref(size))
+    data = _object_bytes(pointer, ctypes.byref(size))
     return ctypes.string_at(data, size.value) if size.value else b""
 
 
