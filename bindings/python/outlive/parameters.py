@@ -24,7 +24,7 @@ import types
 import typing
 
 from . import _ffi
-from .values import ID, Int, UInteger, object_bytes, object_value
+from .values import ID, Int, UInteger, _argument_bytes, object_bytes, object_value
 
 JSON_TAG = "json"
 """The type tag of an ID holding a JSON value (`ID<json>` in a signature)."""
@@ -124,8 +124,8 @@ class Parameter:
             return self.decode
         absent = None if self.default is inspect.Parameter.empty else self.default
         if self.base is bytes:
-            return lambda raw: object_bytes(raw) if raw else absent
-        return lambda raw: object_bytes(raw).decode("utf-8") if raw else absent
+            return lambda raw: _argument_bytes(raw) if raw else absent
+        return lambda raw: _argument_bytes(raw).decode("utf-8") if raw else absent
 
     def decode(self, raw: typing.Any) -> typing.Any:
         """The Python value of a raw C argument (absent: the default, or None)."""

@@ -464,15 +464,22 @@ def _check(status: int) -> None:
         raise error_for(status)
 
 
-# By address (see _ffi.BY_ADDRESS): the pointers are the ones C handed to a
-# handler's trampoline or a callback.
-_object_bytes = _ffi.BY_ADDRESS["outlive_object_bytes"]
-
-
 def object_bytes(pointer: typing.Any) -> bytes:
     """The bytes of a borrowed outlive_object pointer, without its type tag."""
     size = ctypes.c_size_t()  # one per call: a handler may run on several threads at once
-    data = _object_bytes(pointer, ctypes.byref(size))
+    data = _ffi.outlive_object_bytes(pointer, ctypes.byref(size))
+    return ctypes.string_at(data, size.value) if size.value else b""
+
+
+_object_bytes_by_address = _ffi.BY_ADDRESS["outlive_object_bytes"]
+
+
+def _argument_bytes(pointer: typing.Any) -> bytes:
+    """`object_bytes` of an ObjectP that C passed to a handler's trampoline,
+    by address (see _ffi.BY_ADDRESS): without the typed handle's check, which
+    `object_bytes`, reachable by any caller, keeps."""
+    size = ctypes.c_size_t()
+    data = _object_bytes_by_address(pointer, ctypes.byref(size))
     return ctypes.string_at(data, size.value) if size.value else b""
 
 

@@ -272,3 +272,12 @@ def test_the_unconverted_handler_call_is_the_declaration_called_with_its_exact_t
         made = _ffi.size_arg(size)
         assert type(made) is ctypes.c_size_t and made.value == size
     assert all(type(made) is ctypes.c_size_t and made.value == size for size, made in enumerate(_ffi._SIZES))
+
+
+def test_object_bytes_refuses_what_is_not_an_object_pointer():
+    # The trampolines read their arguments by address; the helper any caller
+    # can reach keeps the typed handle's check (an address would be read as one).
+    from outlive import values
+    for bad in (12345, "text", b"bytes", _ffi.ArgsP()):
+        with pytest.raises(ctypes.ArgumentError):
+            values.object_bytes(bad)
