@@ -311,6 +311,56 @@ static void test_the_queue_list_counts_pending_running_and_dead_tasks_per_queue(
     harness_remove_store(dir);
 }
 
+/* Past a fold of the counts (64 adds), the tasks run below the counted mark:
+ * a claim writes no counter (running tasks are counted from their rows), so
+ * the list must still split what is not ended into pending and running, and
+ * a task that dies or completes must leave its queue's counts exact. */
+static void test_the_queue_counts_stay_exact_for_tasks_claimed_below_the_counted_mark(void) {
+    reset();
+    const char *dir = harness_store_location();
+    outlive_store *store = open_store(dir, "app");
+    CHECK(store != NULL);
+    CHECK_OK(outlive_queue_serve(store, "default", 0));
+    CHECK_OK(outlive_queue_declare(store, "many", OUTLIVE_QUEUE_PARALLEL));
+    outlive_task_policy policy = OUTLIVE_TASK_POLICY_INIT;
+    policy.max_attempts = 1;
+    CHECK_OK(outlive_tasks_set_policy(store, &policy));
+    CHECK_OK(enqueue(store, "queues_hold", "held-0", "many", 0, NULL, NULL));
+    CHECK_OK(enqueue(store, "queues_hold", "held-1", "many", 0, NULL, NULL));
+    CHECK_OK(enqueue(store, "queues_fail", "doomed", "many", 0, NULL, NULL));
+    for (int i = 0; i < 97; i++) {
+        char label[16];
+        snprintf(label, sizeof label, "r%d", i);
+        CHECK_OK(enqueue(store, "queues_record", label, "many", 0, NULL, NULL));
+    }
+    size_t pending = 0, running = 0, dead = 0, total = 0;
+    CHECK(queue_counts(store, "many", &pending, &running, &dead));
+    CHECK(pending == 100 && running == 0 && dead == 0);
+    CHECK_OK(outlive_queue_serve(store, "many", 2));
+    CHECK(harness_dispatch_until(outlive_store_loop(store), &call_count, 2, 10));
+    harness_dispatch_for(outlive_store_loop(store), 0.1);
+    CHECK_MSG(atomic_load(&call_count) == 2, "%d calls", atomic_load(&call_count));
+    CHECK(queue_counts(store, "many", &pending, &running, &dead));
+    CHECK_MSG(pending == 98 && running == 2 && dead == 0, "%zu %zu %zu", pending, running, dead);
+    CHECK_OK(outlive_tasks_count(store, &total));
+    CHECK(total == 100);
+    complete_held(0);
+    CHECK(harness_dispatch_until(outlive_store_loop(store), &call_count, 100, 20));
+    harness_dispatch_for(outlive_store_loop(store), 0.1);
+    CHECK(queue_counts(store, "many", &pending, &running, &dead));
+    CHECK_MSG(pending == 0 && running == 1 && dead == 1, "%zu %zu %zu", pending, running, dead);
+    CHECK_OK(outlive_tasks_count(store, &total));
+    CHECK(total == 1);
+    complete_held(1);
+    harness_dispatch_for(outlive_store_loop(store), 0.2);
+    CHECK(queue_counts(store, "many", &pending, &running, &dead));
+    CHECK_MSG(pending == 0 && running == 0 && dead == 1, "%zu %zu %zu", pending, running, dead);
+    CHECK_OK(outlive_tasks_count(store, &total));
+    CHECK(total == 0);
+    outlive_store_close(store);
+    harness_remove_store(dir);
+}
+
 static void test_bad_queue_input_gets_precise_statuses_and_stores_nothing(void) {
     reset();
     const char *dir = harness_store_location();
@@ -427,5 +477,6 @@ HARNESS_MAIN(
     T(test_a_served_queue_runs_at_once_while_the_default_queue_keeps_its_triggers),
     T(test_a_handle_that_serves_nothing_adds_but_never_runs),
     T(test_the_queue_list_counts_pending_running_and_dead_tasks_per_queue),
+    T(test_the_queue_counts_stay_exact_for_tasks_claimed_below_the_counted_mark),
     T(test_bad_queue_input_gets_precise_statuses_and_stores_nothing),
 )

@@ -69,13 +69,16 @@ extension TaskQueue {
         try store.checkUsable()
         return try store.database.read { transaction in
             var queues: [TaskQueueInfo] = []
-            // PostgreSQL keeps no running count (a claim writes no counter:
-            // TaskSchema step 7): its `pending` counts the running tasks too.
+            // Neither engine keeps a running count (a claim writes no
+            // counter: TaskSchema step 7 on PostgreSQL, 13 on SQLite): their
+            // `pending` counts the running tasks too. On SQLite `running`
+            // holds what an older library's fold put there (step 13).
             let sql = store.engine == .sqlite ? """
-                SELECT name, kind, pending\(TaskSchema.uncounted("queue = q.name AND state IN (0, 3)")),
-                    running\(TaskSchema.uncounted("queue = q.name AND state = 1")),
-                    dead\(TaskSchema.uncounted("queue = q.name AND state = 2"))
-                FROM outlive_task_queues q WHERE name > ? AND typeof(name) = 'text' ORDER BY name LIMIT ?
+                SELECT name, kind, pending - running, running, dead FROM (
+                    SELECT name, kind, pending + running\(TaskSchema.uncounted("queue = q.name AND state IN (0, 1, 3)")) AS pending,
+                        dead\(TaskSchema.uncounted("queue = q.name AND state = 2")) AS dead,
+                        \(TaskSchema.runningCount(queue: "q.name")) AS running
+                    FROM outlive_task_queues q WHERE name > ? AND typeof(name) = 'text' ORDER BY name LIMIT ?) ORDER BY name
                 """ : """
                 SELECT name, kind, pending - running, running, dead FROM (
                     SELECT name, kind, pending\(TaskSchema.uncounted("queue = q.name AND state <> 2")) AS pending,

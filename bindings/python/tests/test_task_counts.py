@@ -5,9 +5,11 @@ Whichever side of the mark a task is on, and whatever happens to it there
 (claimed, dead, cancelled, run), every count read is exact."""
 import os
 import sqlite3
+import uuid
 
 import outlive
 from conftest import dispatch_until
+from task_steps import undo_step_13
 
 
 @outlive.handler("py.counts.ok")
@@ -115,3 +117,41 @@ def test_a_damaged_counted_mark_is_refused_as_corrupt_and_the_tasks_stay_as_they
             else:
                 raise AssertionError(f"{damage}: adds went on")
         assert raw(directory, "SELECT count(*) FROM outlive_tasks") == 3, damage
+
+
+def test_a_store_of_step_12_migrates_with_its_running_tasks_counted_as_not_ended(tmp_path):
+    """Step 13: a claim no longer moves a task from `pending` to `running`;
+    `pending` counts every task not ended. A store whose counters still hold
+    claimed tasks in `running` (below the counted mark) migrates with them
+    added to `pending`: when the dead run's claims return to ready, and when
+    the tasks then run, every count read is exact."""
+    directory = str(tmp_path / "store")
+    with outlive.Store(directory) as store:
+        store.queues.serve("default", 0)
+        for index in range(70):
+            store.tasks.add(outlive.Handler("py.counts.ok", label=str(index)))
+    mark = counted_mark(directory)
+    assert mark >= 64
+    db = sqlite3.connect(os.path.join(directory, "outlive.db"), isolation_level=None)
+    try:
+        db.execute("BEGIN IMMEDIATE")
+        # A run that claimed three counted tasks, then died without a trace in runs/.
+        run = str(uuid.uuid4())
+        db.execute("INSERT INTO outlive_runs(run_id, process, pid, started) VALUES (?, 'gone', 1, 0)", (run,))
+        db.execute("UPDATE outlive_tasks SET state = 1, runner = ?, claim = ?, attempts = 1 WHERE seq <= 3",
+                   (run, str(uuid.uuid4())))
+        undo_step_13(db)
+        db.execute("COMMIT")
+    finally:
+        db.close()
+    assert raw(directory, "SELECT running FROM outlive_task_queues WHERE name = 'default'") == 3
+    assert raw(directory, "SELECT pending FROM outlive_task_queues WHERE name = 'default'") == mark - 3
+    with outlive.Store(directory) as store:
+        store.queues.serve("default", 0)
+        assert raw(directory, "SELECT version FROM outlive_schema WHERE component = 'tasks'") == 13
+        assert len(store.tasks) == 70
+        assert counts(store)["default"][0] + counts(store)["default"][1] == 70
+        store.queues.serve("default", 1)
+        assert dispatch_until(store, lambda: len(store.tasks) == 0, seconds=60)
+        assert counts(store) == {"default": (0, 0, 0)}
+    assert raw(directory, "SELECT pending + running FROM outlive_task_queues WHERE name = 'default'") == 0

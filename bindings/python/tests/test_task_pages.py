@@ -171,8 +171,8 @@ def test_a_store_of_the_previous_step_with_tasks_in_every_state_migrates_and_kee
     with outlive.Store(directory) as store:
         store.queues.serve("default", 0)
         store.queues.serve("held", 0)
-        # Steps 11 and 12 (PostgreSQL's alone, empty here).
-        assert stored(directory, "SELECT version FROM outlive_schema WHERE component = 'tasks'") == [(12,)]
+        # Steps 11 to 13 (12 PostgreSQL's alone, empty here).
+        assert stored(directory, "SELECT version FROM outlive_schema WHERE component = 'tasks'") == [(13,)]
         # Every row as it was (the dead run's task back to ready, its attempt counted).
         after = stored(directory, "SELECT seq, id, state, attempts, priority, queue, unique_key, cancelled FROM outlive_tasks ORDER BY seq")
         assert [row for row in after if row[1] != held] == [row for row in before if row[1] != held]
