@@ -75,10 +75,11 @@ extension TaskQueue {
             // holds what an older library's fold put there (step 13).
             let sql = store.engine == .sqlite ? """
                 SELECT name, kind, pending - running, running, dead FROM (
-                    SELECT name, kind, pending + running\(TaskSchema.uncounted("queue = q.name AND state IN (0, 1, 3)")) AS pending,
-                        dead\(TaskSchema.uncounted("queue = q.name AND state = 2")) AS dead,
-                        \(TaskSchema.runningCount(queue: "q.name")) AS running
-                    FROM outlive_task_queues q WHERE name > ? AND typeof(name) = 'text' ORDER BY name LIMIT ?) ORDER BY name
+                    SELECT q.name AS name, q.kind AS kind,
+                        q.pending + q.running\(TaskSchema.uncounted("queue = q.name AND state IN (0, 1, 3)")) AS pending,
+                        q.dead\(TaskSchema.uncounted("queue = q.name AND state = 2")) AS dead, ifnull(r.running, 0) AS running
+                    FROM outlive_task_queues q LEFT JOIN (\(TaskSchema.runningByQueue)) r ON r.queue = q.name
+                    WHERE q.name > ? AND typeof(q.name) = 'text' ORDER BY q.name LIMIT ?) ORDER BY name
                 """ : """
                 SELECT name, kind, pending - running, running, dead FROM (
                     SELECT name, kind, pending\(TaskSchema.uncounted("queue = q.name AND state <> 2")) AS pending,

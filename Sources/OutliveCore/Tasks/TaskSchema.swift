@@ -347,7 +347,7 @@ enum TaskSchema {
         // 7. `pending` counts the tasks not yet ended (ready, waiting or
         // running), which a claim (ready to running), a return and a retry
         // leave as they are; the running ones are counted from their rows
-        // when counts are read (`runningCount`: claimed rows, found through
+        // when counts are read (`runningByQueue`: claimed rows, found through
         // `outlive_tasks_running`, no more than the runs' limits). The claim's
         // trigger updated the queue's row once per task claimed: some 7,500
         // instructions of a completed task's 114,000 (callgrind). `running`
@@ -731,15 +731,13 @@ enum TaskSchema {
             FROM outlive_tasks t WHERE t.seq > \(countedMark) AND t.queue = outlive_task_queues.name)
         """
 
-    /// The running tasks of the queue `queue` (an SQL expression) on SQLite,
-    /// counted from their rows (step 13): the claimed rows, which
+    /// The running tasks of each queue on SQLite, counted from their rows
+    /// (step 13) in one walk: `(queue, running)` for the claimed rows, which
     /// `outlive_tasks_running` holds, no more than the runs' limits.
-    static func runningCount(queue: String) -> String {
+    static let runningByQueue = """
+        SELECT queue, count(*) AS running FROM outlive_tasks INDEXED BY outlive_tasks_running
+        WHERE runner IS NOT NULL AND state = \(State.running.rawValue) GROUP BY queue
         """
-        (SELECT count(*) FROM outlive_tasks t INDEXED BY outlive_tasks_running
-            WHERE t.runner IS NOT NULL AND t.queue = \(queue) AND t.state = \(State.running.rawValue))
-        """
-    }
 
     enum QueueKind: Int64 {
         case ordered = 1, parallel = 2
