@@ -155,3 +155,29 @@ def test_a_store_of_step_12_migrates_with_its_running_tasks_counted_as_not_ended
         assert dispatch_until(store, lambda: len(store.tasks) == 0, seconds=60)
         assert counts(store) == {"default": (0, 0, 0)}
     assert raw(directory, "SELECT pending + running FROM outlive_task_queues WHERE name = 'default'") == 0
+
+
+def test_counts_stay_exact_when_a_batch_ends_plain_tasks_and_tasks_that_post_their_results(tmp_path):
+    """A batch's plain successes go in one delete per chunk
+    (TaskBatchSQL.deleteSucceeded); a task the delete does not match (here
+    each that posts its result) ends on its own. Every chunk here holds both
+    kinds, and both ends leave their queue's counts exact, below the counted
+    mark as above it."""
+    directory = str(tmp_path / "store")
+    with outlive.Store(directory) as store:
+        store.queues.serve("default", 0)
+        for index in range(130):
+            handler = outlive.Handler("py.counts.ok", label=str(index))
+            if index % 7 == 3:
+                store.tasks.add(handler, result=True)
+            else:
+                store.tasks.add(handler)
+        mark = counted_mark(directory)
+        assert mark >= 64
+        assert counts(store) == {"default": (130, 0, 0)}
+        store.queues.serve("default", 1)
+        assert dispatch_until(store, lambda: len(store.tasks) == 0, seconds=60)
+        assert counts(store) == {"default": (0, 0, 0)}
+    # The mark as the adds left it; the counters hold no task.
+    assert counted_mark(directory) == mark
+    assert raw(directory, "SELECT pending + running FROM outlive_task_queues WHERE name = 'default'") == 0
