@@ -86,10 +86,14 @@ public final class TaskQueue {
     private static let openQueues = TokenTable<ObjectIdentifier, WeakReference<TaskQueue>>()
     /// The store's path as completions name it (absolute, taken at open).
     let completionStorePath: String
+    /// That path and this handle's run id as the IDs every completion
+    /// handler of this handle binds (`TaskCompletion.make`).
+    let completionIDs: (store: IDValue, run: IDValue)
 
     public init(store: Store) throws {
         self.store = store
         completionStorePath = TaskCompletion.absolute(store.path)
+        completionIDs = (IDValue(string: completionStorePath), IDValue(string: store.runID))
         runnerClaim = RunClaim(store: store, table: "outlive_task_runner", key: "queue", keyType: .text, run: "run_id",
                                form: .row) { transaction, _, _ in
             try transaction.recordChange(topic: TaskSchema.topic, key: "released")

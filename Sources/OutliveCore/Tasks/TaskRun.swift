@@ -406,12 +406,13 @@ extension TaskQueue {
             deliver(attempt.claim, .uncallable(attempt.decodeError ?? "the stored handler does not decode"))
             return
         }
-        var arguments = Arguments([("task_id", .id(IDValue(string: attempt.id))), ("attempt", .integer(attempt.number))])
+        let taskID = IDValue(string: attempt.id)
+        var arguments = Arguments([("task_id", .id(taskID)), ("attempt", .integer(attempt.number))])
         // A handler takes the call-time arguments it declares: the others are
         // not made (a completion handler, a read of the task's signal).
         let takesCompletion = awaitsCompletion(handler.name, run: run)
-        if takesCompletion,
-           let completion = TaskCompletion.make(storePath: completionStorePath, taskID: attempt.id, claim: attempt.claim, runID: store.runID) {
+        if takesCompletion {
+            let completion = TaskCompletion.make(store: completionIDs.store, taskID: taskID, claim: attempt.claim, run: completionIDs.run)
             arguments.set("completion", .handler(completion))
         }
         if wantsSignal(handler.name, run: run), let signal = TaskResult.callArgument(attempt.resultSignal) {
@@ -463,8 +464,11 @@ extension TaskQueue {
     func completeInCall(claim: String, taskID: String, success: Bool, error: String?) throws -> Bool {
         let call = lock.withLock { calling.flatMap { $0.claim == claim && $0.thread == ThreadIdentity.current ? $0 : nil } }
         guard let call else { return false }
-        let refusal = OutliveError.state("attempt \(claim) of task \(taskID) was completed already, or has ended (timed out, or its runner ended); this completion is ignored")
-        if lock.withLock({ results[claim] != nil }) { throw refusal }
+        // Made only when thrown: its text was some 2,500 instructions of every completion.
+        func refusal() -> OutliveError {
+            OutliveError.state("attempt \(claim) of task \(taskID) was completed already, or has ended (timed out, or its runner ended); this completion is ignored")
+        }
+        if lock.withLock({ results[claim] != nil }) { throw refusal() }
         // Another completion may have come first only if this one left the
         // call (HandedOutCompletions): its bytes or parts to another process,
         // a fork, another thread. Then the row says; otherwise no read (on
@@ -476,7 +480,7 @@ extension TaskQueue {
                 return try transaction.integer("SELECT count(*) FROM outlive_tasks WHERE \(task.condition) AND \(fence) AND state = 1 AND outcome IS NULL",
                                                task.arguments + fenced)
             }
-            guard open == 1 else { throw refusal }
+            guard open == 1 else { throw refusal() }
         }
         lock.withLock {
             results[claim] = .completion(success: success, error: error)
