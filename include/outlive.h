@@ -1180,6 +1180,25 @@ OUTLIVE_API outlive_status outlive_task_enqueue(outlive_store *store, const outl
                                                 char out_id[OUTLIVE_ID_SIZE] /* nullable */,
                                                 bool *out_existing /* nullable */);
 
+/* outlive_task_enqueue() with the handler given serialized: `size` bytes at
+ * `work` holding one handler in the format of docs/FORMAT.md (what
+ * outlive_handler_serialize writes). The bytes are decoded and checked whole
+ * before anything is stored; the caller keeps them. One C call in place of
+ * outlive_handler_deserialize, outlive_task_enqueue and outlive_handler_free:
+ * for callers whose every foreign call costs (Python's ctypes, Go's cgo) and
+ * for handlers that arrive serialized.
+ * Statuses of outlive_task_enqueue(), and
+ * OUTLIVE_E_CORRUPT         the bytes are not one handler: malformed,
+ *                           truncated, trailing bytes, a bad name, past a limit
+ *                           (the message gives the byte offset; nothing stored)
+ * OUTLIVE_E_VERSION         written by a newer format version (nothing stored)
+ * OUTLIVE_E_INVALID_ARGUMENT work NULL with a size, or the handler one of the
+ *                           library's own. */
+OUTLIVE_API outlive_status outlive_task_enqueue_serialized(outlive_store *store, const void *work, size_t size,
+                                                           const outlive_task_options *options /* nullable */,
+                                                           char out_id[OUTLIVE_ID_SIZE] /* nullable */,
+                                                           bool *out_existing /* nullable */);
+
 /* Declares the queue `name` of `kind` in the store, for every process; one
  * transaction. Declaring it again with the same kind does nothing and returns
  * OUTLIVE_OK. A queue is never removed (its tasks may outlive any process).

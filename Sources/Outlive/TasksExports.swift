@@ -14,7 +14,11 @@ private func groupID(_ pointer: UnsafePointer<CChar>?, _ name: String) throws ->
 
 private func newTask(_ work: OpaquePointer?, _ groupStart: UnsafePointer<CChar>?,
                      _ members: UnsafePointer<UnsafePointer<CChar>?>?, _ memberCount: Int, _ prefix: String) throws -> NewTask {
-    let handler = try handlerBox(work, "\(prefix)work").handler
+    try newTask(try handlerBox(work, "\(prefix)work").handler, groupStart, members, memberCount, prefix)
+}
+
+private func newTask(_ handler: Handler, _ groupStart: UnsafePointer<CChar>?,
+                     _ members: UnsafePointer<UnsafePointer<CChar>?>?, _ memberCount: Int, _ prefix: String) throws -> NewTask {
     let start = try groupStart.map { try groupID($0, "\(prefix)group_start") }
     guard memberCount >= 0, memberCount <= NewTask.maxGroupMembers else {
         throw OutliveError.invalidArgument("\(prefix)group_member_count is \(memberCount); a task is a member of at most \(NewTask.maxGroupMembers) groups")
@@ -256,25 +260,55 @@ public func outlive_task_enqueue(_ store: OpaquePointer?, _ work: OpaquePointer?
                                  _ out_id: UnsafeMutablePointer<CChar>?, _ out_existing: UnsafeMutablePointer<Bool>?) -> outlive_status {
     guarded {
         let queue = try taskQueue(store)
-        var task: NewTask
-        if let options = options?.pointee {
-            guard options.version == OUTLIVE_TASK_OPTIONS_VERSION else {
-                throw OutliveError.invalidArgument("options.version is \(options.version); this library knows version \(OUTLIVE_TASK_OPTIONS_VERSION)")
-            }
-            task = try newTask(work, options.group_start, options.group_members, options.group_member_count, "options.")
-            if let name = options.queue { task.queue = try string(name, "options.queue", maxBytes: TaskQueueName.maxSize) }
-            task.priority = options.priority
-            task.due = try dueTime(at: options.due_at, after: options.delay_seconds)
-            if let key = options.unique_key { task.uniqueKey = try string(key, "options.unique_key", maxBytes: NewTask.maxUniqueKeySize) }
-            if let signal = options.result_signal { task.resultSignal = try string(signal, "options.result_signal", maxBytes: 64) }
-            task.resultConsumer = try resultConsumer(options)
-        } else {
-            task = try newTask(work, nil, nil, 0, "")
-        }
-        let added = try queue.enqueue(task)
-        if let out_id { writeID(added.id, out_id) }
-        out_existing?.pointee = added.existing
+        let handler = try handlerBox(work, options == nil ? "work" : "options.work").handler
+        try enqueue(handler, options, into: queue, out_id, out_existing)
     }
+}
+
+@c @implementation
+public func outlive_task_enqueue_serialized(_ store: OpaquePointer?, _ work: UnsafeRawPointer?, _ size: Int,
+                                            _ options: UnsafePointer<outlive_task_options>?,
+                                            _ out_id: UnsafeMutablePointer<CChar>?,
+                                            _ out_existing: UnsafeMutablePointer<Bool>?) -> outlive_status {
+    guarded {
+        let queue = try taskQueue(store)
+        guard size >= 0 else { throw OutliveError.invalidArgument("size \(UInt(bitPattern: size)) is out of range") }
+        guard size == 0 || work != nil else { throw OutliveError.invalidArgument("work is NULL") }
+        let bytes = UnsafeRawBufferPointer(start: work, count: size)
+        let handler = try Handler(serialized: bytes)
+        // Stored as given: the decoder accepts one encoding of a handler only
+        // (shortest varints, known flags, arguments in order, no repeats), so
+        // the bytes are what serializing the handler again would write. Not
+        // with a handler among the arguments: encoding one notes a task
+        // completion that leaves its call (HandedOutCompletions).
+        let encoded = handler.bound.handlerDepth == 0 ? Array(bytes) : nil
+        try enqueue(handler, options, encoded: encoded, into: queue, out_id, out_existing)
+    }
+}
+
+/// The task of `outlive_task_enqueue` (its options read and checked) added to `queue`.
+private func enqueue(_ handler: Handler, _ options: UnsafePointer<outlive_task_options>?, encoded: [UInt8]? = nil,
+                     into queue: TaskQueue, _ out_id: UnsafeMutablePointer<CChar>?,
+                     _ out_existing: UnsafeMutablePointer<Bool>?) throws {
+    var task: NewTask
+    if let options = options?.pointee {
+        guard options.version == OUTLIVE_TASK_OPTIONS_VERSION else {
+            throw OutliveError.invalidArgument("options.version is \(options.version); this library knows version \(OUTLIVE_TASK_OPTIONS_VERSION)")
+        }
+        task = try newTask(handler, options.group_start, options.group_members, options.group_member_count, "options.")
+        if let name = options.queue { task.queue = try string(name, "options.queue", maxBytes: TaskQueueName.maxSize) }
+        task.priority = options.priority
+        task.due = try dueTime(at: options.due_at, after: options.delay_seconds)
+        if let key = options.unique_key { task.uniqueKey = try string(key, "options.unique_key", maxBytes: NewTask.maxUniqueKeySize) }
+        if let signal = options.result_signal { task.resultSignal = try string(signal, "options.result_signal", maxBytes: 64) }
+        task.resultConsumer = try resultConsumer(options)
+    } else {
+        task = try newTask(handler, nil, nil, 0, "")
+    }
+    task.encodedWork = encoded
+    let added = try queue.enqueue(task)
+    if let out_id { writeID(added.id, out_id) }
+    out_existing?.pointee = added.existing
 }
 
 /// The consumer of the result registered with the add, if options name one.

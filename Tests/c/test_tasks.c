@@ -503,6 +503,129 @@ static void test_bad_input_gets_precise_statuses_and_stores_nothing(void) {
     harness_remove_store(dir);
 }
 
+/* `handler` serialized, in a buffer of the caller's (its size in *size). */
+static bool serialized(const outlive_handler *handler, unsigned char *out, size_t capacity, size_t *size) {
+    void *bytes = NULL;
+    if (outlive_handler_serialize(handler, &bytes, size) != OUTLIVE_OK || *size > capacity) return false;
+    memcpy(out, bytes, *size);
+    outlive_free(bytes);
+    return true;
+}
+
+static void test_a_task_added_as_serialized_bytes_runs_as_one_added_as_a_handler(void) {
+    const char *dir = harness_store_location();
+    outlive_store *store = open_queue(dir);
+    CHECK(store);
+    unsigned char bytes[256];
+    size_t size = 0;
+    char ids[3][OUTLIVE_ID_SIZE];
+    const char *labels[] = { "first", "second", "third" };
+    /* Without options, with a priority, and through a handle's add between them. */
+    outlive_handler *work = labeled("local_record", labels[0]);
+    CHECK(work && serialized(work, bytes, sizeof bytes, &size));
+    CHECK_OK(outlive_task_enqueue_serialized(store, bytes, size, NULL, ids[0], NULL));
+    outlive_handler_free(work);
+    CHECK_OK(add(store, "local_record", labels[1], NULL, NULL, ids[1]));
+    work = labeled("local_judge", labels[2]);
+    CHECK(work && serialized(work, bytes, sizeof bytes, &size));
+    outlive_task_options options = OUTLIVE_TASK_OPTIONS_INIT;
+    options.unique_key = "only-one";
+    bool existing = true;
+    CHECK_OK(outlive_task_enqueue_serialized(store, bytes, size, &options, ids[2], &existing));
+    CHECK(!existing);
+    /* The key is held: nothing added, the holder's id returned. */
+    char holder[OUTLIVE_ID_SIZE] = "";
+    CHECK_OK(outlive_task_enqueue_serialized(store, bytes, size, &options, holder, &existing));
+    CHECK(existing && !strcmp(holder, ids[2]));
+    outlive_handler_free(work);
+    CHECK(pending(store) == 3);
+    outlive_task_list *list = NULL;
+    CHECK_OK(outlive_task_list_new(store, NULL, 0, &list));
+    CHECK(outlive_task_list_count(list) == 3);
+    for (size_t i = 0; i < 3 && i < outlive_task_list_count(list); i++) CHECK(!strcmp(outlive_task_list_id(list, i), ids[i]));
+    CHECK(!strcmp(outlive_task_list_handler_name(list, 2), "local_judge"));
+    outlive_task_list_free(list);
+    CHECK_OK(outlive_tasks_run_now(store));
+    CHECK(run_until(store, 0, 3));
+    for (int i = 0; i < 3; i++) CHECK_MSG(!strcmp(calls[i], labels[i]), "call %d: %.60s", i, calls[i]);
+    outlive_store_close(store);
+    harness_remove_store(dir);
+}
+
+static void test_bad_serialized_handlers_get_precise_statuses_and_store_nothing(void) {
+    const char *dir = harness_store_location();
+    outlive_store *store = open_queue(dir);
+    CHECK(store);
+    unsigned char good[256], bad[256];
+    size_t size = 0;
+    outlive_handler *work = labeled("local_record", "label");
+    CHECK(work && serialized(work, good, sizeof good, &size));
+    char id[OUTLIVE_ID_SIZE] = "untouched";
+    CHECK_STATUS(outlive_task_enqueue_serialized(NULL, good, size, NULL, id, NULL), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_task_enqueue_serialized(store, NULL, size, NULL, id, NULL), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK_STATUS(outlive_task_enqueue_serialized(store, NULL, 0, NULL, id, NULL), OUTLIVE_E_CORRUPT);
+    CHECK_STATUS(outlive_task_enqueue_serialized(store, good, (size_t)-1, NULL, id, NULL), OUTLIVE_E_INVALID_ARGUMENT);
+    /* Every truncation, and a byte past the end. */
+    for (size_t cut = 0; cut < size; cut++)
+        CHECK_STATUS(outlive_task_enqueue_serialized(store, good, cut, NULL, id, NULL), OUTLIVE_E_CORRUPT);
+    memcpy(bad, good, size);
+    bad[size] = 0;
+    CHECK_STATUS(outlive_task_enqueue_serialized(store, bad, size + 1, NULL, id, NULL), OUTLIVE_E_CORRUPT);
+    CHECK(strstr(outlive_last_error(), "trailing") != NULL);
+    /* A newer format, a bad magic, a name the handlers' rules refuse. */
+    memcpy(bad, good, size);
+    bad[3] = 2;
+    CHECK_STATUS(outlive_task_enqueue_serialized(store, bad, size, NULL, id, NULL), OUTLIVE_E_VERSION);
+    bad[3] = good[3];
+    bad[0] = 'X';
+    CHECK_STATUS(outlive_task_enqueue_serialized(store, bad, size, NULL, id, NULL), OUTLIVE_E_CORRUPT);
+    memcpy(bad, good, size);
+    bad[6] = ' ';  /* " ocal_record": a byte no handler name has */
+    CHECK_STATUS(outlive_task_enqueue_serialized(store, bad, size, NULL, id, NULL), OUTLIVE_E_CORRUPT);
+    /* An invalidated handler, and one of the library's own. */
+    memcpy(bad, good, size);
+    bad[4] |= 1;
+    CHECK_STATUS(outlive_task_enqueue_serialized(store, bad, size, NULL, id, NULL), OUTLIVE_E_INVALIDATED);
+    outlive_handler *own = NULL;
+    unsigned char own_bytes[256];
+    size_t own_size = 0;
+    CHECK_OK(outlive_handler_new("outlive.task_completion", NULL, NULL, &own));
+    CHECK(serialized(own, own_bytes, sizeof own_bytes, &own_size));
+    CHECK_STATUS(outlive_task_enqueue_serialized(store, own_bytes, own_size, NULL, id, NULL), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK(strstr(outlive_last_error(), "library's own") != NULL);
+    outlive_handler_free(own);
+    /* The options are checked as outlive_task_enqueue checks them. */
+    outlive_task_options options = OUTLIVE_TASK_OPTIONS_INIT;
+    options.version = 99;
+    CHECK_STATUS(outlive_task_enqueue_serialized(store, good, size, &options, id, NULL), OUTLIVE_E_INVALID_ARGUMENT);
+    options.version = OUTLIVE_TASK_OPTIONS_VERSION;
+    options.queue = "never-declared";
+    CHECK_STATUS(outlive_task_enqueue_serialized(store, good, size, &options, id, NULL), OUTLIVE_E_NOT_FOUND);
+    options.queue = NULL;
+    options.delay_seconds = -1;
+    CHECK_STATUS(outlive_task_enqueue_serialized(store, good, size, &options, id, NULL), OUTLIVE_E_INVALID_ARGUMENT);
+    CHECK(!strcmp(id, "untouched"));
+    CHECK(pending(store) == 0);
+    /* Every byte changed in turn: a status for each, never a crash, and the
+     * queue holds exactly the tasks the calls said they added. */
+    size_t added = 0;
+    for (size_t at = 0; at < size; at++) {
+        for (unsigned flip = 1; flip < 256; flip <<= 1) {
+            memcpy(bad, good, size);
+            bad[at] ^= (unsigned char)flip;
+            outlive_status status = outlive_task_enqueue_serialized(store, bad, size, NULL, NULL, NULL);
+            CHECK_MSG(status == OUTLIVE_OK || status == OUTLIVE_E_CORRUPT || status == OUTLIVE_E_VERSION ||
+                      status == OUTLIVE_E_INVALIDATED || status == OUTLIVE_E_INVALID_ARGUMENT,
+                      "byte %zu ^ %u: status %d", at, flip, (int)status);
+            if (status == OUTLIVE_OK) added++;
+        }
+    }
+    CHECK(added > 0 && pending(store) == added);
+    outlive_handler_free(work);
+    outlive_store_close(store);
+    harness_remove_store(dir);
+}
+
 /* What SQLite's triggers refuse (a task or an ordered queue's runner claimed
  * by a run the store no longer registers), PostgreSQL refuses by foreign keys
  * on the runs: a handle whose run another process ended starts no task of a
@@ -627,6 +750,8 @@ HARNESS_MAIN(
     T(test_batches_keep_order_and_a_member_waits_for_its_start_s_committed_success),
     T(test_a_batch_that_reaches_the_end_of_the_queue_runs_each_task_once),
     T(test_bad_input_gets_precise_statuses_and_stores_nothing),
+    T(test_a_task_added_as_serialized_bytes_runs_as_one_added_as_a_handler),
+    T(test_bad_serialized_handlers_get_precise_statuses_and_store_nothing),
     T(test_a_run_the_store_no_longer_has_starts_no_task_on_postgresql),
     T(test_a_run_declared_dead_completes_late_and_overwrites_nothing_on_postgresql),
     T(test_a_changed_count_trigger_function_is_refused_on_postgresql),

@@ -57,6 +57,9 @@ public struct NewTask {
     public var resultSignal: String?
     /// A consumer of `resultSignal` registered in the add's transaction.
     public var resultConsumer: TaskResultConsumer?
+    /// `work` serialized, when the caller had it so (the bytes `work` was
+    /// decoded from: `work.serialized()`, not made again); nil: made at the add.
+    public var encodedWork: [UInt8]?
 
     public init(work: Handler, groupStart: String? = nil, groupMembers: [String] = []) {
         self.work = work

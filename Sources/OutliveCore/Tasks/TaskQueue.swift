@@ -241,7 +241,7 @@ public final class TaskQueue {
         for (index, task) in tasks.enumerated() {
             do {
                 try task.validate()
-                handlers.append(try task.work.serializedChecked())
+                handlers.append(try task.encodedWork ?? task.work.serializedChecked())
                 if let consumer = task.resultConsumer {
                     if consumers.isEmpty { consumers = Array(repeating: nil, count: tasks.count) }
                     consumers[index] = try consumer.handler.serializedChecked()

@@ -573,6 +573,14 @@ extern "C" {
         out_id: *mut c_char,
         out_existing: *mut bool,
     ) -> outlive_status;
+    pub fn outlive_task_enqueue_serialized(
+        store: *mut outlive_store,
+        work: *const c_void,
+        size: usize,
+        options: *const outlive_task_options,
+        out_id: *mut c_char,
+        out_existing: *mut bool,
+    ) -> outlive_status;
     pub fn outlive_queue_declare(
         store: *mut outlive_store,
         name: *const c_char,
