@@ -227,6 +227,8 @@ _DECLARATIONS: typing.Dict[str, typing.Any] = {
     "outlive_task_add": (status, [StoreP, HandlerP, c_char_p, POINTER(c_char_p), c_size_t, c_char_p]),
     "outlive_tasks_add_batch": (status, [StoreP, POINTER(TaskSpec), c_size_t, c_char_p]),
     "outlive_task_enqueue": (status, [StoreP, HandlerP, POINTER(TaskOptions), c_char_p, POINTER(ctypes.c_bool)]),
+    "outlive_task_enqueue_serialized": (status, [StoreP, c_void_p, c_size_t, POINTER(TaskOptions), c_char_p,
+                                                 POINTER(ctypes.c_bool)]),
     "outlive_queue_declare": (status, [StoreP, c_char_p, c_int]),
     "outlive_queue_serve": (status, [StoreP, c_char_p, c_size_t]),
     "outlive_queue_list_new": (status, [StoreP, c_char_p, c_size_t, POINTER(QueueListP)]),
@@ -445,6 +447,11 @@ BY_ADDRESS: typing.Dict[str, typing.Any] = {name: _by_address(name) for name in 
 # binding and size_arg; Handler.__call__ is its one caller).
 handler_call_serialized = lib["outlive_handler_call_serialized"]
 handler_call_serialized.restype = status
+# The add of a Handler still held as bytes (handlers.Handler), bound the same
+# way: called only as (StoreP, bytes, c_size_t, TaskOptions pointer or None,
+# the id buffer, c_bool pointer or None) — tasks.py, its one caller.
+task_enqueue_serialized = lib["outlive_task_enqueue_serialized"]
+task_enqueue_serialized.restype = status
 # The c_size_t of the sizes most calls have, made once and never changed
 # (several threads pass the same objects).
 _SIZES = tuple(c_size_t(size) for size in range(512))

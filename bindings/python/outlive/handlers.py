@@ -12,8 +12,8 @@ import typing
 from . import _callbacks, _ffi, results
 from .errors import ClosedError, check, error_for
 from .parameters import Parameter, parameters_of
-from .values import Args, args_to_dict, object_bytes, serialized_handler, value_bytes
-from .values import _LENGTHS, _lone_ids
+from .values import Args, args_to_dict, note_checked, object_bytes, serialized_handler, value_bytes
+from .values import _LENGTHS, _UNTAGGED, _checked_heads, _checked_keys, _lone_ids
 from .values import serialized_arguments as _serialized_arguments
 
 if typing.TYPE_CHECKING:
@@ -28,24 +28,66 @@ _free = _ffi.BY_ADDRESS["outlive_handler_free"]
 _call_by_address = _ffi.BY_ADDRESS["outlive_handler_call"]
 _deserialize: typing.Any = _ffi.outlive_handler_deserialize
 _byref = ctypes.byref
+_ONE = _LENGTHS[1]
+_join = b"".join
+# Held while a Handler's native handler is made from its bytes: once, whatever
+# number of threads use it first at the same time.
+_making = threading.Lock()
 
 
 class Handler:
     """A handler value: a declared handler's name, bound arguments, an optional
     invalidation handler. Calling it runs the handler in this process."""
 
+    # The native handler; until its first use, a handler the library accepts
+    # for certain (values.serialized_handler's `checked`) is only its bytes,
+    # `_data`: a task add takes them as they are (tasks.py), without the two C
+    # calls that make and free a native one (about a tenth of an add from
+    # Python). At most one of the two is set; neither once closed.
     _handle: typing.Any = None
+    _data: typing.Optional[bytes] = None
 
     def __init__(self, name: str, /, **bound: typing.Any) -> None:
         """The handler `name` with `bound` arguments (Python values, see outlive.values)."""
+        if len(bound) == 1 and type(name) is str:
+            # serialized_handler's checked way, inline for one short str (a
+            # task's item, the common add; a Python call costs about a tenth of this).
+            key, = bound
+            value = bound[key]
+            if type(value) is str:
+                head, encoded_key = _checked_heads.get(name), _checked_keys.get(key)
+                if head is not None and encoded_key is not None and value.isascii() and len(value) < 0x80:
+                    self._data = _join((head, _ONE, encoded_key, _UNTAGGED, _LENGTHS[len(value)], value.encode()))
+                    return
+        data = serialized_handler(name, None, bound, True)
+        if data is not None:
+            self._data = data
+            return
         # _make's first way, inline: a handler is made for every task added.
         data = serialized_handler(name, None, bound)
         if data is not None:
             out = _ffi.HandlerP()
             if _deserialize(data, len(data), _byref(out)) == 0:
                 self._handle = out
+                note_checked(name, bound)
                 return
         self._make(name, None, bound, tried=True)
+
+    def _native(self) -> typing.Any:
+        """The native handler, made from `_data` at the first use that needs
+        it; ClosedError once closed."""
+        with _making:
+            handle = self._handle
+            if handle:
+                return handle
+            data = self._data
+            if data is None:
+                raise ClosedError("handler")
+            out = _ffi.HandlerP()
+            check(_deserialize(data, len(data), _byref(out)))
+            self._handle = out
+            self._data = None
+            return out
 
     @classmethod
     def with_invalidation(cls, name: str, invalidation: str, /, **bound: typing.Any) -> "Handler":
@@ -87,9 +129,7 @@ class Handler:
     @property
     def handle(self) -> typing.Any:
         """The native pointer; ClosedError once closed."""
-        if not self._handle:
-            raise ClosedError("handler")
-        return self._handle
+        return self._handle or self._native()
 
     @property
     def name(self) -> str:
@@ -125,9 +165,7 @@ class Handler:
 
     def __call__(self, **call_args: typing.Any) -> None:
         """Calls the handler in this process with these call-time arguments."""
-        handle = self._handle  # self.handle, without a property call
-        if not handle:
-            raise ClosedError("handler")
+        handle = self._handle or self._native()  # self.handle, without a property call
         # The path of every call, where each Python step costs about what the
         # C call does: the arguments as bytes in one C call (bound without
         # argtypes, see _ffi.handler_call_serialized), nothing kept between
@@ -177,6 +215,10 @@ class Handler:
         check(status)
 
     def __bytes__(self) -> bytes:
+        if self._data is not None:
+            # What the library writes for the handler it would make of them:
+            # its decoder takes one encoding of a handler only.
+            return self._data
         data, size = ctypes.c_void_p(), ctypes.c_size_t()
         check(_ffi.outlive_handler_serialize(self.handle, ctypes.byref(data), ctypes.byref(size)))
         try:
@@ -194,6 +236,11 @@ class Handler:
 
     def copy(self) -> "Handler":
         """An independent copy."""
+        data = self._data
+        if data is not None:
+            copy = Handler.__new__(Handler)
+            copy._data = data
+            return copy
         return Handler._copy_of(self.handle)
 
     def __eq__(self, other: object) -> bool:
@@ -203,12 +250,13 @@ class Handler:
         return hash(bytes(self))
 
     def __repr__(self) -> str:
-        if not self._handle:
+        if not self._handle and self._data is None:
             return "<Handler (closed)>"
-        return f"<Handler {_ffi.outlive_handler_description(self._handle).decode('utf-8', 'replace')}>"
+        return f"<Handler {_ffi.outlive_handler_description(self.handle).decode('utf-8', 'replace')}>"
 
     def close(self) -> None:
         """Frees the native handler (again: nothing)."""
+        self._data = None
         handle = self._handle
         if handle:
             self._handle = None

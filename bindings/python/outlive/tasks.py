@@ -10,11 +10,11 @@ import typing
 
 from . import _ffi, results
 from .errors import InvalidArgumentError, Status, check, error_for
+from .handlers import Handler
 from .results import TaskRef
 from .signals import Lifetime, new_signal_id
 
 if typing.TYPE_CHECKING:
-    from .handlers import Handler
     from .store import Store
 
 
@@ -81,6 +81,9 @@ def _strings(values: typing.Iterable[str]) -> typing.Tuple[typing.Any, int]:
 
 _IdBuffer = ctypes.c_char * _ffi.ID_SIZE
 _enqueue = _ffi.BY_ADDRESS["outlive_task_enqueue"]
+_enqueue_serialized = _ffi.task_enqueue_serialized
+_plain_ref = results.plain_ref
+_size_arg = _ffi.size_arg
 
 ResultOption = typing.Union[bool, Lifetime, str]
 """`result=`: False (none), True or "this_run" (a consumer for this store
@@ -106,13 +109,20 @@ def _enqueue_plain(store: "Store", handler: "Handler",
     options, which C takes as those defaults, and no unique key, so never an
     existing task. No options struct to fill, no typed handle's from_param."""
     out = _IdBuffer()
-    address, work = store.handle.value, handler.handle
-    if type(work) is _ffi.HandlerP:
-        status = _enqueue(address, work.value, None, out, None)
-    else:  # not a handler's handle: the typed binding refuses it (ctypes.ArgumentError), C is not reached
-        status = _ffi.outlive_task_enqueue(store.handle, work, None, out, None)
+    data = handler._data if type(handler) is Handler else None
+    if data is not None:
+        # Still its bytes (handlers.Handler): the add takes them as they are.
+        status = _enqueue_serialized(store.handle, data, _size_arg(len(data)), None, out, None)
+    else:
+        address, work = store.handle.value, handler.handle
+        if type(work) is _ffi.HandlerP:
+            status = _enqueue(address, work.value, None, out, None)
+        else:  # not a handler's handle: the typed binding refuses it (ctypes.ArgumentError), C is not reached
+            status = _ffi.outlive_task_enqueue(store.handle, work, None, out, None)
     if status:
         raise error_for(status)
+    if decode is None:
+        return _plain_ref(out.value.decode(), store)
     return TaskRef(out.value.decode(), store, decode=decode)
 
 
@@ -155,7 +165,6 @@ def enqueue(store: "Store", handler: "Handler", *, queue: typing.Optional[str] =
     waiter: typing.Optional[str] = None
     consumer: typing.Optional["Handler"] = None
     if lifetime is not None:
-        from .handlers import Handler
         signal = new_signal_id()
         waiter = (results.PROCESS_PREFIX if lifetime is Lifetime.PROCESS else "") + signal
         consumer = Handler(results.CONSUMER, waiter=waiter)
@@ -167,8 +176,13 @@ def enqueue(store: "Store", handler: "Handler", *, queue: typing.Optional[str] =
     out = _IdBuffer()
     existing = ctypes.c_bool(False)
     try:
-        check(_ffi.outlive_task_enqueue(store.handle, handler.handle, ctypes.byref(options), out,
-                                        ctypes.byref(existing)))
+        data = handler._data if type(handler) is Handler else None
+        if data is not None:
+            check(_enqueue_serialized(store.handle, data, _size_arg(len(data)), ctypes.byref(options), out,
+                                      ctypes.byref(existing)))
+        else:
+            check(_ffi.outlive_task_enqueue(store.handle, handler.handle, ctypes.byref(options), out,
+                                            ctypes.byref(existing)))
     except BaseException:
         if waiter is not None:
             results.forget_waiter(waiter)

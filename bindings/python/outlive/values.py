@@ -141,16 +141,39 @@ def _cached(cache: typing.Dict[str, bytes], text: str, prefix: bytes) -> bytes:
     return encoded
 
 
+# The names and argument names the library's decoder accepted in a handler
+# made here (note_checked), encoded (bounded as above). A handler of such names
+# whose values are plain — str and bytes below _CHECKED_SIZE in all, int within
+# 64 bits, bool, float — is one the decoder accepts too: Handler() keeps its
+# bytes, and the native handler is made at its first use, if any (a task add
+# takes the bytes).
+_checked_heads: typing.Dict[str, bytes] = {}
+_checked_keys: typing.Dict[str, bytes] = {}
+_CHECKED_SIZE = 1 << 20   # far below OUTLIVE_MAX_SERIALIZED_SIZE and an ID's 16 MiB
+_CHECKED_COUNT = 1024     # OUTLIVE_MAX_ARGUMENTS
+
+
+def note_checked(name: str, bound: typing.Mapping[str, typing.Any]) -> None:
+    """`serialized_handler(name, None, bound)` was accepted by the library."""
+    if name not in _checked_heads:
+        _cached(_checked_heads, name, _MAGIC_PLAIN)
+    for key, value in bound.items():
+        if value is not None and key not in _checked_keys:
+            _cached(_checked_keys, key, b"")
+
+
 def serialized_handler(name: str, invalidation: typing.Optional[str],
-                       bound: typing.Mapping[str, typing.Any]) -> typing.Optional[bytes]:
+                       bound: typing.Mapping[str, typing.Any], checked: bool = False) -> typing.Optional[bytes]:
     """The FORMAT.md bytes of handler `name` with `bound` (None values
-    skipped), or None when something in it is left to outlive_handler_new."""
+    skipped), or None when something in it is left to outlive_handler_new.
+    `checked`: None too unless the library accepts the bytes for certain
+    (plain values of checked names, above)."""
     if type(name) is not str or (invalidation is not None and type(invalidation) is not str):
         return None
     # The head and the count go in the first two places once known.
     arguments: typing.List[bytes] = [b"", b""]
     count = 0
-    keys = _keys
+    keys = _checked_keys if checked else _keys
     try:
         for key, value in bound.items():
             if value is None:
@@ -159,7 +182,11 @@ def serialized_handler(name: str, invalidation: typing.Optional[str],
                 return None
             count += 1
             encoded_key = keys.get(key)
-            arguments.append(encoded_key if encoded_key is not None else _cached(keys, key, b""))
+            if encoded_key is None:
+                if checked:
+                    return None
+                encoded_key = _cached(keys, key, b"")
+            arguments.append(encoded_key)
             kind = type(value)
             if kind is str:
                 data = value.encode("utf-8")
@@ -175,6 +202,8 @@ def serialized_handler(name: str, invalidation: typing.Optional[str],
                 arguments += (_DOUBLE, _pack_double(value))
             elif kind is bytes:
                 arguments += (_UNTAGGED, _varint(len(value)), value)
+            elif checked:
+                return None
             elif kind is Int:
                 arguments += (_INT, _zigzag(int(value)))
             elif kind is UInteger:
@@ -187,7 +216,11 @@ def serialized_handler(name: str, invalidation: typing.Optional[str],
                 arguments += (_varint(len(value.bytes)), value.bytes)
             else:
                 return None
-        if invalidation is None:
+        if checked:
+            head = _checked_heads.get(name)
+            if head is None or invalidation is not None or count > _CHECKED_COUNT:
+                return None
+        elif invalidation is None:
             head = _heads.get(name)
             if head is None:
                 head = _cached(_heads, name, _MAGIC_PLAIN)
@@ -197,7 +230,8 @@ def serialized_handler(name: str, invalidation: typing.Optional[str],
         return None
     arguments[0] = head
     arguments[1] = _LENGTHS[count] if count < 0x80 else _varint(count)
-    return b"".join(arguments)
+    data = b"".join(arguments)
+    return data if not checked or len(data) < _CHECKED_SIZE else None
 
 
 # ── call-time arguments, serialized (outlive_handler_call_serialized) ──────

@@ -274,6 +274,16 @@ def test_the_unconverted_handler_call_is_the_declaration_called_with_its_exact_t
     assert all(type(made) is ctypes.c_size_t and made.value == size for size, made in enumerate(_ffi._SIZES))
 
 
+def test_the_unconverted_task_add_is_the_declaration_called_with_its_exact_types():
+    # tasks.py passes (StoreP, bytes, c_size_t, options pointer or None, id
+    # buffer, c_bool pointer or None): the declaration's types, already made.
+    function = _ffi.task_enqueue_serialized
+    restype, argtypes = _ffi._DECLARATIONS["outlive_task_enqueue_serialized"]
+    assert function is not _ffi.outlive_task_enqueue_serialized and function.argtypes is None
+    assert function.restype is restype
+    assert argtypes[:3] == [_ffi.StoreP, ctypes.c_void_p, ctypes.c_size_t]
+
+
 def test_object_bytes_refuses_what_is_not_an_object_pointer():
     # The trampolines read their arguments by address; the helper any caller
     # can reach keeps the typed handle's check (an address would be read as one).

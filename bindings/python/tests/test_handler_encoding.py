@@ -121,3 +121,94 @@ def test_names_and_argument_names_beyond_those_kept_encoded_are_each_written_as_
             assert bytes(handler) == made_by_setters(name, None, {key: i, "item": f"v{round_}"})
             assert handler.name == name and handler.bound == {key: i, "item": outlive.ID(f"v{round_}".encode())}
             handler.close()
+
+
+# ── a handler kept as its bytes until its first use ──────────────────────────
+# Once the library has accepted a handler's name and argument names, a Handler
+# of them with plain values is only its bytes (Handler._data) until something
+# needs the native handler: the library would accept those bytes for certain.
+
+PLAIN = {"empty": "", "unicode": "žluťoučký kůň ☃", "nul": "a\0b", "raw": b"\x00\xff" * 100, "low": -2**63,
+         "high": 2**63 - 1, "yes": True, "no": False, "real": 1.5, "tiny": -0.0, "inf": math.inf, "nan": math.nan}
+
+
+def test_a_handler_of_accepted_names_and_plain_values_is_its_bytes_until_first_used() -> None:
+    first = outlive.Handler("encoding_test.kept", **PLAIN)
+    assert first._handle and first._data is None  # the first of its names: made by the library
+    kept = outlive.Handler("encoding_test.kept", **PLAIN)
+    assert kept._data is not None and not kept._handle
+    assert bytes(kept) == bytes(first) == made_by_setters("encoding_test.kept", None, PLAIN)
+    # Its first use makes the native handler from the same bytes.
+    assert kept.name == "encoding_test.kept"
+    assert kept._handle and kept._data is None
+    assert bytes(kept) == bytes(first)
+    bound = kept.bound
+    assert bound["unicode"] == outlive.ID("žluťoučký kůň ☃".encode()) and bound["low"] == -2**63
+    assert math.isnan(bound["nan"]) and bound["yes"] is True
+    first.close()
+    kept.close()
+
+
+def test_a_handler_kept_as_bytes_copies_compares_and_closes_as_a_native_one() -> None:
+    outlive.Handler("encoding_test.closing", item="a").close()
+    kept = outlive.Handler("encoding_test.closing", item="b")
+    assert kept._data is not None
+    copy = kept.copy()
+    assert copy == kept and hash(copy) == hash(kept) and copy == kept.copy()
+    assert copy != outlive.Handler("encoding_test.closing", item="c")
+    assert "encoding_test.closing" in repr(kept)
+    kept.close()
+    assert repr(kept) == "<Handler (closed)>"
+    with pytest.raises(outlive.ClosedError):
+        kept.handle
+    with pytest.raises(outlive.ClosedError):
+        kept()
+    with pytest.raises(outlive.ClosedError):
+        kept.name
+    kept.close()  # again: nothing
+    assert copy.name == "encoding_test.closing"  # the copy is its own
+    copy.close()
+
+
+def test_what_the_library_has_not_accepted_yet_is_made_at_once_and_refused_at_once() -> None:
+    outlive.Handler("encoding_test.first", item="a").close()
+    # An argument name not accepted yet, a value that is not plain, a value past the kept size.
+    for bound in ({"other": 1}, {"item": outlive.ID(b"x", type="t")}, {"item": outlive.Int(3)},
+                  {"item": "x" * (1 << 20)}, {"item": outlive.Handler("encoding_test.first", item="b")}):
+        made = outlive.Handler("encoding_test.first", **bound)
+        assert made._handle and made._data is None, bound
+        made.close()
+    # A name not accepted yet is checked when made, whatever its arguments.
+    with pytest.raises(outlive.InvalidArgumentError):
+        outlive.Handler("encoding test.first", item="a")
+    with pytest.raises(outlive.InvalidArgumentError):
+        outlive.Handler("encoding_test.first", **{"item": "a", "not an identifier": 1})
+    with pytest.raises(outlive.InvalidArgumentError):
+        outlive.Handler.with_invalidation("encoding_test.first", "bad name!", item="a")
+    with pytest.raises(UnicodeEncodeError):
+        outlive.Handler("encoding_test.first", item="\ud800")
+    with pytest.raises(OverflowError):
+        outlive.Handler("encoding_test.first", item=2**63)
+    with pytest.raises(outlive.InvalidArgumentError):
+        outlive.Handler("encoding_test.first", **{f"a{i}": i for i in range(1025)})
+
+
+def test_threads_that_first_use_one_kept_handler_at_once_share_one_native_handler() -> None:
+    import threading
+    outlive.Handler("encoding_test.shared", item="a").close()
+    for _ in range(20):
+        kept = outlive.Handler("encoding_test.shared", item="b")
+        handles: typing.List[typing.Any] = []
+        start = threading.Barrier(8)
+
+        def use() -> None:
+            start.wait()
+            handles.append(kept.handle)
+
+        threads = [threading.Thread(target=use) for _ in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert len(handles) == 8 and all(handle is handles[0] for handle in handles)
+        kept.close()
