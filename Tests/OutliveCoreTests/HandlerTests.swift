@@ -89,6 +89,30 @@ final class HandlerTests: XCTestCase {
         XCTAssertEqual(code { _ = try Handler(serialized: newer) }, .version)
     }
 
+    /// outlive_task_enqueue_serialized stores the bytes it was given: that is
+    /// right only if every byte string the decoder accepts is the one the
+    /// encoder writes for what it decoded.
+    func testEveryEncodingTheDecoderAcceptsIsTheOneItWouldWrite() throws {
+        let inner = try Handler(name: "inner.h", bound: Arguments([("x", .uinteger(300))]))
+        let bound = Arguments([
+            ("id", .id(IDValue(bytes: [0, 255], typeTag: "t"))), ("text", .id(IDValue(string: "hé"))),
+            ("handler", .handler(inner)), ("flag", .bool(true)), ("small", .int(-129)), ("real", .double(-0.5)),
+            ("integer", .integer(-70000)), ("uinteger", .uinteger(1 << 40)),
+        ])
+        let original = try Handler(name: "outer", invalidationName: "outer.cancel", bound: bound).serialized()
+        var accepted = 0
+        for position in 0..<original.count {
+            for value in 0...255 where value != Int(original[position]) {
+                var bytes = original
+                bytes[position] = UInt8(value)
+                guard let decoded = try? Handler(serialized: bytes) else { continue }
+                accepted += 1
+                XCTAssertEqual(decoded.serialized(), bytes, "byte \(position) = \(value)")
+            }
+        }
+        XCTAssertGreaterThan(accepted, 1000)  // names, text and numbers changed in place decode
+    }
+
     func testDecoderRefusesDuplicateNamesLongVarintsAndDeepNesting() throws {
         // "OLH" 1, flags 0, name "h", 2 arguments both named "a" (BOOL).
         let duplicate: [UInt8] = [0x4F, 0x4C, 0x48, 1, 0, 1, 0x68, 2, 1, 0x61, 3, 1, 1, 0x61, 3, 0]
