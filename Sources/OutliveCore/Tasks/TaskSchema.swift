@@ -383,6 +383,21 @@ enum TaskSchema {
                 dead = ifnull(dead, 0) + (NEW.state = 2) WHERE name = NEW.queue;
         END
         """,
+        // Step 14: the unique keys' index tests a state as equalities, as
+        // step 13's triggers do. SQLite evaluates a partial index's WHERE
+        // for each row it inserts, updates or deletes, and codes `IN (0, 1,
+        // 3)` as a temporary b-tree made again each time: at the add, the
+        // claim and the end of every task that has a unique key. Measured
+        // (a table of the index's columns, 20,000 keyed rows each added in its
+        // own commit, then claimed and deleted 16 at a time, at `NORMAL`):
+        // 27.5 against 21 µs a row, 114k against 58k instructions. The
+        // index enforces the same rule; `TaskUniqueKey.holder` names the
+        // same condition, so that its lookup uses the index.
+        """
+        DROP INDEX outlive_tasks_unique_key;
+        CREATE UNIQUE INDEX outlive_tasks_unique_key ON outlive_tasks(queue, unique_key)
+            WHERE unique_key IS NOT NULL AND cancelled = 0 AND (state = 0 OR state = 1 OR state = 3)
+        """,
     ], postgresql: [
         // Tasks came to PostgreSQL at version 6: the first step makes the
         // tables as SQLite's six steps leave them, the others have nothing
@@ -480,6 +495,8 @@ enum TaskSchema {
         DROP FUNCTION outlive_tasks_unended_count();
         """ + queueCountsCounted.ddl + ";\n" + olderAddsUncounted.ddl,
         // Step 13 is SQLite's alone: PostgreSQL's claims write no counter since its step 7.
+        "",
+        // Step 14 is SQLite's alone: PostgreSQL tests `state IN (0, 1, 3)` as one array, once.
         "",
     ], postgresqlFunctions: [queueCountsCounted, olderAddsUncounted])
 

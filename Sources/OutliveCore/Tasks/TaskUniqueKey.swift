@@ -11,12 +11,20 @@ enum TaskUniqueKey {
         let resultSignal: String?
     }
 
+    /// The holder's lookup, with the index's own condition: SQLite's planner
+    /// uses a partial index for a query whose WHERE holds the index's terms.
+    private static let holderSQLite = """
+        SELECT id, result_signal FROM outlive_tasks
+        WHERE queue = ? AND unique_key = ? AND cancelled = 0 AND (state = 0 OR state = 1 OR state = 3) LIMIT 1
+        """
+    private static let holderPostgreSQL = """
+        SELECT id, result_signal FROM outlive_tasks
+        WHERE queue = ? AND unique_key = ? AND cancelled = 0 AND state IN (0, 1, 3) LIMIT 1
+        """
+
     static func holder(queue: String, key: String, in transaction: StoreTransaction) throws -> Holder? {
         var found: Holder?
-        try transaction.query("""
-            SELECT id, result_signal FROM outlive_tasks
-            WHERE queue = ? AND unique_key = ? AND cancelled = 0 AND state IN (0, 1, 3) LIMIT 1
-            """, [.text(queue), .text(key)]) { row in
+        try transaction.query(transaction.engine == .sqlite ? holderSQLite : holderPostgreSQL, [.text(queue), .text(key)]) { row in
             found = Holder(id: row.text(0) ?? "", resultSignal: row.text(1).flatMap { Identifier.isValid($0) ? $0.lowercased() : nil })
         }
         return found

@@ -32,10 +32,24 @@ COUNT_TRIGGERS_BEFORE_STEP_13 = [
 ]
 
 
+UNIQUE_KEY_INDEX_BEFORE_STEP_14 = (
+    "CREATE UNIQUE INDEX outlive_tasks_unique_key ON outlive_tasks(queue, unique_key)\n"
+    "    WHERE unique_key IS NOT NULL AND cancelled = 0 AND state IN (0, 1, 3)")
+
+
+def undo_step_14(db):
+    """The unique keys' index as step 13 left it (its state as an IN list),
+    the schema at version 13."""
+    db.execute("DROP INDEX outlive_tasks_unique_key")
+    db.execute(UNIQUE_KEY_INDEX_BEFORE_STEP_14)
+    db.execute("UPDATE outlive_schema SET version = 13 WHERE component = 'tasks'")
+
+
 def undo_step_13(db):
     """The counts as step 12 left them: the running tasks below the counted
     mark in `running` rather than in `pending`, and the triggers that moved
     a task between the two at its claim, the schema at version 12."""
+    undo_step_14(db)
     for name in ("delete", "update", "move"):
         db.execute(f"DROP TRIGGER outlive_tasks_queue_count_{name}")
     for sql in COUNT_TRIGGERS_BEFORE_STEP_13:

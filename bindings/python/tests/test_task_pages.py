@@ -12,7 +12,7 @@ import pytest
 
 import outlive
 from conftest import dispatch_until, spawn_python, store_location
-from task_steps import undo_step_11
+from task_steps import UNIQUE_KEY_INDEX_BEFORE_STEP_14, undo_step_11, undo_step_14
 
 ran = []
 failing = {"dies": True}
@@ -171,8 +171,8 @@ def test_a_store_of_the_previous_step_with_tasks_in_every_state_migrates_and_kee
     with outlive.Store(directory) as store:
         store.queues.serve("default", 0)
         store.queues.serve("held", 0)
-        # Steps 11 to 13 (12 PostgreSQL's alone, empty here).
-        assert stored(directory, "SELECT version FROM outlive_schema WHERE component = 'tasks'") == [(13,)]
+        # Steps 11 to 14 (12 PostgreSQL's alone, empty here).
+        assert stored(directory, "SELECT version FROM outlive_schema WHERE component = 'tasks'") == [(14,)]
         # Every row as it was (the dead run's task back to ready, its attempt counted).
         after = stored(directory, "SELECT seq, id, state, attempts, priority, queue, unique_key, cancelled FROM outlive_tasks ORDER BY seq")
         assert [row for row in after if row[1] != held] == [row for row in before if row[1] != held]
@@ -195,6 +195,43 @@ def test_a_store_of_the_previous_step_with_tasks_in_every_state_migrates_and_kee
         assert ran == expected
         assert [task.id for task in store.tasks.list()] == [held, waiting]
         assert store.tasks.dead_count == 0
+
+
+def test_a_store_of_step_13_gets_the_unique_key_index_as_equalities_and_keeps_every_key(tmp_path):
+    # Step 14 makes the unique keys' index again with its state tested as
+    # equalities (SQLite built `IN (0, 1, 3)` as a temporary b-tree for every
+    # keyed row written): the same rule, held across the migration.
+    directory = str(tmp_path / "store")
+    with outlive.Store(directory) as store:
+        store.queues.serve("default", 0)
+        pending = store.tasks.add(outlive.Handler("py.pages.job", label="pending"), unique_key="pending")
+        later = store.tasks.add(outlive.Handler("py.pages.job", label="later"), unique_key="later", delay=3600)
+        cancelled = store.tasks.add(outlive.Handler("py.pages.job", label="cancelled"), unique_key="cancelled")
+        assert store.tasks.cancel(cancelled) is False
+    db = connect(directory)
+    try:
+        db.execute("BEGIN IMMEDIATE")
+        undo_step_14(db)
+        db.execute("COMMIT")
+    finally:
+        db.close()
+    index = "SELECT sql FROM sqlite_schema WHERE name = 'outlive_tasks_unique_key'"
+    assert stored(directory, index) == [(UNIQUE_KEY_INDEX_BEFORE_STEP_14,)]
+    with outlive.Store(directory) as store:
+        store.queues.serve("default", 0)
+        assert stored(directory, "SELECT version FROM outlive_schema WHERE component = 'tasks'") == [(14,)]
+        [(sql,)] = stored(directory, index)
+        assert sql.endswith("AND cancelled = 0 AND (state = 0 OR state = 1 OR state = 3)")
+        # Held keys stay held, a cancelled task's key is free, new keys are taken.
+        for key, holder in (("pending", pending), ("later", later)):
+            again = store.tasks.add(outlive.Handler("py.pages.job", label="again"), unique_key=key)
+            assert again == holder and again.existing
+        free = store.tasks.add(outlive.Handler("py.pages.job", label="free"), unique_key="cancelled")
+        assert not free.existing and free != cancelled
+        new = store.tasks.add(outlive.Handler("py.pages.job", label="new"), unique_key="new")
+        assert not new.existing
+        assert store.tasks.add(outlive.Handler("py.pages.job", label="new again"), unique_key="new") == new
+        assert len(store.tasks) == 4
 
 
 @outlive.handler("py.pages.held")
