@@ -37,15 +37,20 @@ def connect(directory):
     return sqlite3.connect(os.path.join(directory, "outlive.db"), isolation_level=None)
 
 
-def take_back_to_step_10(directory):
-    """The store's tasks tables as the previous step left them, in one transaction."""
+def take_back(directory, undo):
+    """The store's tasks tables as `undo` leaves them, in one transaction."""
     db = connect(directory)
     try:
         db.execute("BEGIN IMMEDIATE")
-        undo_step_11(db)
+        undo(db)
         db.execute("COMMIT")
     finally:
         db.close()
+
+
+def take_back_to_step_10(directory):
+    """The store's tasks tables as the step before 11 left them."""
+    take_back(directory, undo_step_11)
 
 
 def stored(directory, sql, *arguments):
@@ -208,13 +213,7 @@ def test_a_store_of_step_13_gets_the_unique_key_index_as_equalities_and_keeps_ev
         later = store.tasks.add(outlive.Handler("py.pages.job", label="later"), unique_key="later", delay=3600)
         cancelled = store.tasks.add(outlive.Handler("py.pages.job", label="cancelled"), unique_key="cancelled")
         assert store.tasks.cancel(cancelled) is False
-    db = connect(directory)
-    try:
-        db.execute("BEGIN IMMEDIATE")
-        undo_step_14(db)
-        db.execute("COMMIT")
-    finally:
-        db.close()
+    take_back(directory, undo_step_14)
     index = "SELECT sql FROM sqlite_schema WHERE name = 'outlive_tasks_unique_key'"
     assert stored(directory, index) == [(UNIQUE_KEY_INDEX_BEFORE_STEP_14,)]
     with outlive.Store(directory) as store:
