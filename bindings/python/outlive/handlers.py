@@ -263,10 +263,15 @@ class Handler:
             _free(handle.value)
 
     def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:
-            pass
+        # close(), inline: every Handler made for an add ends here, most of
+        # them only their bytes (nothing to free).
+        handle = self._handle
+        if handle:
+            self._handle = None
+            try:
+                _free(handle.value)
+            except Exception:
+                pass
 
 
 _callbacks.collecting_code.add(Handler.__call__.__code__)
