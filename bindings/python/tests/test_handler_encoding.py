@@ -194,21 +194,29 @@ def test_what_the_library_has_not_accepted_yet_is_made_at_once_and_refused_at_on
 
 
 def test_threads_that_first_use_one_kept_handler_at_once_share_one_native_handler() -> None:
+    import sys
     import threading
     outlive.Handler("encoding_test.shared", item="a").close()
-    for _ in range(20):
-        kept = outlive.Handler("encoding_test.shared", item="b")
-        handles: typing.List[typing.Any] = []
-        start = threading.Barrier(8)
+    # Threads switched every microsecond: without the lock around the first
+    # use, about one round in twenty made two native handlers (one leaked).
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        for _ in range(200):
+            kept = outlive.Handler("encoding_test.shared", item="b")
+            handles: typing.List[typing.Any] = []
+            start = threading.Barrier(8)
 
-        def use() -> None:
-            start.wait()
-            handles.append(kept.handle)
+            def use() -> None:
+                start.wait()
+                handles.append(kept.handle)
 
-        threads = [threading.Thread(target=use) for _ in range(8)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        assert len(handles) == 8 and all(handle is handles[0] for handle in handles)
-        kept.close()
+            threads = [threading.Thread(target=use) for _ in range(8)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            assert len(handles) == 8 and all(handle is handles[0] for handle in handles)
+            kept.close()
+    finally:
+        sys.setswitchinterval(interval)
