@@ -168,6 +168,13 @@ def test_a_handler_kept_as_bytes_copies_compares_and_closes_as_a_native_one() ->
     kept.close()  # again: nothing
     assert copy.name == "encoding_test.closing"  # the copy is its own
     copy.close()
+    # What changes a handler changes the native one, made first: its bytes follow.
+    changed = outlive.Handler("encoding_test.closing", item="d")
+    before = bytes(changed)
+    changed.bind(extra=1)
+    assert changed._data is None and changed.bound == {"item": outlive.ID(b"d"), "extra": 1}
+    assert bytes(changed) != before and outlive.Handler.from_bytes(bytes(changed)).bound == changed.bound
+    changed.close()
 
 
 def test_what_the_library_has_not_accepted_yet_is_made_at_once_and_refused_at_once() -> None:
