@@ -22,7 +22,7 @@ from .handlers import Handler, declare
 from .parameters import _JSON_TYPES, _NATIVE, Parameter, _from_json, _json_text, _unwrap_optional, parameters_of
 from .parameters import _origin as _annotation_origin
 from .results import TaskRef
-from .tasks import ResultOption, Time, enqueue
+from .tasks import ResultOption, Time, _enqueue_plain, enqueue
 
 if typing.TYPE_CHECKING:
     from .store import Store
@@ -258,6 +258,12 @@ class TaskCall(typing.Generic[P, R]):
         self._function = function
         self._store = store
         self._options = options
+        # Every option at its default (a plain `f.delay(...)`): the add goes
+        # straight to what `enqueue` would pick for it, without its keywords.
+        self._plain = (options.queue is None and type(options.priority) is int and options.priority == 0
+                       and not options.unique and options.result is False and options.delay is None
+                       and options.due_at is None and options.unique_key is None and options.group_start is None
+                       and not options.group_members)
 
     def delay(self, *args: P.args, **kwargs: P.kwargs) -> TaskRef[R]:
         """Stores the task (see TaskFunction.delay); returns its TaskRef."""
@@ -273,6 +279,8 @@ class TaskCall(typing.Generic[P, R]):
                 else:
                     key = f"{self._function.name}:{hashlib.sha256(bytes(work)).hexdigest()}"
             store = self._store if self._store is not None else self._function.store()
+            if self._plain:
+                return _enqueue_plain(store, work, self._function._returns.decode)
             return enqueue(store, work, queue=options.queue, priority=options.priority, due_at=options.due_at,
                            delay=options.delay, unique_key=key, group_start=options.group_start,
                            group_members=options.group_members, result=options.result,

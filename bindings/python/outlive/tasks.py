@@ -121,9 +121,10 @@ def _enqueue_plain(store: "Store", handler: "Handler",
             status = _ffi.outlive_task_enqueue(store.handle, work, None, out, None)
     if status:
         raise error_for(status)
-    if decode is None:
-        return _plain_ref(out.value.decode(), store)
-    return TaskRef(out.value.decode(), store, decode=decode)
+    ref = _plain_ref(out.value.decode(), store)
+    if decode is not None:
+        ref._decode = decode
+    return ref
 
 
 def enqueue(store: "Store", handler: "Handler", *, queue: typing.Optional[str] = None, priority: int = 0,
