@@ -175,6 +175,16 @@ def serialized_handler(name: str, invalidation: typing.Optional[str],
     count = 0
     keys = _checked_keys if checked else _keys
     try:
+        if checked:
+            # Before any value is written: a name not accepted yet ends it at once.
+            found = _checked_heads.get(name)
+            if found is None or invalidation is not None:
+                return None
+            head = found
+        elif invalidation is None:
+            head = _heads.get(name) or _cached(_heads, name, _MAGIC_PLAIN)
+        else:
+            head = _MAGIC_INVALIDATION + _str(name) + _str(invalidation)
         for key, value in bound.items():
             if value is None:
                 continue
@@ -216,17 +226,9 @@ def serialized_handler(name: str, invalidation: typing.Optional[str],
                 arguments += (_varint(len(value.bytes)), value.bytes)
             else:
                 return None
-        if checked:
-            head = _checked_heads.get(name)
-            if head is None or invalidation is not None or count > _CHECKED_COUNT:
-                return None
-        elif invalidation is None:
-            head = _heads.get(name)
-            if head is None:
-                head = _cached(_heads, name, _MAGIC_PLAIN)
-        else:
-            head = _MAGIC_INVALIDATION + _str(name) + _str(invalidation)
     except UnicodeEncodeError:
+        return None
+    if checked and count > _CHECKED_COUNT:
         return None
     arguments[0] = head
     arguments[1] = _LENGTHS[count] if count < 0x80 else _varint(count)
