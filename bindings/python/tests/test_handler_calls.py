@@ -214,12 +214,16 @@ def test_an_exception_kept_on_one_thread_is_raised_there_and_never_on_another() 
     stop = threading.Event()
 
     def fail_repeatedly() -> None:
-        for count in range(300):
-            try:
-                failing(first=str(count))
-            except RuntimeError as error:
-                raised.append(str(error))
-        stop.set()
+        try:
+            for count in range(300):
+                try:
+                    failing(first=str(count))
+                except RuntimeError as error:
+                    raised.append(str(error))
+        finally:
+            # Also when a call raised something else: the loop below would
+            # otherwise call (and record) until memory ran out.
+            stop.set()
 
     thread = threading.Thread(target=fail_repeatedly)
     thread.start()
