@@ -21,9 +21,9 @@ FUZZERS      := $(patsubst fuzz/%.c,$(OUT)/fuzz/%,$(wildcard fuzz/fuzz_*.c))
 FUZZ_CC      ?= clang
 C_LIBRARIES  := $(patsubst Tests/c/libraries/%.c,$(TESTBIN)/lib%.so,$(wildcard Tests/c/libraries/*.c))
 
-.PHONY: deps all lib cli soak fuzz fuzzers wheel demo test test-c test-swift test-python c-tests demo bench install uninstall completions man fuzz clean
+.PHONY: deps all lib cli python-speedups soak fuzz fuzzers wheel demo test test-c test-swift test-python c-tests demo bench install uninstall completions man fuzz clean
 
-all: lib cli
+all: lib cli python-speedups
 
 # SwiftPM decides what is out of date; this rule always asks it.
 lib: deps
@@ -33,6 +33,21 @@ lib: deps
 	@ln -sf liboutlive.so $(OUT)/liboutlive.so.0
 
 $(LIB): lib
+
+# The Python package's optional compiled calls (bindings/python/outlive/_speedups.c:
+# a handler call and a task add without ctypes), for $(PYTHON), in the stable ABI
+# of Python 3.10 (any later Python loads it). Without Python's headers it is not
+# built and the package uses ctypes alone, as it does without this file.
+PY_SPEEDUPS  := bindings/python/outlive/_speedups.abi3.so
+
+python-speedups: $(PY_SPEEDUPS)
+
+$(PY_SPEEDUPS): bindings/python/outlive/_speedups.c include/outlive.h
+	@headers=$$($(PYTHON) -c 'import sysconfig; print(sysconfig.get_paths()["include"])'); \
+	if [ -f "$$headers/Python.h" ]; then \
+	  echo "$(CC) ... -o $@ bindings/python/outlive/_speedups.c"; \
+	  $(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -fPIC -shared -I"$$headers" -Iinclude -o $@.tmp $< && mv $@.tmp $@; \
+	else echo "outlive._speedups not built: $(PYTHON) has no Python.h (the package uses ctypes alone)"; fi
 
 # The `outlive` command (the SwiftPM product is outlive-cli: one name per product).
 cli: deps
@@ -75,7 +90,7 @@ c-tests: lib $(C_TESTS) $(C_PROGRAMS) $(C_CRASH) $(C_LIBRARIES) $(FUZZERS)
 soak: c-tests
 	OUTLIVE_CRASH_KILLS=2000 $(TESTBIN)/test_crash
 
-test: deps lib cli c-tests
+test: deps lib cli python-speedups c-tests
 	$(PYTHON) scripts/run_tests.py
 
 # What a fresh machine may lack (Debian packages, pytest); quick when present.
@@ -88,7 +103,7 @@ test-c: lib c-tests
 test-swift:
 	$(PYTHON) scripts/run_tests.py --only swift
 
-test-python: lib
+test-python: lib python-speedups
 	$(PYTHON) scripts/run_tests.py --only python
 
 # Where `make install` puts things: PREFIX (default /usr/local) inside DESTDIR (a
@@ -158,11 +173,11 @@ wheel: deps lib cli
 	@ls $(OUT)/wheel/*.whl
 
 # The multi-process demo, narrated (scripts/demo.sh).
-demo: lib cli
+demo: lib cli python-speedups
 	@bash scripts/demo.sh
 
 clean:
-	rm -rf $(OUT) .build
+	rm -rf $(OUT) .build $(PY_SPEEDUPS)
 
 BENCHES := $(patsubst bench/%.c,$(OUT)/bench/%,$(wildcard bench/*.c))
 
@@ -179,5 +194,5 @@ $(OUT)/bench/lib%.so: bench/helpers/%.c include/outlive.h
 	$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -Iinclude -fPIC -shared -o $@ $<
 
 # Every benchmark with its peers in one run; rewrites BENCHMARKS.md.
-bench: lib $(BENCHES) $(BENCH_HELPERS)
+bench: lib python-speedups $(BENCHES) $(BENCH_HELPERS)
 	$(PYTHON) scripts/bench.py $(BENCHES)

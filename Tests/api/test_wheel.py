@@ -81,6 +81,8 @@ def test_wheel_is_manylinux_tagged_for_this_glibc_and_versioned_from_the_version
     assert f"\nVersion: {VERSION}\n" in metadata
     assert "outlive = outlive._command:main" in entry_points
     assert {"outlive/liboutlive.so", "outlive/bin/outlive", "outlive/VERSION"} <= set(names)
+    # No compiled Python module (a py3-none wheel; `make` builds outlive/_speedups*.so in the tree).
+    assert not [n for n in names if "_speedups" in n], names
     bundled = [os.path.basename(n) for n in names if n.startswith("outlive.libs/")]
     assert sorted(kind for kind, pattern in BUNDLED.items() for b in bundled if pattern.match(b)) == ["ffi", "sqlite"]
 

@@ -21,6 +21,13 @@ if typing.TYPE_CHECKING:
 
 _logger = logging.getLogger("outlive")
 _call_serialized = _ffi.handler_call_serialized
+# The same call without ctypes where outlive._speedups is built (_ffi.speedups);
+# its call_lone makes the common call, one str argument of a name accepted
+# before, from `_lone_ids` itself (None when the call is another).
+_fast_call = _call_lone = None
+if _ffi.speedups is not None:
+    _ffi.speedups.bind_lone_ids(_lone_ids)
+    _fast_call, _call_lone = _ffi.speedups.call, _ffi.speedups.call_lone
 _SIZES = _ffi._SIZES
 _size_arg = _ffi.size_arg
 _pending_threads = _callbacks.pending_threads
@@ -166,6 +173,14 @@ class Handler:
     def __call__(self, **call_args: typing.Any) -> None:
         """Calls the handler in this process with these call-time arguments."""
         handle = self._handle or self._native()  # self.handle, without a property call
+        if _call_lone is not None:
+            status = _call_lone(handle.value, call_args)
+            if status is not None:
+                if _pending_threads:
+                    _callbacks.raise_pending()
+                if status:
+                    raise error_for(status)
+                return
         # The path of every call, where each Python step costs about what the
         # C call does: the arguments as bytes in one C call (bound without
         # argtypes, see _ffi.handler_call_serialized), nothing kept between
@@ -189,8 +204,11 @@ class Handler:
             if data is None:
                 self._call_through_setters(handle, call_args)
                 return
-        size = len(data)
-        status = _call_serialized(handle, data, _SIZES[size] if size < 512 else _size_arg(size))
+        if _fast_call is not None:
+            status = _fast_call(handle.value, data)
+        else:
+            size = len(data)
+            status = _call_serialized(handle, data, _SIZES[size] if size < 512 else _size_arg(size))
         if _pending_threads:
             _callbacks.raise_pending()
         if status:
