@@ -15,7 +15,9 @@ user writes it:
   - the ctypes floor of that call: one ctypes call of a no-op C function of
     the same three parameters (its argument built the same way), and the one
     C call the handler call makes (outlive_handler_call_serialized) with its
-    bytes made once, each beside the same C handler call
+    bytes made once, through ctypes and through the package's compiled module
+    (outlive._speedups, where built: what the handler call uses then), each
+    beside the same C handler call
 
 Each side starts from an empty write-ahead log (checkpointed through a
 connection of its own before it runs): the log fills as the round goes on,
@@ -45,6 +47,8 @@ from outlive import _ffi  # noqa: E402
 COUNT = int(os.environ.get("OUTLIVE_CALL_COUNT", "300"))
 ROUNDS = int(os.environ.get("OUTLIVE_CALL_ROUNDS", "9"))
 HELPER = os.path.join(ROOT, "build", "bench", "libcall_cost.so")
+SERIALIZED_ROW = "its one C call alone through ctypes (outlive_handler_call_serialized, bytes made once)"
+COMPILED_ROW = "the same C call through outlive._speedups (bytes made once)"
 
 
 def helper():
@@ -165,24 +169,36 @@ def measure_call(c, samples, round_index):
         for _ in range(count):
             serialized(handle, data, size)
 
+    # The same call through the package's compiled module, where it is built
+    # (what Handler.__call__ uses then, through its call_lone).
+    compiled = _ffi.speedups.call if _ffi.speedups is not None else None
+
+    def compiled_call(count):
+        data = outlive.values.serialized_arguments({"item": "item-0"})
+        address = handle.value
+        for _ in range(count):
+            compiled(address, data)
+
     entry = samples.setdefault(("-", "handler call (no-op C handler)"), ([], []))
     floor_entry = samples.setdefault(("-", "ctypes floor: a no-op C function of the same 3 parameters"), ([], []))
-    sides = [0, 1, 2] + ([3] if serialized is not None else [])
+    sides = [0, 1, 2] + ([3] if serialized is not None else []) + ([4] if compiled is not None else [])
     for side in (sides if round_index % 2 == 0 else sides[::-1]):
         if side == 0:
             c_run = c_side(lambda n, cpu: c.call_cost_handler_call(handler.handle, n, cpu), count)
             entry[0].append(c_run)
             floor_entry[0].append(c_run)
             if serialized is not None:
-                samples.setdefault(("-", "its one C call alone (outlive_handler_call_serialized, bytes made once)"),
-                                   ([], []))[0].append(c_run)
+                samples.setdefault(("-", SERIALIZED_ROW), ([], []))[0].append(c_run)
+            if compiled is not None:
+                samples.setdefault(("-", COMPILED_ROW), ([], []))[0].append(c_run)
         elif side == 1:
             entry[1].append(py_side(call, count))
         elif side == 2:
             floor_entry[1].append(py_side(floor_call, count))
+        elif side == 3:
+            samples[("-", SERIALIZED_ROW)][1].append(py_side(serialized_call, count))
         else:
-            samples[("-", "its one C call alone (outlive_handler_call_serialized, bytes made once)")][1].append(
-                py_side(serialized_call, count))
+            samples[("-", COMPILED_ROW)][1].append(py_side(compiled_call, count))
     handler.close()
 
 
@@ -205,6 +221,12 @@ def main(argv):
           f"{COUNT * 50} times. Median of {ROUNDS} rounds, µs per call: elapsed, and the CPU time of the process "
           "(which the load of this shared machine hardly moves, where it moves the elapsed time a lot). "
           "Goal: Python ≤ 2× C.\n")
+    if _ffi.speedups is not None:
+        print("The package's compiled calls (`outlive._speedups`, built by `make`) are in use: a handler call and a "
+              "task add are each one C call without ctypes; the other calls go through ctypes.\n")
+    else:
+        print("The package's compiled calls (`outlive._speedups`) are not built or are turned off: every call goes "
+              "through ctypes.\n")
     print("| synchronous | call | C µs | Python µs | Python ÷ C | C CPU µs | Python CPU µs | Python ÷ C, CPU |")
     print("|---|---|---:|---:|---:|---:|---:|---:|")
     for (level, name), (c_times, py_times) in samples.items():
