@@ -1,10 +1,12 @@
-/* outlive._speedups: the package's two hottest C calls without ctypes.
+/* outlive._speedups: the package's hottest C calls without ctypes.
  *
- * A handler call (Handler.__call__) and a task add from a handler's bytes
- * (store.tasks.add) are one C call each. Through ctypes that call costs about
- * 0.5 µs and some 3,000 instructions (its argument conversions, libffi, the
- * result's conversion), as much as the library's own work in a handler call;
- * here it is a METH_FASTCALL function that reads an int and a bytes object.
+ * A handler call (Handler.__call__), a task add from a handler's bytes
+ * (store.tasks.add), and in a Python task handler's call the reading of its ID
+ * arguments and the completion it sends, are a C call each. Through ctypes
+ * such a call costs about 0.5 µs and some 3,000 instructions (its argument
+ * conversions, libffi, the result's conversion), as much as the library's own
+ * work in a handler call; here it is a METH_FASTCALL function of ints and
+ * bytes.
  *
  * Optional: built by `make` where Python's headers are (the stable ABI of
  * Python 3.10, so one build serves every later version), and the package
@@ -26,6 +28,8 @@
 
 static __typeof__(outlive_handler_call_serialized) *call_serialized;
 static __typeof__(outlive_task_enqueue_serialized) *task_enqueue_serialized;
+static __typeof__(outlive_object_bytes) *object_bytes_of;
+static __typeof__(outlive_handler_call) *handler_call;
 
 /* A pointer from a Python int (an address ctypes gave); NULL with an exception set otherwise. */
 static int address_of(PyObject *value, void **out) {
@@ -51,18 +55,24 @@ static int arguments(const char *name, Py_ssize_t count, Py_ssize_t expected) {
     return -1;
 }
 
-/* bind(call_address, enqueue_address): the library's outlive_handler_call_serialized
- * and outlive_task_enqueue_serialized. */
+/* bind(call, enqueue, object_bytes, handler_call): the addresses of the library's
+ * outlive_handler_call_serialized, outlive_task_enqueue_serialized,
+ * outlive_object_bytes and outlive_handler_call. */
 static PyObject *bind(PyObject *module, PyObject *const *args, Py_ssize_t count) {
     (void)module;
-    void *call = NULL, *enqueue = NULL;
-    if (arguments("bind", count, 2) || address_of(args[0], &call) || address_of(args[1], &enqueue)) return NULL;
-    if (call == NULL || enqueue == NULL) {
-        PyErr_SetString(PyExc_ValueError, "bind() takes two function addresses, not NULL");
-        return NULL;
+    void *functions[4] = {NULL, NULL, NULL, NULL};
+    if (arguments("bind", count, 4)) return NULL;
+    for (int i = 0; i < 4; i++) {
+        if (address_of(args[i], &functions[i])) return NULL;
+        if (functions[i] == NULL) {
+            PyErr_SetString(PyExc_ValueError, "bind() takes four function addresses, not NULL");
+            return NULL;
+        }
     }
-    call_serialized = (__typeof__(call_serialized))call;
-    task_enqueue_serialized = (__typeof__(task_enqueue_serialized))enqueue;
+    call_serialized = (__typeof__(call_serialized))functions[0];
+    task_enqueue_serialized = (__typeof__(task_enqueue_serialized))functions[1];
+    object_bytes_of = (__typeof__(object_bytes_of))functions[2];
+    handler_call = (__typeof__(handler_call))functions[3];
     Py_RETURN_NONE;
 }
 
@@ -86,6 +96,50 @@ static PyObject *call(PyObject *module, PyObject *const *args, Py_ssize_t count)
     status = call_serialized(handler, data, (size_t)size);
     Py_END_ALLOW_THREADS
     return PyLong_FromLong(status);
+}
+
+/* call_args(handler_address, args_address) -> status: outlive_handler_call
+ * (a task's completion, called from inside its handler's call). */
+static PyObject *call_args(PyObject *module, PyObject *const *args, Py_ssize_t count) {
+    (void)module;
+    void *handler = NULL, *call = NULL;
+    if (bound() || arguments("call_args", count, 2) || address_of(args[0], &handler) || address_of(args[1], &call))
+        return NULL;
+    outlive_status status;
+    Py_BEGIN_ALLOW_THREADS
+    status = handler_call(handler, call);
+    Py_END_ALLOW_THREADS
+    return PyLong_FromLong(status);
+}
+
+/* The bytes of a borrowed outlive_object (an ID argument C passed to a
+ * handler), read while the GIL is held: no other call can end the object. */
+static int object_data(PyObject *const *args, Py_ssize_t count, const char *name, const char **data, size_t *size) {
+    void *object = NULL;
+    if (bound() || arguments(name, count, 1) || address_of(args[0], &object)) return -1;
+    *size = 0;
+    *data = object_bytes_of(object, size);
+    if (*data == NULL) *size = 0;
+    return 0;
+}
+
+/* object_bytes(object_address) -> bytes: outlive_object_bytes, copied. */
+static PyObject *object_bytes(PyObject *module, PyObject *const *args, Py_ssize_t count) {
+    (void)module;
+    const char *data = NULL;
+    size_t size = 0;
+    if (object_data(args, count, "object_bytes", &data, &size)) return NULL;
+    return PyBytes_FromStringAndSize(size ? data : "", (Py_ssize_t)size);
+}
+
+/* object_text(object_address) -> str: the same bytes as UTF-8 (UnicodeDecodeError
+ * as bytes.decode("utf-8") raises it). */
+static PyObject *object_text(PyObject *module, PyObject *const *args, Py_ssize_t count) {
+    (void)module;
+    const char *data = NULL;
+    size_t size = 0;
+    if (object_data(args, count, "object_text", &data, &size)) return NULL;
+    return PyUnicode_DecodeUTF8(size ? data : "", (Py_ssize_t)size, "strict");
 }
 
 /* The package's table of argument names accepted before, each with the bytes
@@ -165,7 +219,10 @@ static PyObject *enqueue(PyObject *module, PyObject *const *args, Py_ssize_t cou
 }
 
 static PyMethodDef methods[] = {
-    {"bind", (PyCFunction)(void (*)(void))bind, METH_FASTCALL, "bind(call_address, enqueue_address)"},
+    {"bind", (PyCFunction)(void (*)(void))bind, METH_FASTCALL, "bind(call, enqueue, object_bytes, handler_call)"},
+    {"call_args", (PyCFunction)(void (*)(void))call_args, METH_FASTCALL, "call_args(handler_address, args_address) -> status"},
+    {"object_bytes", (PyCFunction)(void (*)(void))object_bytes, METH_FASTCALL, "object_bytes(object_address) -> bytes"},
+    {"object_text", (PyCFunction)(void (*)(void))object_text, METH_FASTCALL, "object_text(object_address) -> str"},
     {"call", (PyCFunction)(void (*)(void))call, METH_FASTCALL, "call(handler_address, data) -> status"},
     {"bind_lone_ids", (PyCFunction)(void (*)(void))bind_lone_ids, METH_FASTCALL, "bind_lone_ids(table)"},
     {"call_lone", (PyCFunction)(void (*)(void))call_lone, METH_FASTCALL,

@@ -28,6 +28,8 @@ _fast_call = _call_lone = None
 if _ffi.speedups is not None:
     _ffi.speedups.bind_lone_ids(_lone_ids)
     _fast_call, _call_lone = _ffi.speedups.call, _ffi.speedups.call_lone
+# A task's completion, sent from inside its handler's call (_complete_success).
+_call_args = _ffi.speedups.call_args if _ffi.speedups is not None else None
 _SIZES = _ffi._SIZES
 _size_arg = _ffi.size_arg
 _pending_threads = _callbacks.pending_threads
@@ -529,7 +531,7 @@ def _complete_success(completion: typing.Any) -> None:
     if address is None:
         _succeeded.args = Args({"success": True})
         address = _succeeded.address = _succeeded.args.handle.value
-    status = _call_by_address(completion, address)
+    status = _call_args(completion.value, address) if _call_args is not None else _call_by_address(completion, address)
     if status != 0:
         _logger.warning("completing a task's attempt failed: %s", error_for(status))
 

@@ -24,7 +24,7 @@ import types
 import typing
 
 from . import _ffi
-from .values import ID, Int, UInteger, _argument_bytes, object_bytes, object_value
+from .values import ID, Int, UInteger, _argument_bytes, _object_bytes_at, _object_text_at, object_bytes, object_value
 
 JSON_TAG = "json"
 """The type tag of an ID holding a JSON value (`ID<json>` in a signature)."""
@@ -123,6 +123,12 @@ class Parameter:
         if self.kind != "ID" or self.base not in (str, bytes):
             return self.decode
         absent = None if self.default is inspect.Parameter.empty else self.default
+        read_bytes, read_text = _object_bytes_at, _object_text_at
+        if read_bytes is not None and read_text is not None:
+            # The compiled module's reads (values._object_bytes_at): one call of the address.
+            if self.base is bytes:
+                return lambda raw: read_bytes(raw.value) if raw else absent
+            return lambda raw: read_text(raw.value) if raw else absent
         if self.base is bytes:
             return lambda raw: _argument_bytes(raw) if raw else absent
         return lambda raw: _argument_bytes(raw).decode("utf-8") if raw else absent

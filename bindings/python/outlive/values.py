@@ -519,6 +519,14 @@ def _argument_bytes(pointer: typing.Any) -> bytes:
     return ctypes.string_at(data, size.value) if size.value else b""
 
 
+# Where the compiled module is built (_ffi.speedups): an ID argument's bytes or
+# text in one call of its address, None otherwise (parameters.Parameter.decoder).
+_object_bytes_at: typing.Optional[typing.Callable[[int], bytes]] = None
+_object_text_at: typing.Optional[typing.Callable[[int], str]] = None
+if _ffi.speedups is not None:
+    _object_bytes_at, _object_text_at = _ffi.speedups.object_bytes, _ffi.speedups.object_text
+
+
 def object_value(pointer: typing.Any) -> ID:
     """An ID value from a borrowed outlive_object pointer: an ID."""
     tag = _ffi.outlive_object_type(pointer)

@@ -1,5 +1,6 @@
-"""outlive._speedups: the package's compiled calls — a handler call and a task
-add from a handler's bytes — without ctypes. Where it is built (`make` builds
+"""outlive._speedups: the package's compiled calls — a handler call, a task add
+from a handler's bytes, and in a Python task handler's call its ID arguments
+and its completion — without ctypes. Where it is built (`make` builds
 it for the Python that runs the tests) every such call the package makes goes
 through it, so the suites of handler calls and adds test it; the ctypes way
 stays for a Python without it, and those suites run that way too here
@@ -121,12 +122,35 @@ def test_arguments_of_the_wrong_type_raise_type_error_before_any_call() -> None:
                  lambda: speedups.call(0), lambda: speedups.call(0, data, 1),
                  lambda: speedups.enqueue(None, data), lambda: speedups.enqueue(0, memoryview(data)),
                  lambda: speedups.call_lone("0", {}), lambda: speedups.bind_lone_ids([]),
-                 lambda: speedups.bind(0, "1")):
+                 lambda: speedups.call_args(0, None), lambda: speedups.call_args(0),
+                 lambda: speedups.object_bytes(b"0"), lambda: speedups.object_text(0, 1),
+                 lambda: speedups.bind(1, 1, 1, "1"), lambda: speedups.bind(1, 1, 1)):
         with pytest.raises(TypeError):
             call()
     with pytest.raises(ValueError):
-        speedups.bind(0, 0)  # NULL: refused, the functions bound before are kept
+        speedups.bind(1, 1, 1, 0)  # NULL: refused, the functions bound before are kept
     assert speedups.call(0, data) == Status.INVALID_ARGUMENT
+    assert speedups.call_args(0, 0) == Status.INVALID_ARGUMENT
+    assert speedups.object_bytes(0) == b"" and speedups.object_text(0) == ""  # NULL: no bytes, as C says
+
+
+@outlive.handler("py.speedups.text")
+def text(item: str, raw: bytes | None = None) -> None:
+    got.append((item, raw))
+
+
+def test_id_arguments_reach_a_python_handler_as_their_text_or_bytes_and_bad_utf8_raises() -> None:
+    handler = outlive.Handler("py.speedups.text")
+    got.clear()
+    handler(item="žluť", raw=b"\x00\xff")
+    handler(item="", raw=b"")
+    handler(item=b"bytes as text")
+    assert got == [("žluť", b"\x00\xff"), ("", b""), ("bytes as text", None)]
+    with pytest.raises(UnicodeDecodeError):
+        handler(item=b"\xff not UTF-8")
+    handler(item="after")
+    assert got[-1] == ("after", None)
+    handler.close()
 
 
 def test_the_suites_of_handler_calls_and_adds_pass_the_ctypes_way_too() -> None:
@@ -134,7 +158,8 @@ def test_the_suites_of_handler_calls_and_adds_pass_the_ctypes_way_too() -> None:
         pytest.skip("this run is the ctypes way already")
     env = dict(os.environ, OUTLIVE_PYTHON_SPEEDUPS="0", PYTHONPATH=PACKAGE_ROOT + os.pathsep + HERE)
     suites = [os.path.join(HERE, name) for name in
-              ("test_handler_calls.py", "test_handler_encoding.py", "test_task_add_bytes.py", "test_speedups.py")]
+              ("test_handler_calls.py", "test_handler_encoding.py", "test_handlers.py", "test_task_add_bytes.py",
+               "test_tasks_lifecycle.py", "test_speedups.py")]
     result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *suites], env=env,
                             capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
