@@ -82,14 +82,19 @@ static int bound(void) {
     return -1;
 }
 
+/* The (address, bytes) arguments of call and enqueue, once bound. */
+static int address_and_bytes(const char *name, PyObject *const *args, Py_ssize_t count, void **address, char **data,
+                             Py_ssize_t *size) {
+    return bound() || arguments(name, count, 2) || address_of(args[0], address) || bytes_of(args[1], data, size) ? -1 : 0;
+}
+
 /* call(handler_address, data) -> status: outlive_handler_call_serialized. */
 static PyObject *call(PyObject *module, PyObject *const *args, Py_ssize_t count) {
     (void)module;
     void *handler = NULL;
     char *data = NULL;
     Py_ssize_t size = 0;
-    if (bound() || arguments("call", count, 2) || address_of(args[0], &handler) || bytes_of(args[1], &data, &size))
-        return NULL;
+    if (address_and_bytes("call", args, count, &handler, &data, &size)) return NULL;
     outlive_status status;
     /* The bytes object stays alive: the caller holds args[1] until this returns. */
     Py_BEGIN_ALLOW_THREADS
@@ -207,8 +212,7 @@ static PyObject *enqueue(PyObject *module, PyObject *const *args, Py_ssize_t cou
     void *store = NULL;
     char *data = NULL;
     Py_ssize_t size = 0;
-    if (bound() || arguments("enqueue", count, 2) || address_of(args[0], &store) || bytes_of(args[1], &data, &size))
-        return NULL;
+    if (address_and_bytes("enqueue", args, count, &store, &data, &size)) return NULL;
     char id[OUTLIVE_ID_SIZE] = {0};
     outlive_status status;
     Py_BEGIN_ALLOW_THREADS
