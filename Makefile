@@ -165,7 +165,7 @@ LDCONFIG = @if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig
 # hatchling packs the package with build/liboutlive.so and build/outlive
 # (bindings/python/hatch_build.py), then auditwheel copies libsqlite3 and libffi into
 # outlive.libs/, points NEEDED and RPATH at those copies and tags it manylinux.
-wheel: deps lib cli
+wheel: deps lib cli python-speedups
 	rm -rf $(OUT)/wheel $(OUT)/wheel-linux
 	OUTLIVE_BUILD_DIR=$(abspath $(OUT)) $(PYTHON) -m pip wheel -q --no-deps -w $(OUT)/wheel-linux ./bindings/python
 	PATH="$$($(PYTHON) -c 'import sysconfig; print(sysconfig.get_path("scripts"))'):$$PATH" \

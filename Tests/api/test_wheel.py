@@ -22,6 +22,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 VERSION = pathlib.Path(ROOT, "VERSION").read_text().strip()
 PACKAGE_SOURCE = os.path.join(ROOT, "bindings", "python")
 # What the bundled copies are called: auditwheel adds a hash of the content to the name.
+def speedups_built():
+    """Whether `make wheel` built the compiled calls (where Python's headers are) for the wheel to carry."""
+    return os.path.isfile(os.path.join(PACKAGE_SOURCE, "outlive", "_speedups.abi3.so"))
+
+
 BUNDLED = {"sqlite": re.compile(r"^libsqlite3-[0-9a-f]{8}\.so(\.\d+)+$"), "ffi": re.compile(r"^libffi-[0-9a-f]{8}\.so(\.\d+)+$")}
 
 
@@ -70,7 +75,10 @@ def dynamic_section(path):
 
 def test_wheel_is_manylinux_tagged_for_this_glibc_and_versioned_from_the_version_file(wheel):
     name = os.path.basename(wheel)
-    match = re.fullmatch(rf"outlive-{re.escape(VERSION)}-py3-none-manylinux_2_(\d+)_x86_64\.whl", name)
+    # With the compiled calls `make` built (outlive/_speedups.c, Python's stable ABI) the wheel is for
+    # CPython 3.10 and later; without them for any Python.
+    tag = "cp310-abi3" if speedups_built() else "py3-none"
+    match = re.fullmatch(rf"outlive-{re.escape(VERSION)}-{tag}-manylinux_2_(\d+)_x86_64\.whl", name)
     assert match, name
     glibc_minor = int(os.confstr("CS_GNU_LIBC_VERSION").split(".")[1])
     assert int(match.group(1)) <= glibc_minor, f"{name} needs a newer glibc than this system's"
@@ -81,8 +89,7 @@ def test_wheel_is_manylinux_tagged_for_this_glibc_and_versioned_from_the_version
     assert f"\nVersion: {VERSION}\n" in metadata
     assert "outlive = outlive._command:main" in entry_points
     assert {"outlive/liboutlive.so", "outlive/bin/outlive", "outlive/VERSION"} <= set(names)
-    # No compiled Python module (a py3-none wheel; `make` builds outlive/_speedups*.so in the tree).
-    assert not [n for n in names if "_speedups" in n], names
+    assert [n for n in names if "_speedups" in n] == (["outlive/_speedups.abi3.so"] if speedups_built() else []), names
     bundled = [os.path.basename(n) for n in names if n.startswith("outlive.libs/")]
     assert sorted(kind for kind, pattern in BUNDLED.items() for b in bundled if pattern.match(b)) == ["ffi", "sqlite"]
 
@@ -165,10 +172,12 @@ def test_examples_and_the_command_run_with_the_systems_sqlite_and_ffi_hidden(ven
 
     # In one process: the package is the venv's, and sqlite and ffi are mapped from outlive.libs.
     probe = run([venv["python"], "-c", "import outlive, sys; print(outlive.__file__); print(outlive.__version__); "
-                 "print(outlive.library_version()); sys.stdout.write(open('/proc/self/maps').read())"], **python_env)
+                 "print(outlive.library_version()); print(outlive._ffi.speedups is not None); "
+                 "sys.stdout.write(open('/proc/self/maps').read())"], **python_env)
     assert probe.returncode == 0, probe
-    where, package_version, library_version, *maps = probe.stdout.splitlines()
+    where, package_version, library_version, compiled, *maps = probe.stdout.splitlines()
     assert where.startswith(str(venv["dir"])) and package_version == library_version == VERSION
+    assert compiled == str(speedups_built())  # the wheel's compiled calls load and are used
     mapped = {os.path.basename(line.split()[-1]) for line in maps if "/" in line}
     assert [name for name in mapped if name.startswith("libsqlite3")] and all(
         BUNDLED["sqlite"].match(name) for name in mapped if name.startswith("libsqlite3")), mapped

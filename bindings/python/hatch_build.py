@@ -1,9 +1,11 @@
 """Puts into the wheel what the repository's build made: build/liboutlive.so as
 outlive/liboutlive.so and build/outlive as outlive/bin/outlive (the `outlive`
-console command runs it), and VERSION beside the package's modules.
+console command runs it), outlive/_speedups.abi3.so where `make` built it, and
+VERSION beside the package's modules.
 
-With both present the wheel is a platform wheel (py3-none-linux_<machine>: ctypes
-needs no particular Python ABI), which `make wheel` hands to auditwheel for its
+With the library and the command the wheel is a platform wheel (py3-none-linux_<machine>:
+ctypes needs no particular Python ABI; cp310-abi3-linux_<machine> with the compiled
+calls, of Python's stable ABI), which `make wheel` hands to auditwheel for its
 manylinux tag and the libraries it bundles. Without them (nothing built) the
 wheel is pure Python and loads a liboutlive installed on the system."""
 import os
@@ -31,3 +33,9 @@ class OutliveBuildHook(BuildHookInterface):
         build_data["force_include"][command] = "outlive/bin/outlive"
         build_data["pure_python"] = False
         build_data["tag"] = f"py3-none-linux_{platform.machine()}"
+        # The compiled calls `make` built (outlive/_speedups.c), of Python's
+        # stable ABI 3.10: with them the wheel is for CPython 3.10 and later.
+        speedups = os.path.join(self.root, "outlive", "_speedups.abi3.so")
+        if os.path.isfile(speedups):
+            build_data["force_include"][speedups] = "outlive/_speedups.abi3.so"
+            build_data["tag"] = f"cp310-abi3-linux_{platform.machine()}"
