@@ -17,8 +17,12 @@ committed transaction), then dequeued and acknowledged one by one.
 Each queue runs at its default SQLite `synchronous` level and at the other one
 (set on its connection with PRAGMA synchronous), so that each row compares
 like with like; the level each used is read back from its connection.
-Median of OUTLIVE_PYQ_ROUNDS (default 3) rounds, the order of the queues
-rotated between rounds; OUTLIVE_PYQ_ITEMS (default 10000) items each.
+All queues of a level are open at once; they enqueue in turns of
+OUTLIVE_PYQ_CHUNK (default 500) items, the order rotated from turn to turn, so
+that the disk's fsync time (it moves within seconds on a shared machine) is
+shared by all; then each dequeues all of its items. Median of
+OUTLIVE_PYQ_ROUNDS (default 3) rounds, the dequeue order rotated between
+rounds; OUTLIVE_PYQ_ITEMS (default 10000) items each.
 Usage: python_queues_bench.py SCRATCH_DIR. Prints a markdown section.
 Needs OUTLIVE_LIBRARY (build/liboutlive.so) and bindings/python on sys.path
 (set here when run from the repository)."""
@@ -37,6 +41,7 @@ import outlive  # noqa: E402
 
 N = int(os.environ.get("OUTLIVE_PYQ_ITEMS", "10000"))
 ROUNDS = int(os.environ.get("OUTLIVE_PYQ_ROUNDS", "3"))
+CHUNK = int(os.environ.get("OUTLIVE_PYQ_CHUNK", "500"))  # items enqueued per queue before the next queue's turn
 LEVELS = {0: "OFF", 1: "NORMAL", 2: "FULL", 3: "EXTRA"}
 
 _ran = [0]
@@ -58,26 +63,35 @@ def level_of(connection):
     return LEVELS.get(connection.execute("PRAGMA synchronous").fetchone()[0], "?")
 
 
+class Session:
+    """One queue open at one level: `enqueue(i)` puts item i (a committed
+    transaction), `dequeue_all()` takes and acknowledges every item, `used`
+    is the synchronous level its connection runs at."""
+
+    def __init__(self, enqueue, dequeue_all, close, used):
+        self.enqueue, self.dequeue_all, self.close, self.used = enqueue, dequeue_all, close, used
+        self.enqueue_seconds = 0.0
+
+
 def outlive_queue(scratch, level):
-    path = fresh(scratch, f"outlive-{level}")
-    store = outlive.Store(path, "bench", durability=level.lower())
+    store = outlive.Store(fresh(scratch, f"outlive-{level}"), "bench", durability=level.lower())
     store.tasks.set_triggers(0, 1e6)
-    start = time.perf_counter()
-    for i in range(N):
-        store.tasks.add(outlive.Handler("bench.py.item", item=f"item-{i}"))
-    enqueued = time.perf_counter() - start
-    _ran[0] = 0
-    start = time.perf_counter()
-    store.tasks.run_now()
-    while len(store.tasks):
-        store.loop.dispatch(0.1)
-    dequeued = time.perf_counter() - start
-    store.close()
-    if _ran[0] != N:
-        raise RuntimeError(f"outlive: {_ran[0]} of {N} task handlers ran")
+    add, handler = store.tasks.add, outlive.Handler
+
+    def enqueue(i):
+        add(handler("bench.py.item", item=f"item-{i}"))
+
+    def dequeue_all():
+        _ran[0] = 0
+        store.tasks.run_now()
+        while len(store.tasks):
+            store.loop.dispatch(0.1)
+        if _ran[0] != N:
+            raise RuntimeError(f"outlive: {_ran[0]} of {N} task handlers ran")
+
     # What the store's own connection runs at, read from a fresh connection is
     # not meaningful (synchronous is per connection): the store option says it.
-    return enqueued, dequeued, level
+    return Session(enqueue, dequeue_all, store.close, level)
 
 
 def persist_queue(scratch, level):
@@ -86,20 +100,18 @@ def persist_queue(scratch, level):
     connection = queue._putter
     if level is not None:
         connection.execute(f"PRAGMA synchronous={level}")
-    used = level_of(connection)
-    start = time.perf_counter()
-    for i in range(N):
+
+    def enqueue(i):
         queue.put(f"item-{i}")
-    enqueued = time.perf_counter() - start
-    start = time.perf_counter()
-    for _ in range(N):
-        item = queue.get(block=False, raw=True)
-        queue.ack(id=item["pqid"])
-    dequeued = time.perf_counter() - start
-    if queue.qsize() != 0:
-        raise RuntimeError("persist-queue: items left")
-    queue.close()
-    return enqueued, dequeued, used
+
+    def dequeue_all():
+        for _ in range(N):
+            item = queue.get(block=False, raw=True)
+            queue.ack(id=item["pqid"])
+        if queue.qsize() != 0:
+            raise RuntimeError("persist-queue: items left")
+
+    return Session(enqueue, dequeue_all, queue.close, level_of(connection))
 
 
 def lite_queue(scratch, level):
@@ -107,20 +119,18 @@ def lite_queue(scratch, level):
     queue = LiteQueue(os.path.join(fresh(scratch, f"litequeue-{level}"), "queue.db"))
     if level is not None:
         queue.conn.execute(f"PRAGMA synchronous={level}")
-    used = level_of(queue.conn)
-    start = time.perf_counter()
-    for i in range(N):
+
+    def enqueue(i):
         queue.put(f"item-{i}")
-    enqueued = time.perf_counter() - start
-    start = time.perf_counter()
-    for _ in range(N):
-        message = queue.pop()
-        queue.done(message.message_id)
-    dequeued = time.perf_counter() - start
-    if queue.pop() is not None:
-        raise RuntimeError("litequeue: items left")
-    queue.close()
-    return enqueued, dequeued, used
+
+    def dequeue_all():
+        for _ in range(N):
+            message = queue.pop()
+            queue.done(message.message_id)
+        if queue.pop() is not None:
+            raise RuntimeError("litequeue: items left")
+
+    return Session(enqueue, dequeue_all, queue.close, level_of(queue.conn))
 
 
 def huey_storage(scratch, level):
@@ -128,18 +138,16 @@ def huey_storage(scratch, level):
     storage = SqliteStorage(name="bench", filename=os.path.join(fresh(scratch, f"huey-{level}"), "huey.db"))
     if level is not None:
         storage.conn.execute(f"PRAGMA synchronous={level}")
-    used = level_of(storage.conn)
-    start = time.perf_counter()
-    for i in range(N):
+
+    def enqueue(i):
         storage.enqueue(f"item-{i}".encode())
-    enqueued = time.perf_counter() - start
-    start = time.perf_counter()
-    for _ in range(N):
-        if storage.dequeue() is None:
-            raise RuntimeError("huey: queue empty too early")
-    dequeued = time.perf_counter() - start
-    storage.close()
-    return enqueued, dequeued, used
+
+    def dequeue_all():
+        for _ in range(N):
+            if storage.dequeue() is None:
+                raise RuntimeError("huey: queue empty too early")
+
+    return Session(enqueue, dequeue_all, storage.close, level_of(storage.conn))
 
 
 def default_level(package, scratch):
@@ -192,32 +200,66 @@ def main(argv):
             except Exception as error:
                 unavailable[package] = f"{type(error).__name__}: {error}"
 
-    # Every (level, queue) pair once per round, the order rotated from round to
-    # round so that each shares the machine's noise; medians of the rounds.
-    configs = [(level, "Outlive store.tasks", outlive_queue, None) for level in ("FULL", "NORMAL")]
-    configs += [(level, name, function, package) for level in ("FULL", "NORMAL")
-                for name, function, package, _ in PEERS if package not in unavailable]
+    # Per round and level, every queue is open at once. The enqueues go in
+    # chunks of CHUNK items, the queues' order rotated from chunk to chunk, so
+    # that the disk's fsync time, which moves within seconds on this shared
+    # machine, is shared by all (blocks of 10,000 items per queue made the
+    # ratios at FULL swing by ±0.1 between runs); each chunk is still a loop
+    # of one queue's calls, as a program makes them. Then each queue is
+    # dequeued whole, the order rotated between rounds. Medians of the rounds.
+    configs = [("Outlive store.tasks", outlive_queue, None)]
+    configs += [(name, function, package) for name, function, package, _ in PEERS if package not in unavailable]
     samples = {}  # (level, name) -> ([enqueue/s], [dequeue/s], level used)
     failures = []
     for round_index in range(ROUNDS):
-        shift = round_index * len(configs) // ROUNDS
-        for level, name, function, package in configs[shift:] + configs[:shift]:
-            if any(failure.startswith(f"{name} at {level}:") for failure in failures):
-                continue
-            try:
-                enqueued, dequeued, used = function(scratch, level)
-            except Exception as error:
-                failures.append(f"{name} at {level}: {type(error).__name__}: {error}")
-                continue
-            entry = samples.setdefault((level, name), ([], [], used))
-            entry[0].append(N / enqueued)
-            entry[1].append(N / dequeued)
+        for level in ("FULL", "NORMAL"):
+            sessions = []
+            for name, function, package in configs:
+                if any(failure.startswith(f"{name} at {level}:") for failure in failures):
+                    continue
+                try:
+                    sessions.append((name, function(scratch, level)))
+                except Exception as error:
+                    failures.append(f"{name} at {level}: {type(error).__name__}: {error}")
+
+            def measured(session, name, step):
+                try:
+                    step()
+                    return True
+                except Exception as error:
+                    failures.append(f"{name} at {level}: {type(error).__name__}: {error}")
+                    sessions.remove((name, session))
+                    session.close()
+                    return False
+
+            for chunk in range(N // CHUNK):
+                shift = chunk % len(sessions) if sessions else 0
+                for name, session in sessions[shift:] + sessions[:shift]:
+                    first = chunk * CHUNK
+
+                    def put(session=session, first=first):
+                        start = time.perf_counter()
+                        for i in range(first, first + CHUNK):
+                            session.enqueue(i)
+                        session.enqueue_seconds += time.perf_counter() - start
+                    measured(session, name, put)
+            shift = round_index % len(sessions) if sessions else 0
+            for name, session in sessions[shift:] + sessions[:shift]:
+                start = time.perf_counter()
+                if not measured(session, name, session.dequeue_all):
+                    continue
+                dequeued = time.perf_counter() - start
+                entry = samples.setdefault((level, name), ([], [], session.used))
+                entry[0].append(N / session.enqueue_seconds)
+                entry[1].append(N / dequeued)
+                session.close()
     rows = []  # (level, name, enqueue/s, dequeue/s, level used, its default?)
-    for level, name, function, package in configs:
-        if (level, name) in samples:
-            enqueue_rates, dequeue_rates, used = samples[(level, name)]
-            rows.append((level, name, statistics.median(enqueue_rates), statistics.median(dequeue_rates), used,
-                         package is None or defaults.get(package) == used))
+    for level in ("FULL", "NORMAL"):
+        for name, function, package in configs:
+            if (level, name) in samples:
+                enqueue_rates, dequeue_rates, used = samples[(level, name)]
+                rows.append((level, name, statistics.median(enqueue_rates), statistics.median(dequeue_rates), used,
+                             package is None or defaults.get(package) == used))
 
     print("### Python: task queue beside persist-queue, litequeue and huey\n")
     print(f"{N} items enqueued one by one (a committed transaction each), then dequeued and acknowledged one by "
@@ -227,8 +269,11 @@ def main(argv):
           "persist-queue: `put`, `get` + `ack` (two commits); litequeue: `put`, `pop` + `done` (two commits); "
           "huey: `enqueue`, `dequeue` (one commit, no acknowledgement). Every queue runs in WAL mode; each is "
           "measured at both `synchronous` levels (set on its connection when it is not its default; Outlive "
-          f"through the store's durability option). Median of {ROUNDS} rounds, the order of the queues rotated "
-          "between rounds. Ratio: Outlive's rate over the peer's at the same level.\n")
+          f"through the store's durability option). All queues of a level are open at once and enqueue in turns of "
+          f"{CHUNK} items, the order rotated from turn to turn (the disk's fsync time moves within seconds: each "
+          "queue gets its share), then each dequeues all; median of "
+          f"{ROUNDS} rounds, the dequeue order rotated between rounds. Ratio: Outlive's rate over the peer's at the "
+          "same level.\n")
     print("| synchronous | queue | enqueue /s | dequeue + ack /s | Outlive ratio, enqueue | Outlive ratio, dequeue |")
     print("|---|---|---:|---:|---:|---:|")
     for level in ("FULL", "NORMAL"):
