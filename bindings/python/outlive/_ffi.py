@@ -475,11 +475,19 @@ def _load_speedups() -> typing.Any:
         return None
     try:
         from . import _speedups  # type: ignore[attr-defined]
-    except ImportError:
+        # A module built from another version of _speedups.c (not rebuilt by
+        # `make`) may lack a function or bind differently: ctypes then.
+        if not all(callable(getattr(_speedups, name, None)) for name in _SPEEDUPS_FUNCTIONS):
+            return None
+        _speedups.bind(*(ctypes.cast(function, c_void_p).value for function in (
+            handler_call_serialized, task_enqueue_serialized, lib["outlive_object_bytes"], lib["outlive_handler_call"])))
+    except (ImportError, TypeError, ValueError):
         return None
-    _speedups.bind(*(ctypes.cast(function, c_void_p).value for function in (
-        handler_call_serialized, task_enqueue_serialized, lib["outlive_object_bytes"], lib["outlive_handler_call"])))
     return _speedups
+
+
+_SPEEDUPS_FUNCTIONS = ("bind", "bind_lone_ids", "call", "call_lone", "call_args", "enqueue", "object_bytes",
+                       "object_text")
 
 
 speedups = _load_speedups()

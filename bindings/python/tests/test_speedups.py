@@ -48,6 +48,28 @@ def test_the_compiled_calls_are_the_packages_where_built_and_off_when_asked() ->
     assert off.stdout.split() == ["None", "None", "None"]
 
 
+def test_a_compiled_module_of_another_version_is_left_out_and_ctypes_does_the_calls() -> None:
+    # A stale build: one function missing, or bind() taking other arguments.
+    for stale in ("module.call_lone = None", "def bind(*addresses): raise TypeError('bind() takes 2 arguments')"):
+        code = ("import sys, types\n"
+                "module = types.ModuleType('outlive._speedups')\n"
+                "for name in ('bind', 'bind_lone_ids', 'call', 'call_lone', 'call_args', 'enqueue', 'object_bytes',"
+                " 'object_text'): setattr(module, name, lambda *a: None)\n"
+                f"{stale}\n"
+                "if stale_bind := globals().get('bind'): module.bind = stale_bind\n"
+                "sys.modules['outlive._speedups'] = module\n"
+                "import outlive\n"
+                "from outlive import _ffi\n"
+                "got = []\n"
+                "@outlive.handler('py.speedups.stale')\n"
+                "def stale(item: str) -> None: got.append(item)\n"
+                "handler = outlive.Handler('py.speedups.stale')\n"
+                "handler(item='one'); handler(item='two')\n"
+                "print(_ffi.speedups is None, got)\n")
+        result = run_python(code)
+        assert result.stdout.split("\n")[0] == "True ['one', 'two']", result.stdout + result.stderr
+
+
 @needs_speedups
 def test_the_common_call_is_made_in_c_and_every_other_is_left_to_the_package() -> None:
     handler = outlive.Handler("py.speedups.note")
