@@ -464,12 +464,14 @@ def size_arg(size: int) -> c_size_t:
 
 
 def _load_speedups() -> typing.Any:
-    """outlive._speedups (_speedups.c) bound to this library's two functions
-    above, or None: not built (`make` builds it where Python's headers are),
-    or OUTLIVE_PYTHON_SPEEDUPS=0 (the tests run the ctypes way that way too).
-    Its `call(address, data)` and `enqueue(address, data)` are those two calls
-    without ctypes, each about 0.5 µs less; `object_bytes`/`object_text` and
-    `call_args` serve a Python task handler's call (its ID arguments, its
+    """outlive._speedups (_speedups.c) bound to four functions of this
+    library (the two serialized calls above, outlive_object_bytes and
+    outlive_handler_call), or None: not built (`make` builds it where Python's
+    headers are), built from another version of the .c, or
+    OUTLIVE_PYTHON_SPEEDUPS=0 (the tests run the ctypes way that way too).
+    Its `call(address, data)` and `enqueue(address, data)` are the serialized
+    calls without ctypes, each about 0.5 µs less; `object_bytes`/`object_text`
+    and `call_args` serve a Python task handler's call (its ID arguments, its
     completion)."""
     if os.environ.get("OUTLIVE_PYTHON_SPEEDUPS", "1") == "0":
         return None
