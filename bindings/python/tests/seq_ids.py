@@ -6,6 +6,7 @@ import os
 import sqlite3
 import uuid
 
+from message_steps import undo_step_5 as undo_messages_step_5
 from task_steps import undo_step_11
 
 
@@ -44,6 +45,8 @@ def back_to_random_ids(directory, table, component, version, id_column, unique_i
         db.execute("BEGIN IMMEDIATE")
         if table == "outlive_tasks":
             undo_step_11(db)
+        if table == "outlive_messages":
+            undo_messages_step_5(db)
         (sql,) = db.execute("SELECT sql FROM sqlite_schema WHERE name = ?", (table,)).fetchone()
         assert id_column in sql
         kept = [sql for (sql,) in db.execute(
