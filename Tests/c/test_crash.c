@@ -517,10 +517,6 @@ static const struct zero_check sqlite_counts[] = {
      "AND seq <= (SELECT seq FROM outlive_message_counted WHERE slot = 0))",
      "difference between the kept message count and the counted rows"},
     {"SELECT count(*) - 1 FROM outlive_message_counted WHERE slot = 0", "counted message marks other than the one"},
-    /* A message a post left out of the state index lies above the mark (the messages schema's step 5):
-     * the fold indexes them before it moves the mark. One below it would never be scanned. */
-    {"SELECT count(*) FROM outlive_messages WHERE unindexed IS NOT NULL AND seq <= (SELECT seq FROM outlive_message_counted WHERE slot = 0)",
-     "messages left out of the state index at or below the counted mark"},
 };
 /* PostgreSQL's tasks likewise since its step 12. */
 static const struct zero_check postgresql_counts[] = {

@@ -153,10 +153,6 @@ enum MessageCounts {
                 SELECT category, count(*) FROM outlive_messages WHERE seq > ? AND seq <= ? GROUP BY category
                 ON CONFLICT(category) DO UPDATE SET count = outlive_message_categories.count + excluded.count
             """, [.integer(mark), .integer(newest)])
-        // The messages posted since the last fold enter the state index
-        // before the mark leaves them behind (messages step 5).
-        try transaction.execute("UPDATE OR ROLLBACK outlive_messages SET unindexed = NULL WHERE seq > ? AND unindexed IS NOT NULL",
-                                [.integer(mark)])
         try transaction.execute("UPDATE OR ROLLBACK outlive_message_counted SET seq = ? WHERE slot = 0", [.integer(newest)])
     }
 

@@ -32,14 +32,13 @@ extension MessageQueue {
         for id in batch.keys where seen.insert(id).inserted { examine(id) }
     }
 
-    /// Looks at every message in the given stages, through the state index and
-    /// (SQLite) the tail of new messages not yet in it.
+    /// Looks at every message in the given stages, through the state index.
     func scan(_ stages: [MessageTable.Stage]) {
         guard (try? store.checkUsable()) != nil else { return }
         var ids: [String] = []
         do {
             try store.database.read { transaction in
-                for stage in stages { ids += try MessageTable.ids(in: stage, in: transaction) }
+                for stage in stages { ids += try MessageTable.ids(where: stage.condition, [], in: transaction) }
             }
         } catch {
             Log.emit(.warning, "messages: scan failed: \(error)")

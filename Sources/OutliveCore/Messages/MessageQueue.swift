@@ -341,7 +341,7 @@ public final class MessageQueue {
         let entry = processEntryPrefix + id
         try store.database.write { transaction in
             var changes: [(String, String)] = []
-            try transaction.query(MessageTable.Stage.waiting.select("id, processed_by", transaction.engine)) { row in
+            try transaction.query("SELECT id, processed_by FROM outlive_messages WHERE \(MessageTable.Stage.waiting.condition) ORDER BY seq") { row in
                 let processed = (row.text(1) ?? "").split(separator: "\n").map(String.init)
                 guard processed.contains(entry) else { return }
                 changes.append((row.text(0) ?? "", processed.filter { $0 != entry }.joined(separator: "\n")))

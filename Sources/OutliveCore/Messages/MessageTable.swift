@@ -104,20 +104,25 @@ enum MessageTable {
         """ + SchemaComponent.requiringRegisteredRun("outlive_messages", "locking_run", onInsert: false)
             + SchemaComponent.requiringRegisteredRun("outlive_messages", "presenter_run", onInsert: false)
             + SchemaComponent.requiringRegisteredRun("outlive_messages", "responding_run", onInsert: false),
-        // Step 5: a new message enters the state index later, with the
-        // messages after it (as a new task enters the ready index since the
-        // tasks' step 11). Its entry was the second of the two pages a post
-        // wrote (at synchronous=NORMAL a post costs the pages its commit
-        // writes). A message posted with `unindexed` = 1 is outside
-        // `outlive_messages_state`; every such message lies above the counted
-        // mark (a post's seq is above it), and the fold that moves the mark
-        // indexes them first (`MessageCounts`). A look by state reads the
-        // index and the tail above the mark (`Stage.ids`): at most
-        // `MessageCounts.foldAfter` rows. Rows of earlier steps are indexed.
+        // Step 5: a new message is not in the state index. Its entry was the
+        // second of the two pages a post wrote (at synchronous=NORMAL a post
+        // costs the pages its commit writes). The index holds the messages
+        // that left the state a post gives (presented, answered or removed):
+        // the scans that run at every open and on every resync (answered,
+        // removed) read it. The scans of the messages still waiting
+        // (a presenter, an auto-resolver added, `reoffer`) read the table in
+        // posting order, once per registration, where each waiting message
+        // found is then examined anyway. A message's first change of state
+        // inserts its entry where it moved it before. Tried first: leaving a
+        // new message out until the fold of the counted tail (as the tasks'
+        // step 11 does): the fold's UPDATE of 32 rows of 24 columns cost
+        // some 6,700 instructions a row, two thirds of what the post saved.
+        // The condition is written as `Stage` tests the states (`= 1`), so
+        // that SQLite sees that a scan's condition implies it.
         """
-        ALTER TABLE outlive_messages ADD COLUMN unindexed INTEGER;
         DROP INDEX outlive_messages_state;
-        CREATE INDEX outlive_messages_state ON outlive_messages(removed, handled, presented) WHERE unindexed IS NULL
+        CREATE INDEX outlive_messages_state ON outlive_messages(removed, handled, presented)
+            WHERE presented = 1 OR handled = 1 OR removed = 1
         """,
     ], postgresql: [
         // Text compares and sorts by its bytes (COLLATE "C"), as in SQLite.
@@ -191,25 +196,6 @@ enum MessageTable {
             case .unanswered: return "removed = 0 AND handled = 0"
             case .answered: return "removed = 0 AND handled = 1"
             case .removed: return "removed = 1"
-            }
-        }
-
-        /// A SELECT of `columns` and `seq` of the messages in this stage, in
-        /// posting order. On SQLite (messages step 5) the messages above the
-        /// counted mark that are not yet in the state index are read from
-        /// the table's tail, at most `MessageCounts.foldAfter` rows.
-        func select(_ columns: String, _ engine: StoreEngine) -> String {
-            switch engine {
-            case .postgresql:
-                return "SELECT \(columns), seq FROM outlive_messages WHERE \(condition) ORDER BY seq"
-            case .sqlite:
-                return """
-                    SELECT \(columns), seq FROM outlive_messages WHERE \(condition) AND unindexed IS NULL
-                    UNION ALL
-                    SELECT \(columns), seq FROM outlive_messages
-                        WHERE seq > (SELECT seq FROM outlive_message_counted WHERE slot = 0) AND unindexed IS NOT NULL AND \(condition)
-                    ORDER BY seq
-                    """
             }
         }
     }
@@ -288,19 +274,13 @@ enum MessageTable {
     /// `Signals.post`). A stored string: the statement cache compares it with
     /// the cached one by pointer, where a string made per call is compared
     /// byte by byte after it is built.
-    /// `unindexed` = 1: the message enters the state index at the next fold
-    /// (step 5); its seq is above the counted mark.
-    private static let insertSQLite = """
-        INSERT OR ROLLBACK INTO outlive_messages(id, seq, created, category, title, body, scope, thread, choices, payload,
-            response_handler, auto_remove, processed_by, presented, handled, removed, requires_end, unindexed)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', 0, 0, 0, 0, 1)
-        """
+    private static let insertSQLite = "INSERT OR ROLLBACK" + insertPostgreSQL.dropFirst("INSERT".count)
     /// `insertSQLite` of a message without text, scope, thread, payload or
     /// response handler: those columns are left NULL.
     private static let insertPlainSQLite = """
         INSERT OR ROLLBACK INTO outlive_messages(id, seq, created, category, title, choices, auto_remove,
-            processed_by, presented, handled, removed, requires_end, unindexed)
-        VALUES (?, ?, ?, ?, ?, ?, ?, '', 0, 0, 0, 0, 1)
+            processed_by, presented, handled, removed, requires_end)
+        VALUES (?, ?, ?, ?, ?, ?, ?, '', 0, 0, 0, 0)
         """
 
     /// Deletes a message and counts it out of its category. False when it was gone.
@@ -309,14 +289,6 @@ enum MessageTable {
         guard try MessageCounts.delete(id, in: transaction) else { return false }
         try transaction.recordChange(topic: MessageQueue.topic, key: id)
         return true
-    }
-
-    static func ids(in stage: Stage, in transaction: StoreTransaction) throws -> [String] {
-        var ids: [String] = []
-        try transaction.query(stage.select("id", transaction.engine)) { row in
-            if let id = row.text(0) { ids.append(id) }
-        }
-        return ids
     }
 
     static func ids(where condition: String, _ arguments: [SQLValue], in transaction: StoreTransaction) throws -> [String] {

@@ -8,8 +8,7 @@ STATE_INDEX_BEFORE_STEP_5 = "CREATE INDEX outlive_messages_state ON outlive_mess
 
 
 def undo_step_5(db):
-    """Every message in the state index again, and no `unindexed` column."""
+    """Every message in the state index again, the waiting ones too."""
     db.execute("DROP INDEX outlive_messages_state")
-    db.execute("ALTER TABLE outlive_messages DROP COLUMN unindexed")
     db.execute(STATE_INDEX_BEFORE_STEP_5)
     db.execute("UPDATE outlive_schema SET version = 4 WHERE component = 'messages'")

@@ -1,10 +1,11 @@
 """What a post writes. On SQLite since step 5 of the messages schema a new
-message is left out of the state index (`unindexed` = 1) and indexed with the
-messages after it when the tail of uncounted messages is folded
-(MessageCounts); a look by state reads the index and that tail. A post then
-writes one page of the write-ahead log rather than two; what presenters,
-response handlers and `reoffer` find stays as it was, on both engines. A store
-of the previous step migrates with its messages in every state."""
+message is not in the state index: the index holds the messages that left the
+state a post gives (presented, answered, removed), which the scans at every
+open and resync read; the scans of waiting messages (a presenter or an
+auto-resolver added, `reoffer`) read the table. A post then writes one page of
+the write-ahead log rather than two; what presenters, response handlers and
+`reoffer` find stays as it was, on both engines. A store of the previous step
+migrates with its messages in every state."""
 import os
 import sqlite3
 
@@ -13,9 +14,6 @@ import pytest
 import outlive
 from conftest import dispatch_until, store_location
 from message_steps import undo_step_5
-
-# The fold of the uncounted tail (MessageCounts.foldAfter).
-FOLD_AFTER = 32
 
 CHOICES = [("ok", "OK"), ("no", "No")]
 
@@ -67,19 +65,16 @@ def post_in_every_state(store, count):
     return ids, waiting, [m for m in ids if m in answered]
 
 
-def assert_left_out_only_above_the_mark(directory):
-    (left_out,) = stored(directory, "SELECT count(*) FROM outlive_messages WHERE unindexed IS NOT NULL")[0]
-    (below,) = stored(directory, "SELECT count(*) FROM outlive_messages WHERE unindexed IS NOT NULL "
-                                 "AND seq <= (SELECT seq FROM outlive_message_counted WHERE slot = 0)")[0]
-    assert 0 < left_out < FOLD_AFTER and below == 0
+def plan(directory, stage):
+    """SQLite's plan for a scan of the messages in `stage` (MessageTable.Stage)."""
+    return " ".join(detail for (_, _, _, detail) in stored(
+        directory, f"EXPLAIN QUERY PLAN SELECT id FROM outlive_messages WHERE {stage} ORDER BY seq"))
 
 
-def test_a_handle_that_subscribes_later_finds_every_message_by_its_state_across_the_folds(location):
+def test_a_handle_that_subscribes_later_finds_every_message_by_its_state(location):
     with outlive.Store(location) as store, outlive.Store(location, process="other") as other:
-        # Past two folds, and a tail left out of the index on SQLite.
-        ids, waiting, answered = post_in_every_state(store, 2 * FOLD_AFTER + 10)
-        if not location.startswith("postgresql"):
-            assert_left_out_only_above_the_mark(location)
+        # Past two folds of the counts (every 32 posts on SQLite).
+        ids, waiting, answered = post_in_every_state(store, 74)
         handled, offered = [], []
         other.messages.add_response_handler("log", lambda message: handled.append(message.id) or False)
         assert dispatch_until(other, lambda: len(handled) == len(answered))
@@ -103,6 +98,20 @@ def test_a_handle_that_subscribes_later_finds_every_message_by_its_state_across_
         assert all(other.messages.get(m).presented for m in waiting)
 
 
+def test_the_scans_at_every_open_read_the_state_index_and_those_of_waiting_messages_the_table(tmp_path):
+    directory = str(tmp_path / "store")
+    with outlive.Store(directory) as store:
+        post_in_every_state(store, 20)
+    (index,) = stored(directory, "SELECT sql FROM sqlite_schema WHERE name = 'outlive_messages_state'")[0]
+    assert index.endswith("WHERE presented = 1 OR handled = 1 OR removed = 1")
+    # Answered and removed (every open, every resync): through the index.
+    for stage in ("removed = 0 AND handled = 1", "removed = 1"):
+        assert "USING INDEX outlive_messages_state" in plan(directory, stage), stage
+    # Waiting and unanswered: the table in posting order, no sort.
+    for stage in ("removed = 0 AND handled = 0 AND presented = 0", "removed = 0 AND handled = 0"):
+        assert plan(directory, stage) == "SCAN outlive_messages", stage
+
+
 def test_a_post_writes_one_page_to_the_write_ahead_log_on_sqlite(tmp_path):
     directory = str(tmp_path / "store")
     posts = 60
@@ -112,16 +121,16 @@ def test_a_post_writes_one_page_to_the_write_ahead_log_on_sqlite(tmp_path):
         for n in range(posts):
             store.messages.post("pages", f"m{n}", choices=CHOICES)
         frames = wal_frames(directory) - before
-    # The table's page; a fold every 32 posts writes the index, the counter
-    # and the mark, and now and then the file grows. The state index's page
-    # was a second frame on every post.
+    # The table's page; a fold every 32 posts writes the counter and the
+    # mark, and now and then the file grows. The state index's page was a
+    # second frame on every post.
     assert posts <= frames < 1.4 * posts
 
 
 def test_a_store_of_the_previous_step_migrates_and_its_messages_are_found_by_their_state(tmp_path):
     directory = str(tmp_path / "store")
     with outlive.Store(directory) as store:
-        ids, waiting, answered = post_in_every_state(store, FOLD_AFTER + 12)
+        ids, waiting, answered = post_in_every_state(store, 44)
     db = connect(directory)
     try:
         db.execute("BEGIN IMMEDIATE")
@@ -142,6 +151,5 @@ def test_a_store_of_the_previous_step_migrates_and_its_messages_are_found_by_the
 
     assert stored(directory, "SELECT version FROM outlive_schema WHERE component = 'messages'") == [(5,)]
     (index,) = stored(directory, "SELECT sql FROM sqlite_schema WHERE name = 'outlive_messages_state'")[0]
-    assert index.endswith("WHERE unindexed IS NULL")
-    # The migrated messages are in the index; the one posted since is not yet.
-    assert stored(directory, "SELECT id FROM outlive_messages WHERE unindexed IS NOT NULL") == [(later,)]
+    assert index.endswith("WHERE presented = 1 OR handled = 1 OR removed = 1")
+    assert stored(directory, "PRAGMA integrity_check") == [("ok",)]
