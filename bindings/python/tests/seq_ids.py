@@ -2,16 +2,11 @@
 and messages schema step 4, a new SQLite row's id carries its seq (a version-8
 UUID: docs/tasks.md, "Task ids"; docs/messages.md, "What a post writes").
 These read and change the store's file behind the library's back."""
-import os
-import sqlite3
 import uuid
 
 from message_steps import undo_step_5 as undo_messages_step_5
+from store_file import connect
 from task_steps import undo_step_11
-
-
-def connect(directory):
-    return sqlite3.connect(os.path.join(directory, "outlive.db"), isolation_level=None)
 
 
 def carried_seq(row_id):
@@ -24,14 +19,6 @@ def carried_seq(row_id):
 def other_random_part(row_id):
     """The same id, its last hex digit changed: the same seq, another row."""
     return row_id[:-1] + ("0" if row_id[-1] != "0" else "1")
-
-
-def stored(directory, sql, *arguments):
-    db = connect(directory)
-    try:
-        return db.execute(sql, arguments).fetchall()
-    finally:
-        db.close()
 
 
 def back_to_random_ids(directory, table, component, version, id_column, unique_id_column, kept_count=None):

@@ -14,7 +14,8 @@ import pytest
 
 import outlive
 from conftest import dispatch_until, store_location
-from seq_ids import back_to_random_ids, carried_seq, connect, other_random_part, stored
+from seq_ids import back_to_random_ids, carried_seq, other_random_part
+from store_file import connect, stored
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

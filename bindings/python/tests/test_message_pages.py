@@ -6,14 +6,12 @@ auto-resolver added, `reoffer`) read the table. A post then writes one page of
 the write-ahead log rather than two; what presenters, response handlers and
 `reoffer` find stays as it was, on both engines. A store of the previous step
 migrates with its messages in every state."""
-import os
-import sqlite3
-
 import pytest
 
 import outlive
 from conftest import dispatch_until, store_location
 from message_steps import undo_step_5
+from store_file import connect, stored, wal_frames
 
 CHOICES = [("ok", "OK"), ("no", "No")]
 
@@ -21,24 +19,6 @@ CHOICES = [("ok", "OK"), ("no", "No")]
 @pytest.fixture(params=["sqlite", "postgresql"])
 def location(request, tmp_path):
     return store_location(request.param, tmp_path)
-
-
-def connect(directory):
-    return sqlite3.connect(os.path.join(directory, "outlive.db"), isolation_level=None)
-
-
-def stored(directory, sql, *arguments):
-    db = connect(directory)
-    try:
-        return db.execute(sql, arguments).fetchall()
-    finally:
-        db.close()
-
-
-def wal_frames(directory):
-    size = os.path.getsize(os.path.join(directory, "outlive.db-wal"))
-    (page_size,) = stored(directory, "PRAGMA page_size")[0]
-    return (size - 32) // (page_size + 24) if size else 0
 
 
 def post_in_every_state(store, count):

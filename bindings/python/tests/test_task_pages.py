@@ -5,13 +5,11 @@ uncounted tasks is folded, or when a run looks for its next tasks. An add then
 writes one page of the write-ahead log rather than two; the order in which
 tasks run, their counts and what a run finds stay as they were. A store of the
 previous step migrates with its tasks in every state."""
-import os
-import sqlite3
-
 import pytest
 
 import outlive
 from conftest import dispatch_until, spawn_python, store_location
+from store_file import connect, stored, wal_frames
 from task_steps import UNIQUE_KEY_INDEX_BEFORE_STEP_14, undo_step_11, undo_step_14
 
 ran = []
@@ -33,10 +31,6 @@ def location(request, tmp_path):
     return store_location(request.param, tmp_path)
 
 
-def connect(directory):
-    return sqlite3.connect(os.path.join(directory, "outlive.db"), isolation_level=None)
-
-
 def take_back(directory, undo):
     """The store's tasks tables as `undo` leaves them, in one transaction."""
     db = connect(directory)
@@ -51,14 +45,6 @@ def take_back(directory, undo):
 def take_back_to_step_10(directory):
     """The store's tasks tables as the step before 11 left them."""
     take_back(directory, undo_step_11)
-
-
-def stored(directory, sql, *arguments):
-    db = connect(directory)
-    try:
-        return db.execute(sql, arguments).fetchall()
-    finally:
-        db.close()
 
 
 # A process serving only the queue "held", whose task's attempt never ends.
@@ -77,12 +63,6 @@ store.queues.serve("held", 1)
 while True:
     store.loop.dispatch(0.1)
 """
-
-
-def wal_frames(directory):
-    size = os.path.getsize(os.path.join(directory, "outlive.db-wal"))
-    (page_size,) = stored(directory, "PRAGMA page_size")[0]
-    return (size - 32) // (page_size + 24) if size else 0
 
 
 def test_tasks_added_one_by_one_run_in_priority_then_queue_order_across_the_folds(location):
