@@ -21,3 +21,15 @@ def wal_frames(directory):
     size = os.path.getsize(os.path.join(directory, "outlive.db-wal"))
     (page_size,) = stored(directory, "PRAGMA page_size")[0]
     return (size - 32) // (page_size + 24) if size else 0
+
+
+def take_back(directory, undo):
+    """The store's file as `undo(db)` leaves it (a step of its schema undone,
+    say), in one transaction."""
+    db = connect(directory)
+    try:
+        db.execute("BEGIN IMMEDIATE")
+        undo(db)
+        db.execute("COMMIT")
+    finally:
+        db.close()

@@ -11,7 +11,7 @@ import pytest
 import outlive
 from conftest import dispatch_until, store_location
 from message_steps import undo_step_5
-from store_file import connect, stored, wal_frames
+from store_file import stored, take_back, wal_frames
 
 CHOICES = [("ok", "OK"), ("no", "No")]
 
@@ -111,13 +111,7 @@ def test_a_store_of_the_previous_step_migrates_and_its_messages_are_found_by_the
     directory = str(tmp_path / "store")
     with outlive.Store(directory) as store:
         ids, waiting, answered = post_in_every_state(store, 44)
-    db = connect(directory)
-    try:
-        db.execute("BEGIN IMMEDIATE")
-        undo_step_5(db)
-        db.execute("COMMIT")
-    finally:
-        db.close()
+    take_back(directory, undo_step_5)
 
     with outlive.Store(directory) as store:
         assert store.messages.ids() == ids

@@ -9,7 +9,7 @@ import pytest
 
 import outlive
 from conftest import dispatch_until, spawn_python, store_location
-from store_file import connect, stored, wal_frames
+from store_file import stored, take_back, wal_frames
 from task_steps import UNIQUE_KEY_INDEX_BEFORE_STEP_14, undo_step_11, undo_step_14
 
 ran = []
@@ -29,17 +29,6 @@ def job(label: str) -> None:
 @pytest.fixture(params=["sqlite", "postgresql"])
 def location(request, tmp_path):
     return store_location(request.param, tmp_path)
-
-
-def take_back(directory, undo):
-    """The store's tasks tables as `undo` leaves them, in one transaction."""
-    db = connect(directory)
-    try:
-        db.execute("BEGIN IMMEDIATE")
-        undo(db)
-        db.execute("COMMIT")
-    finally:
-        db.close()
 
 
 def take_back_to_step_10(directory):
