@@ -23,10 +23,11 @@ def location(request, tmp_path):
 
 def post_in_every_state(store, count):
     """Posts `count` messages; every fifth from the second is muted and every
-    fifth from the third answered as it is posted (in the tail, then folded
-    in that state), and after the last post every seventh from the fourth
-    that is still waiting is muted (a row already in the index, or still in
-    the tail). Returns (ids, waiting ids, answered ids), in posting order."""
+    fifth from the third answered as it is posted (each enters the state
+    index at its first change of state), and after the last post every
+    seventh from the fourth that is still waiting is muted (long after its
+    post, among messages posted since). Returns (ids, waiting ids, answered
+    ids), in posting order."""
     ids, muted, answered = [], set(), set()
     for n in range(count):
         message = store.messages.post("pages", f"m{n}", choices=CHOICES)
@@ -53,7 +54,8 @@ def plan(directory, stage):
 
 def test_a_handle_that_subscribes_later_finds_every_message_by_its_state(location):
     with outlive.Store(location) as store, outlive.Store(location, process="other") as other:
-        # Past two folds of the counts (every 32 posts on SQLite).
+        # Past two folds of the counts (every 32 posts on SQLite), which the
+        # scans must not depend on.
         ids, waiting, answered = post_in_every_state(store, 74)
         handled, offered = [], []
         other.messages.add_response_handler("log", lambda message: handled.append(message.id) or False)
@@ -70,7 +72,7 @@ def test_a_handle_that_subscribes_later_finds_every_message_by_its_state(locatio
         assert handled == answered
         assert offered == waiting
         # Declined, each is offered again after reoffer: it reads the waiting
-        # messages (in the index and in the tail) with their presenters.
+        # messages (from the table, not the index) with their presenters.
         decline[0] = False
         other.messages.reoffer("p")
         assert dispatch_until(other, lambda: len(offered) == 2 * len(waiting))
