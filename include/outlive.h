@@ -410,7 +410,11 @@ typedef struct outlive_store_options {
  * *out receives the store; close it with outlive_store_close().
  *
  * location: a directory (an SQLite store, for processes of one machine),
- *   created 0700 if missing (its parent must exist); or a PostgreSQL URI,
+ *   created 0700 if missing (its parent must exist). It holds outlive.db and
+ *   its write-ahead log outlive.db-wal, which stays between opens at about
+ *   4 MiB, filled with zeros when the store is created, so that a commit's
+ *   sync writes over blocks already written rather than growing the file
+ *   (docs/store.md, "The log is kept and filled ahead"); or a PostgreSQL URI,
  *   postgresql://[user[:password]@]host[:port]/database[?parameters] (also
  *   postgres://), for processes on several hosts sharing one database.
  *   libpq's parameters go to libpq (connect_timeout, default 10 s here;

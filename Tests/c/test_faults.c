@@ -138,7 +138,8 @@ static void disk_full_child(void *arg) {
     getrlimit(RLIMIT_FSIZE, &limit);
     struct rlimit full = {(rlim_t)largest + 64 * 1024, limit.rlim_max};
     setrlimit(RLIMIT_FSIZE, &full);
-    size_t big_size = 4 * 1024 * 1024;
+    /* Larger than the log a store keeps filled ahead (4.2 MiB), so that the log must grow. */
+    size_t big_size = 8 * 1024 * 1024;
     char *big = calloc(1, big_size);
     outlive_status set = outlive_kv_set(store, "big", big, big_size);
     char set_error[256];

@@ -81,6 +81,17 @@ typedef struct {
 } COutlive_checkpoint_pacing;
 void COutlive_sqlite3_pace_checkpoints(sqlite3 *db, COutlive_checkpoint_pacing *pacing);
 
+/* The store's log kept between opens and filled ahead (see kept_log.c).
+ * Registers, once per process, the VFS of that name: SQLite's unix VFS whose
+ * delete of a "-wal" file clears the file's header and cuts it to kept_bytes
+ * instead of unlinking it. SQLITE_OK, or SQLite's failure to register it. */
+#define COUTLIVE_KEPT_LOG_VFS "outlive-kept-log"
+int COutlive_sqlite3_register_kept_log(long long kept_bytes);
+/* Writes zeros from the end of the log at path up to kept_bytes and syncs
+ * them; only with the store's write lock held. 0, or the errno of the failure
+ * (the file is then cut back to its size before). */
+int COutlive_sqlite3_fill_log(const char *path, long long kept_bytes);
+
 /* Fork safety. A forked child must neither use its parent's store handles nor
  * keep their liveness locks open (they would make a dead parent look alive).
  * Lock fds registered here are closed in the child right after fork(2), and the

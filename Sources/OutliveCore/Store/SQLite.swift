@@ -32,9 +32,10 @@ final class SQLiteConnection {
     /// keeps a pointer to it until the connection is closed.
     private var pacing: UnsafeMutablePointer<COutlive_checkpoint_pacing>?
 
-    init(path: String, flags: Int32) throws {
+    /// `vfs`: the name of a registered SQLite VFS, or nil for the default.
+    init(path: String, flags: Int32, vfs: String? = nil) throws {
         var db: OpaquePointer?
-        let result = sqlite3_open_v2(path, &db, flags, nil)
+        let result = sqlite3_open_v2(path, &db, flags, vfs)
         guard result == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(result))
             if let db { sqlite3_close_v2(db) }

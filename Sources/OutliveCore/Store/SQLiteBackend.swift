@@ -38,9 +38,23 @@ final class SQLiteBackend: StoreBackend {
     static let checkpointFirst: Int32 = 1_000
     static let checkpointStep: Int32 = 256
     static let pruneEvery: Int64 = 4_096
+    /// The log's size kept between opens and filled ahead (kept_log.c): the
+    /// frames a lone writer reaches before its first checkpoint lets the log
+    /// start over, and a margin for the transaction that crosses it. Within
+    /// it, a commit's sync writes over blocks already written (docs/store.md,
+    /// "The log is kept and filled ahead").
+    static let keptLogBytes: Int64 = 32 + Int64(checkpointFirst + 64) * (4_096 + 24)
+
+    private let logPath: String
 
     init(path: String, durability: Durability, busyTimeoutMilliseconds: Int32) throws {
-        connection = try SQLiteConnection(path: path, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX)
+        let registered = COutlive_sqlite3_register_kept_log(SQLiteBackend.keptLogBytes)
+        guard registered == SQLITE_OK else {
+            throw OutliveError(.io, "cannot register the store's SQLite VFS: \(String(cString: sqlite3_errstr(registered)))")
+        }
+        logPath = path + "-wal"
+        connection = try SQLiteConnection(path: path, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX,
+                                          vfs: COUTLIVE_KEPT_LOG_VFS)
         COutlive_sqlite3_busy_wait(connection.handle, busyTimeoutMilliseconds)
         // Switching a new database to WAL needs an exclusive lock, and SQLite
         // returns SQLITE_BUSY at once — without its busy handler — while another
@@ -64,6 +78,21 @@ final class SQLiteBackend: StoreBackend {
         // of its own, created, written and unlinked for each such statement.
         try connection.exec("PRAGMA synchronous=\(durability == .full ? "FULL" : "NORMAL"); PRAGMA foreign_keys=ON; PRAGMA temp_store=MEMORY")
         connection.paceCheckpoints(first: SQLiteBackend.checkpointFirst, step: SQLiteBackend.checkpointStep)
+    }
+
+    /// Fills the log ahead to `keptLogBytes` when it is shorter: at a store's
+    /// first open, and after a program that is not Outlive (the sqlite3 shell)
+    /// closed the store last and deleted its log. Best effort: a log that
+    /// cannot be filled (a full disk) grows as SQLite writes it, as before.
+    func fillLog() {
+        var info = stat()
+        if stat(logPath, &info) == 0 && Int64(info.st_size) >= SQLiteBackend.keptLogBytes { return }
+        // Under the write lock: no other connection writes the log meanwhile.
+        try? write { _ in
+            var info = stat()
+            guard stat(logPath, &info) == 0, Int64(info.st_size) < SQLiteBackend.keptLogBytes else { return }
+            _ = COutlive_sqlite3_fill_log(logPath, SQLiteBackend.keptLogBytes)
+        }
     }
 
     /// Checkpoints this handle's connection started (tests).

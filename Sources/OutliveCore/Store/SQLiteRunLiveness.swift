@@ -27,6 +27,7 @@ final class SQLiteRunLiveness: RunLiveness {
             backend = try SQLiteBackend(path: directory.databasePath, durability: options.durability,
                                         busyTimeoutMilliseconds: options.busyTimeoutMilliseconds)
             try Schema.migrate(backend, components: [Schema.store] + components)
+            backend.fillLog()
             lock = try LivenessLock(directory: directory, run: run)
         } catch {
             directory.removeWhatOpenCreated()

@@ -16,11 +16,33 @@ def stored(directory, sql, *arguments):
         db.close()
 
 
+WAL_MAGIC = (0x377F0682, 0x377F0683)
+
+
+def wal_header(directory):
+    """The 32 bytes at the start of the store's write-ahead log."""
+    with open(os.path.join(directory, "outlive.db-wal"), "rb") as log:
+        return log.read(32)
+
+
 def wal_frames(directory):
-    """The frames in the store's write-ahead log."""
-    size = os.path.getsize(os.path.join(directory, "outlive.db-wal"))
-    (page_size,) = stored(directory, "PRAGMA page_size")[0]
-    return (size - 32) // (page_size + 24) if size else 0
+    """The frames of the store's write-ahead log since it last started over:
+    those that carry its header's salts. A store keeps its log filled ahead
+    with zeros (docs/store.md, "The log is kept and filled ahead"), so the
+    file's size does not tell; frames past them are zeros or left from an
+    earlier pass over the file, with other salts."""
+    with open(os.path.join(directory, "outlive.db-wal"), "rb") as log:
+        header = log.read(32)
+        if len(header) < 32 or int.from_bytes(header[:4], "big") not in WAL_MAGIC:
+            return 0
+        page_size = int.from_bytes(header[8:12], "big")
+        frames = 0
+        while True:
+            log.seek(32 + frames * (page_size + 24))
+            frame = log.read(24)
+            if len(frame) < 24 or frame[8:16] != header[16:24]:
+                return frames
+            frames += 1
 
 
 def take_back(directory, undo):
