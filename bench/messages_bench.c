@@ -206,6 +206,7 @@ static void post_cost(bool normal, double *post50, double *post99, double *commi
              "CREATE TABLE m(id TEXT PRIMARY KEY, created REAL NOT NULL, category TEXT NOT NULL, title TEXT NOT NULL, choices BLOB NOT NULL)",
              normal ? "NORMAL" : "FULL");
     if (sqlite3_exec(db, setup, NULL, NULL, NULL) != SQLITE_OK) { fprintf(stderr, "raw: %s\n", sqlite3_errmsg(db)); exit(1); }
+    bench_fill_log(db);
     sqlite3_stmt *insert = NULL;
     sqlite3_prepare_v2(db, "INSERT INTO m(id, created, category, title, choices) VALUES (?, ?, 'bench', ?, ?)", -1, &insert, NULL);
     static int64_t posts[COST_SAMPLES + COST_WARMUP], commits[COST_SAMPLES + COST_WARMUP];

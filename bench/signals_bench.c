@@ -324,6 +324,7 @@ static void signal_latency(bool normal, struct latency *out) {
              "CREATE TABLE s(id TEXT PRIMARY KEY, version INTEGER NOT NULL, payload BLOB, terminated INTEGER NOT NULL) WITHOUT ROWID;"
              "INSERT INTO s VALUES ('%s', 0, NULL, 0)", normal ? "NORMAL" : "FULL", signal);
     if (sqlite3_exec(db, setup, NULL, NULL, NULL) != SQLITE_OK) { fprintf(stderr, "raw: %s\n", sqlite3_errmsg(db)); exit(1); }
+    bench_fill_log(db);
     sqlite3_stmt *update = NULL;
     sqlite3_prepare_v2(db, "UPDATE s SET version = version + 1, payload = ?, terminated = 0 WHERE id = ?", -1, &update, NULL);
     int bell_fd = open(bell, O_WRONLY);
@@ -343,6 +344,7 @@ static void signal_latency(bool normal, struct latency *out) {
              "CREATE TABLE outlive_watchers(topic TEXT NOT NULL, run_id TEXT NOT NULL, PRIMARY KEY(topic, run_id)) WITHOUT ROWID;"
              "INSERT INTO outlive_watchers VALUES ('signal', 'consumer')", normal ? "NORMAL" : "FULL", signal);
     if (sqlite3_exec(protocol, protocol_setup, NULL, NULL, NULL) != SQLITE_OK) { fprintf(stderr, "protocol: %s\n", sqlite3_errmsg(protocol)); exit(1); }
+    bench_fill_log(protocol);
     sqlite3_stmt *protocol_statements[4] = {NULL};
     const char *protocol_sql[4] = {
         "BEGIN IMMEDIATE",

@@ -122,6 +122,7 @@ static int check(bool normal, int posts) {
              "CREATE TABLE s(id TEXT PRIMARY KEY, version INTEGER NOT NULL, payload BLOB, terminated INTEGER NOT NULL) WITHOUT ROWID;"
              "INSERT INTO s VALUES ('%s', 0, NULL, 0)", normal ? "NORMAL" : "FULL", signal);
     if (sqlite3_exec(db, setup, NULL, NULL, NULL) != SQLITE_OK) { fprintf(stderr, "raw: %s\n", sqlite3_errmsg(db)); return 1; }
+    bench_fill_log(db);
     sqlite3_stmt *update = NULL;
     sqlite3_prepare_v2(db, "UPDATE s SET version = version + 1, payload = ?, terminated = 0 WHERE id = ?", -1, &update, NULL);
 

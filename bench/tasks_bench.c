@@ -83,6 +83,7 @@ static void add_sides_open(add_sides *sides, int round, outlive_durability durab
                  NULL, NULL, NULL);
     sqlite3_exec(sides->db, "CREATE TABLE tasks(seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, handler BLOB NOT NULL, created REAL NOT NULL)",
                  NULL, NULL, NULL);
+    bench_fill_log(sides->db);
     sqlite3_prepare_v2(sides->db, "INSERT INTO tasks(id, handler, created) VALUES (?, ?, ?)", -1, &sides->insert, NULL);
 }
 
