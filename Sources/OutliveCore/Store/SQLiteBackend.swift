@@ -25,6 +25,8 @@ final class SQLiteBackend: StoreBackend {
     /// rings the doorbell), and the topics it watches (guarded by `lock`).
     @exclusivity(unchecked) private var ownRun: String?
     @exclusivity(unchecked) private var ownTopics: Set<String> = []
+    /// What this handle's last lone write left known (guarded by `lock`).
+    @exclusivity(unchecked) private var unwatched = UnwatchedTopics()
 
     var engine: StoreEngine { .sqlite }
 
@@ -122,6 +124,9 @@ final class SQLiteBackend: StoreBackend {
         let connection: SQLiteConnection
         let ownRun: String?
         let ownTopics: Set<String>
+        /// Topics no other run watches, known from this handle's last commit;
+        /// empty (nothing known) for the members of a group commit.
+        var unwatched: UnwatchedTopics
         var newestSequence: Int64?
         /// An entry was written that a run other than this handle's watches.
         var ringsDoorbell = false
@@ -133,10 +138,11 @@ final class SQLiteBackend: StoreBackend {
         @exclusivity(unchecked) var committedDataVersion: UInt64?
         @exclusivity(unchecked) var keepsCommittedDataVersion = false
 
-        init(connection: SQLiteConnection, ownRun: String?, ownTopics: Set<String>) {
+        init(connection: SQLiteConnection, ownRun: String?, ownTopics: Set<String>, unwatched: UnwatchedTopics = UnwatchedTopics()) {
             self.connection = connection
             self.ownRun = ownRun
             self.ownTopics = ownTopics
+            self.unwatched = unwatched
         }
 
         var engine: StoreEngine { .sqlite }
@@ -178,8 +184,13 @@ final class SQLiteBackend: StoreBackend {
         /// run reads is handed to it in memory (OwnChanges) and wakes its own loop.
         private func recordEntry(topic: String, key: String, forThisRun: Bool) throws {
             if let ownRun {
-                try connection.run(.feedEntryForOthers, [.text(topic), .text(key), .text(ownRun)])
-                if connection.changes == 1 {
+                var written = false
+                if !unwatched.isUnwatched(topic, dataVersion: { connection.dataVersion }) {
+                    try connection.run(.feedEntryForOthers, [.text(topic), .text(key), .text(ownRun)])
+                    written = connection.changes == 1
+                    if !written { unwatched.learn(topic) }
+                }
+                if written {
                     ringsDoorbell = true
                 } else {
                     if forThisRun, ownTopics.contains(topic) { ownChanges.append((topic, key)) }
@@ -224,16 +235,19 @@ final class SQLiteBackend: StoreBackend {
             let marker = Unmanaged.passUnretained(self).toOpaque()
             COutlive_set_current_transaction(marker)
             defer { COutlive_set_current_transaction(nil) }
-            let transaction = Transaction(connection: connection, ownRun: ownRun, ownTopics: ownTopics)
+            let transaction = Transaction(connection: connection, ownRun: ownRun, ownTopics: ownTopics, unwatched: unwatched)
             // Cached statements: parsing BEGIN and COMMIT anew costs more than they do.
             try begin(writing: writing)
             do {
                 let result = try body(transaction)
                 try commit()
                 // Under the lock: no other transaction of this handle in between.
-                if transaction.keepsCommittedDataVersion || !transaction.commitActions.isEmpty {
+                if transaction.keepsCommittedDataVersion || !transaction.commitActions.isEmpty || transaction.unwatched.used {
                     transaction.committedDataVersion = connection.dataVersion
                 }
+                // A write that looked at no topic leaves what was known at a
+                // data version its commit moved past: the next write looks again.
+                if transaction.unwatched.used { unwatched = transaction.unwatched.committed(at: transaction.committedDataVersion) }
                 committed = transaction
                 return result
             } catch {

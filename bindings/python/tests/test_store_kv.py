@@ -108,6 +108,50 @@ def test_observer_sees_a_value_set_by_another_process(store_dir):
         assert seen == [("obs/x", b"hello")]
 
 
+def test_a_writer_that_found_no_other_watcher_writes_for_one_that_came_since(store_dir):
+    """A handle that found no other run watching its topic skips the look
+    while nothing was committed since (SQLite: the data version its commit
+    left); an observer that starts watching commits, so the next set looks
+    again and reaches it."""
+    with outlive.Store(store_dir, process="writer") as writer, outlive.Store(store_dir, process="observer") as observer:
+        for n in range(5):
+            writer.kv["watched/k"] = b"before %d" % n
+        seen = []
+        observer.kv.observe("watched/", lambda key, value: seen.append(value))
+        writer.kv["watched/k"] = b"after"
+        assert dispatch_until(observer, lambda: b"after" in seen)
+
+
+OBSERVE_AND_SAY = """
+import select, sys, outlive
+with outlive.Store(sys.argv[1], process="observer") as store:
+    seen = []
+    store.kv.observe("watched/", lambda key, value: seen.append(value))
+    print("watching", flush=True)
+    for _ in range(300):
+        if b"after" in seen:
+            print("seen after", flush=True)
+            break
+        if select.select([store.loop.fileno()], [], [], 0.05)[0]:
+            store.loop.dispatch()
+"""
+
+
+def test_a_writer_that_found_no_other_watcher_writes_for_another_process_that_came_since(store_dir):
+    with outlive.Store(store_dir, process="writer") as writer:
+        for n in range(5):
+            writer.kv["watched/k"] = b"before %d" % n
+        child = spawn_python(OBSERVE_AND_SAY, store_dir)
+        try:
+            assert child.stdout.readline().strip() == "watching"
+            writer.kv["watched/k"] = b"after"
+            out, err = child.communicate(timeout=60)
+        finally:
+            if child.poll() is None:
+                child.kill()
+        assert out.strip() == "seen after", err
+
+
 def test_exception_in_observer_is_raised_by_dispatch(store_dir):
     with outlive.Store(store_dir) as store:
         def broken(key, value):
