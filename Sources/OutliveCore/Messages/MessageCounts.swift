@@ -145,14 +145,31 @@ enum MessageCounts {
     /// Counts the messages in (mark, newest] into their categories' counters
     /// and moves the mark to `newest`.
     private static func fold(after mark: Int64, upTo newest: Int64, in transaction: StoreTransaction) throws {
+        // Counted here rather than by GROUP BY, whose sorter took about 2.9k
+        // instructions a row (a record allocated for each), a tenth of a
+        // post's; the rows of a tail are nearly always of one or a few
+        // categories, each run of one counted by a comparison.
+        var counts: [(category: String, count: Int64)] = []
+        try transaction.query("SELECT category FROM outlive_messages WHERE seq > ? AND seq <= ?", [.integer(mark), .integer(newest)]) { row in
+            guard let category = row.text(0) else {
+                throw OutliveError.corrupt("the store is damaged: a message above the counted mark has no category")
+            }
+            if let last = counts.indices.last, counts[last].category == category {
+                counts[last].count += 1
+            } else if let index = counts.firstIndex(where: { $0.category == category }) {
+                counts[index].count += 1
+            } else {
+                counts.append((category, 1))
+            }
+        }
         // OR ROLLBACK: no statement journal (see `Signals.post`); a failure
-        // rolls the post back anyway. The SELECT ends in GROUP BY: the
-        // upsert's ON cannot read as a join's.
-        try transaction.execute("""
-            INSERT OR ROLLBACK INTO outlive_message_categories(category, count)
-                SELECT category, count(*) FROM outlive_messages WHERE seq > ? AND seq <= ? GROUP BY category
-                ON CONFLICT(category) DO UPDATE SET count = outlive_message_categories.count + excluded.count
-            """, [.integer(mark), .integer(newest)])
+        // rolls the post back anyway.
+        for (category, count) in counts {
+            try transaction.execute("""
+                INSERT OR ROLLBACK INTO outlive_message_categories(category, count) VALUES (?, ?)
+                    ON CONFLICT(category) DO UPDATE SET count = outlive_message_categories.count + excluded.count
+                """, [.text(category), .integer(count)])
+        }
         try transaction.execute("UPDATE OR ROLLBACK outlive_message_counted SET seq = ? WHERE slot = 0", [.integer(newest)])
     }
 
