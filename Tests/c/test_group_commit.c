@@ -234,7 +234,58 @@ static void test_posts_of_8_threads_each_make_a_version(void) {
     harness_remove_store(dir);
 }
 
+static void *set_watched_key(void *argument) {
+    struct writer *writer = argument;
+    start_together(writer);
+    char key[32];
+    snprintf(key, sizeof key, "watched/t%d", writer->index);
+    for (int i = 0; i < writer->rounds; i++) {
+        if (outlive_kv_set(writer->store, key, "after", 5) != OUTLIVE_OK) {
+            snprintf(writer->failure, sizeof writer->failure, "set %s: %s", key, outlive_last_error());
+            return NULL;
+        }
+    }
+    return NULL;
+}
+
+/* A bit per thread whose key the observer saw: 255 once each thread's was. */
+static void mark_watched(const char *key, const void *bytes, size_t size, void *context) {
+    int thread = -1;
+    if (bytes && size == 5 && memcmp(bytes, "after", 5) == 0 && sscanf(key, "watched/t%d", &thread) == 1
+        && thread >= 0 && thread < THREADS)
+        atomic_fetch_or((_Atomic int *)context, 1 << thread);
+}
+
+/* The handle's writes, grouped or alone, skip the look at the watchers for
+ * the topics its last commit found unwatched while nothing was committed
+ * since (UnwatchedTopics); an observer that comes meanwhile commits its
+ * watcher, so the next groups look again and write for it. */
+static void test_sets_of_8_threads_reach_an_observer_that_came_after_their_first_groups(void) {
+    const char *dir = harness_store_location();
+    outlive_store *store = open_store(dir, "app"), *reader = open_store(dir, "reader");
+    CHECK(store && reader);
+    atomic_int start = 0;
+    struct writer writers[THREADS];
+    for (int t = 0; t < THREADS; t++) writers[t] = (struct writer){store, reader, t, 40, &start, "", 0, 0};
+    run_threads(writers, set_and_read_back);
+    for (int t = 0; t < THREADS; t++) CHECK_MSG(!writers[t].failure[0], "thread %d: %s", t, writers[t].failure);
+    _Atomic int seen = 0;
+    uint64_t token = 0;
+    CHECK_OK(outlive_kv_observe(reader, "watched/", mark_watched, (void *)&seen, NULL, &token));
+    start = 0;
+    for (int t = 0; t < THREADS; t++) writers[t] = (struct writer){store, reader, t, 3, &start, "", 0, 0};
+    run_threads(writers, set_watched_key);
+    for (int t = 0; t < THREADS; t++) CHECK_MSG(!writers[t].failure[0], "thread %d: %s", t, writers[t].failure);
+    CHECK_MSG(harness_dispatch_until(outlive_store_loop(reader), &seen, (1 << THREADS) - 1, 10),
+              "the observer saw the keys of threads %#x, not of all %d", atomic_load(&seen), THREADS);
+    outlive_kv_unobserve(reader, token);
+    outlive_store_close(reader);
+    outlive_store_close(store);
+    harness_remove_store(dir);
+}
+
 HARNESS_MAIN(T(test_sets_of_8_threads_are_each_committed_when_the_call_returns),
              T(test_a_failing_call_fails_alone_and_its_group_is_kept),
              T(test_category_limit_holds_for_posts_of_8_threads),
-             T(test_posts_of_8_threads_each_make_a_version))
+             T(test_posts_of_8_threads_each_make_a_version),
+             T(test_sets_of_8_threads_reach_an_observer_that_came_after_their_first_groups))

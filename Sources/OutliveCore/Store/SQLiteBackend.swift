@@ -25,7 +25,7 @@ final class SQLiteBackend: StoreBackend {
     /// rings the doorbell), and the topics it watches (guarded by `lock`).
     @exclusivity(unchecked) private var ownRun: String?
     @exclusivity(unchecked) private var ownTopics: Set<String> = []
-    /// What this handle's last lone write left known (guarded by `lock`).
+    /// What this handle's last write or group left known (guarded by `lock`).
     @exclusivity(unchecked) private var unwatched = UnwatchedTopics()
 
     var engine: StoreEngine { .sqlite }
@@ -124,8 +124,8 @@ final class SQLiteBackend: StoreBackend {
         let connection: SQLiteConnection
         let ownRun: String?
         let ownTopics: Set<String>
-        /// Topics no other run watches, known from this handle's last commit;
-        /// empty (nothing known) for the members of a group commit.
+        /// Topics no other run watches, known from this handle's last commit
+        /// (or from the members of its group before this one).
         var unwatched: UnwatchedTopics
         var newestSequence: Int64?
         /// An entry was written that a run other than this handle's watches.
@@ -312,6 +312,9 @@ final class SQLiteBackend: StoreBackend {
         let alone = members.count == 1 && more == nil
         var took: Int64 = 0
         let undone: Bool = lock.withLock {
+            // The members share one transaction, so what one found unwatched
+            // holds for the next (see UnwatchedTopics).
+            var unwatched = self.unwatched
             let marker = Unmanaged.passUnretained(self).toOpaque()
             COutlive_set_current_transaction(marker)
             defer { COutlive_set_current_transaction(nil) }
@@ -333,11 +336,12 @@ final class SQLiteBackend: StoreBackend {
                         committed += Array(repeating: nil, count: arrived.count)
                     }
                     let member = members[index]
-                    let transaction = Transaction(connection: connection, ownRun: ownRun, ownTopics: ownTopics)
+                    let transaction = Transaction(connection: connection, ownRun: ownRun, ownTopics: ownTopics, unwatched: unwatched)
                     if !alone { try connection.run("SAVEPOINT outlive_member", []) }
                     do {
                         try member.run(transaction)
                         if !alone { try connection.run("RELEASE outlive_member", []) }
+                        unwatched = transaction.unwatched
                         committed[index] = transaction
                         member.failure = nil
                     } catch {
@@ -352,6 +356,7 @@ final class SQLiteBackend: StoreBackend {
                 let started = Clock.monotonicNanoseconds()
                 try commit()
                 took = Clock.monotonicNanoseconds() - started
+                if unwatched.used { self.unwatched = unwatched.committed(at: connection.dataVersion) }
                 return false
             } catch {
                 if sqlite3_get_autocommit(connection.handle) == 0 { try? connection.run("ROLLBACK", []) }
