@@ -67,6 +67,9 @@ final class GroupCommitTests: XCTestCase {
         init(count: Int) { stored = Array(repeating: nil, count: count) }
         func set(_ index: Int, _ error: Error) { lock.withLock { stored[index] = error } }
         var errors: [Error?] { lock.withLock { stored } }
+        private var calls = 0
+        func count() { lock.withLock { calls += 1 } }
+        var counted: Int { lock.withLock { calls } }
     }
 
     func insert(_ key: String) -> (StoreTransaction) throws -> Void {
@@ -89,9 +92,31 @@ final class GroupCommitTests: XCTestCase {
         XCTAssertEqual(commitsLock.withLock { commits }, 1, "the four members were committed together")
     }
 
-    func testAMemberThatThrowsFailsAloneAndChangesNothing() throws {
+    func testAMemberThatThrowsHavingChangedNothingFailsAloneInItsGroup() throws {
         struct Refused: Error {}
+        // As a delete of a missing key: a statement that changes no row, then the failure.
+        let runs = Results(count: 0)
         let failing: (StoreTransaction) throws -> Void = { transaction in
+            runs.count()
+            try transaction.execute("DELETE FROM grouped WHERE k = 'missing'")
+            throw Refused()
+        }
+        let errors = group([insert("a"), failing, insert("b")])
+        XCTAssertNil(errors[0])
+        XCTAssertTrue(errors[1] is Refused)
+        XCTAssertNil(errors[2])
+        XCTAssertEqual(try stored(), ["taken", "a", "b"])
+        XCTAssertEqual(runs.counted, 1, "it failed in its group, which was not run again")
+        XCTAssertEqual(commitsLock.withLock { commits }, 1, "the others were committed together")
+    }
+
+    func testAMemberThatThrowsAfterAChangeFailsAloneAndTheOthersAreCommittedAlone() throws {
+        struct Refused: Error {}
+        // No savepoint per member: its row can only go with the whole
+        // transaction, and every member runs again in a transaction of its own.
+        let runs = Results(count: 0)
+        let failing: (StoreTransaction) throws -> Void = { transaction in
+            runs.count()
             try transaction.execute("INSERT INTO grouped(k, v) VALUES ('refused', 1)")
             throw Refused()
         }
@@ -100,7 +125,7 @@ final class GroupCommitTests: XCTestCase {
         XCTAssertTrue(errors[1] is Refused)
         XCTAssertNil(errors[2])
         XCTAssertEqual(try stored(), ["taken", "a", "b"])
-        XCTAssertEqual(commitsLock.withLock { commits }, 1)
+        XCTAssertEqual(runs.counted, 2, "in the group, then alone")
     }
 
     func testAMemberThatEndsTheWholeTransactionFailsAloneAndTheOthersAreCommitted() throws {
