@@ -92,13 +92,16 @@ final class GroupCommitTests: XCTestCase {
         XCTAssertEqual(commitsLock.withLock { commits }, 1, "the four members were committed together")
     }
 
-    func testAMemberThatThrowsHavingChangedNothingFailsAloneInItsGroup() throws {
-        struct Refused: Error {}
-        // As a delete of a missing key: a statement that changes no row, then the failure.
+    struct Refused: Error {}
+
+    /// Groups `a`, a member that runs `statement` and then throws, and `b`;
+    /// checks that only the failing member failed and only a and b are stored.
+    /// Returns how many times the failing member ran.
+    func groupWithAMemberThatThrows(after statement: String) throws -> Int {
         let runs = Results(count: 0)
         let failing: (StoreTransaction) throws -> Void = { transaction in
             runs.count()
-            try transaction.execute("DELETE FROM grouped WHERE k = 'missing'")
+            try transaction.execute(statement)
             throw Refused()
         }
         let errors = group([insert("a"), failing, insert("b")])
@@ -106,26 +109,21 @@ final class GroupCommitTests: XCTestCase {
         XCTAssertTrue(errors[1] is Refused)
         XCTAssertNil(errors[2])
         XCTAssertEqual(try stored(), ["taken", "a", "b"])
-        XCTAssertEqual(runs.counted, 1, "it failed in its group, which was not run again")
+        return runs.counted
+    }
+
+    func testAMemberThatThrowsHavingChangedNothingFailsAloneInItsGroup() throws {
+        // As a delete of a missing key: a statement that changes no row, then the failure.
+        XCTAssertEqual(try groupWithAMemberThatThrows(after: "DELETE FROM grouped WHERE k = 'missing'"), 1,
+                       "it failed in its group, which was not run again")
         XCTAssertEqual(commitsLock.withLock { commits }, 1, "the others were committed together")
     }
 
     func testAMemberThatThrowsAfterAChangeFailsAloneAndTheOthersAreCommittedAlone() throws {
-        struct Refused: Error {}
         // No savepoint per member: its row can only go with the whole
         // transaction, and every member runs again in a transaction of its own.
-        let runs = Results(count: 0)
-        let failing: (StoreTransaction) throws -> Void = { transaction in
-            runs.count()
-            try transaction.execute("INSERT INTO grouped(k, v) VALUES ('refused', 1)")
-            throw Refused()
-        }
-        let errors = group([insert("a"), failing, insert("b")])
-        XCTAssertNil(errors[0])
-        XCTAssertTrue(errors[1] is Refused)
-        XCTAssertNil(errors[2])
-        XCTAssertEqual(try stored(), ["taken", "a", "b"])
-        XCTAssertEqual(runs.counted, 2, "in the group, then alone")
+        XCTAssertEqual(try groupWithAMemberThatThrows(after: "INSERT INTO grouped(k, v) VALUES ('refused', 1)"), 2,
+                       "in the group, then alone")
     }
 
     func testAMemberThatEndsTheWholeTransactionFailsAloneAndTheOthersAreCommitted() throws {
