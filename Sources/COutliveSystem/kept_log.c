@@ -10,7 +10,7 @@
  * the same cost by zero-filling its WAL segments ahead (wal_init_zero) and
  * recycling them (wal_recycle); this does the same for SQLite's log.
  *
- * The "outlive" VFS is SQLite's unix VFS with one method changed: the delete
+ * The "outlive-kept-log" VFS is SQLite's unix VFS with one method changed: the delete
  * of a "-wal" file. SQLite deletes the log only once a checkpoint copied all
  * of it into the database and synced the database, holding an exclusive lock
  * on the database file; its content is then of no use. Instead of unlinking
