@@ -128,7 +128,10 @@ extension MessageQueue {
             }
         }
         let name = store.processName
-        let locked = try store.database.write { transaction -> Bool in
+        // Not synced (`unsyncedWrite`): a lock that a power loss takes back is
+        // one whose run died while presenting, and the message is offered
+        // again; so is a decline it records. The answer's commit is synced.
+        let locked = try store.database.unsyncedWrite { transaction -> Bool in
             guard let current = try MessageTable.read(message.id, in: transaction),
                   !current.presented, !current.handled, !current.removed, !lockedByOther(current) else { return false }
             var processed = current.processedBy
@@ -228,7 +231,9 @@ extension MessageQueue {
         // Not while this run or another live run answers it.
         if message.respondingRun == store.runID || responseClaim.isHeldByAnotherLiveRun(message.respondingRun) { return }
         let key: SQLValue = .text(message.id)
-        let claimed = try store.database.write { transaction -> Bool in
+        // Not synced: a claim that a power loss takes back is one whose run
+        // died inside the responders, which run again (at-least-once).
+        let claimed = try store.database.unsyncedWrite { transaction -> Bool in
             try responseClaim.take(key, where: "handled = 1 AND removed = 0", in: transaction)
         }
         guard claimed else { return }

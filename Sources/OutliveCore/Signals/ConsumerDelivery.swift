@@ -294,8 +294,12 @@ extension Signals {
     /// Marks the consumers as being delivered by this run, in one transaction;
     /// returns the version to deliver and the consumers this run got (not
     /// those another run holds, removed, or with nothing new).
+    /// Not synced (`unsyncedWrite`): a claim that a power loss takes back is
+    /// one whose run died before the record, and the version is delivered
+    /// again, as after a crash inside the handler; a post → handler at FULL
+    /// waits for one sync (the post's), not two.
     private func claim(_ consumers: [PendingConsumer], of signal: String) throws -> (PostedVersion, Set<String>)? {
-        try store.database.write { transaction -> (PostedVersion, Set<String>)? in
+        try store.database.unsyncedWrite { transaction -> (PostedVersion, Set<String>)? in
             guard let posted = try Signals.postedVersion(of: signal, in: transaction) else { return nil }
             var claimed = Set<String>()
             for consumer in consumers {

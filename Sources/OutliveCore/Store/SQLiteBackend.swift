@@ -48,6 +48,11 @@ final class SQLiteBackend: StoreBackend {
     static let keptLogBytes: Int64 = 32 + Int64(checkpointFirst + 64) * (4_096 + 24)
 
     private let logPath: String
+    /// `full`: a commit syncs the log (but `unsyncedWrite`'s).
+    private let syncsCommits: Bool
+    /// An `unsyncedWrite` could not set `synchronous` back to FULL: the next
+    /// transaction sets it first (guarded by `lock`).
+    @exclusivity(unchecked) private var syncToRestore = false
 
     init(path: String, durability: Durability, busyTimeoutMilliseconds: Int32) throws {
         let registered = COutlive_sqlite3_register_kept_log(SQLiteBackend.keptLogBytes)
@@ -79,6 +84,7 @@ final class SQLiteBackend: StoreBackend {
         // have to undo; past 64 KiB SQLite spilled them to a temporary file
         // of its own, created, written and unlinked for each such statement.
         try connection.exec("PRAGMA synchronous=\(durability == .full ? "FULL" : "NORMAL"); PRAGMA foreign_keys=ON; PRAGMA temp_store=MEMORY")
+        syncsCommits = durability == .full
         connection.paceCheckpoints(first: SQLiteBackend.checkpointFirst, step: SQLiteBackend.checkpointStep)
     }
 
@@ -229,12 +235,17 @@ final class SQLiteBackend: StoreBackend {
     /// `committed`: the transaction, once committed. Not returned with the
     /// result: a tuple of a generic caller's type is looked up at run time,
     /// twice a write.
-    private func transaction<T>(writing: Bool, committed: inout Transaction?, _ body: (StoreTransaction) throws -> T) throws -> T {
+    private func transaction<T>(writing: Bool, synced: Bool = true, committed: inout Transaction?,
+                                _ body: (StoreTransaction) throws -> T) throws -> T {
         try enter()
         return try lock.withLock {
             let marker = Unmanaged.passUnretained(self).toOpaque()
             COutlive_set_current_transaction(marker)
             defer { COutlive_set_current_transaction(nil) }
+            try restoreSyncIfNeeded()
+            let unsynced = !synced && syncsCommits
+            if unsynced { try connection.exec("PRAGMA synchronous=NORMAL") }
+            defer { if unsynced { restoreSync() } }
             let transaction = Transaction(connection: connection, ownRun: ownRun, ownTopics: ownTopics, unwatched: unwatched)
             // Cached statements: parsing BEGIN and COMMIT anew costs more than they do.
             try begin(writing: writing)
@@ -258,8 +269,32 @@ final class SQLiteBackend: StoreBackend {
     }
 
     func write<T>(_ body: (StoreTransaction) throws -> T) throws -> T {
+        try write(synced: true, body)
+    }
+
+    /// SQLite applies `PRAGMA synchronous` when it compiles the statement,
+    /// and only outside a transaction: it is set before BEGIN and back after
+    /// the commit or rollback (a statement each, some 2 µs, where a sync
+    /// takes 100 µs and more).
+    func unsyncedWrite<T>(_ body: (StoreTransaction) throws -> T) throws -> T {
+        try write(synced: false, body)
+    }
+
+    /// Sets `synchronous` back to FULL after an unsynced write; when that
+    /// fails (SQLite out of memory), the next transaction does it first.
+    private func restoreSync() {
+        syncToRestore = (try? connection.exec("PRAGMA synchronous=FULL")) == nil
+    }
+
+    private func restoreSyncIfNeeded() throws {
+        guard syncToRestore else { return }
+        try connection.exec("PRAGMA synchronous=FULL")
+        syncToRestore = false
+    }
+
+    private func write<T>(synced: Bool, _ body: (StoreTransaction) throws -> T) throws -> T {
         var committed: Transaction?
-        let result = try transaction(writing: true, committed: &committed, body)
+        let result = try transaction(writing: true, synced: synced, committed: &committed, body)
         if let transaction = committed {
             changesCommitted(transaction.newestSequence, ringing: transaction.ringsDoorbell, own: transaction.ownChanges)
             for action in transaction.commitActions { action() }
@@ -320,6 +355,7 @@ final class SQLiteBackend: StoreBackend {
             COutlive_set_current_transaction(marker)
             defer { COutlive_set_current_transaction(nil) }
             do {
+                try restoreSyncIfNeeded()
                 try begin(writing: true)
             } catch {
                 // Waited the busy timeout (or could not start): each member would have alone.

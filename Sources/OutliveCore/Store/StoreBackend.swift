@@ -119,6 +119,17 @@ public protocol StoreBackend: AnyObject {
     /// them (a writer holding the lock may be waiting for those rows). A
     /// backend without such claims makes it a `write`.
     func unserialisedWrite<T>(_ body: (StoreTransaction) throws -> T) throws -> T
+    /// A `write` whose commit the call does not wait to reach the disk: a
+    /// claim taken before a handler runs, which a power loss may take back.
+    /// Other processes see it at once, and a `kill -9` keeps it, as any
+    /// commit; a power loss before a later commit reached the disk frees it,
+    /// as the death of its run would have, and the work is done again
+    /// (at-least-once, as after a crash inside the handler). Only for a
+    /// transaction whose loss is that: nothing a caller was told is stored.
+    /// SQLite at `full`: committed as at `normal` (the log written, not
+    /// synced); the next sync of the log, by any connection, covers it.
+    /// PostgreSQL: `synchronous_commit` off for the transaction.
+    func unsyncedWrite<T>(_ body: (StoreTransaction) throws -> T) throws -> T
     /// A consistent read.
     func read<T>(_ body: (StoreTransaction) throws -> T) throws -> T
     /// Feed entries after `sequence`, oldest first, at most `limit`, and the
@@ -157,6 +168,11 @@ extension StoreBackend {
     }
 
     public func unserialisedWrite<T>(_ body: (StoreTransaction) throws -> T) throws -> T {
+        try write(body)
+    }
+
+    /// A backend that cannot relax one commit makes it a `write`.
+    public func unsyncedWrite<T>(_ body: (StoreTransaction) throws -> T) throws -> T {
         try write(body)
     }
 

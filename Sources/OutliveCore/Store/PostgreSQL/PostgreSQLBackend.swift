@@ -494,6 +494,17 @@ final class PostgreSQLBackend: StoreBackend {
         return result
     }
 
+    /// The server's asynchronous commit for this transaction alone: its
+    /// COMMIT returns before the WAL's flush (the server flushes it within
+    /// `wal_writer_delay`, or with the next synchronous commit); a server
+    /// crash before then loses it and nothing else.
+    func unsyncedWrite<T>(_ body: (StoreTransaction) throws -> T) throws -> T {
+        try write { transaction in
+            try transaction.executeLater("SET LOCAL synchronous_commit TO off", [])
+            return try body(transaction)
+        }
+    }
+
     /// Read committed, as every write: each statement sees what committed
     /// before it, and a row another claimer locked is skipped, not waited for.
     func unserialisedWrite<T>(_ body: (StoreTransaction) throws -> T) throws -> T {

@@ -1,0 +1,153 @@
+"""A delivery claim is committed without a sync of the log (StoreBackend
+`unsyncedWrite`, docs/store.md "Claims are not synced"): at durability FULL a
+delivery to a shared consumer syncs once (its record), not twice, while every
+write a caller is told of still syncs. A power loss that takes a claim back is
+the death of its run before the record: the version is delivered again.
+
+The syncs are counted by a library preloaded into the child process that
+wraps fdatasync(2) and fsync(2) and counts the calls on the store's log
+(a file whose name ends in "-wal"). SQLite only: a PostgreSQL store's syncs
+are the server's."""
+import subprocess
+
+import pytest
+
+from conftest import run_python
+
+COUNTER = r"""
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static long log_syncs;
+
+static void count(int fd) {
+    char link[64], path[4096];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t length = readlink(link, path, sizeof path - 1);
+    if (length > 4 && memcmp(path + length - 4, "-wal", 4) == 0) __atomic_add_fetch(&log_syncs, 1, __ATOMIC_SEQ_CST);
+}
+
+int fdatasync(int fd) {
+    static int (*real)(int);
+    if (!real) real = (int (*)(int))dlsym(RTLD_NEXT, "fdatasync");
+    count(fd);
+    return real(fd);
+}
+
+int fsync(int fd) {
+    static int (*real)(int);
+    if (!real) real = (int (*)(int))dlsym(RTLD_NEXT, "fsync");
+    count(fd);
+    return real(fd);
+}
+
+long outlive_test_log_syncs(void) { return __atomic_load_n(&log_syncs, __ATOMIC_SEQ_CST); }
+"""
+
+# The child: a FULL (or NORMAL) store, a consumer of the given lifetime, one
+# post, its delivery; prints the log's syncs of the post, the delivery and a
+# kv set after it.
+CHILD = r"""
+import ctypes, select, sys, outlive
+counter = ctypes.CDLL(sys.argv[1])
+counter.outlive_test_log_syncs.restype = ctypes.c_long
+syncs = counter.outlive_test_log_syncs
+got = []
+
+@outlive.handler("py.claims.got")
+def got_it(n: int) -> None:
+    got.append(n)
+
+with outlive.Store(sys.argv[2], durability=sys.argv[3]) as store:
+    sid = outlive.new_signal_id()
+    store.signals.consume(sid, outlive.Handler("py.claims.got"), lifetime=sys.argv[4])
+    before = syncs()
+    store.signals.post(sid, n=7)
+    posted = syncs()
+    for _ in range(400):
+        if got:
+            break
+        select.select([store.loop.fileno()], [], [], 0.05)
+        store.loop.dispatch()
+    delivered = syncs()
+    store.kv["after"] = b"1"
+    print(got, posted - before, delivered - posted, syncs() - delivered, len(store.signals.consumers()))
+"""
+
+
+@pytest.fixture(scope="module")
+def counter(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("sync_counter")
+    source = directory / "sync_counter.c"
+    source.write_text(COUNTER)
+    library = directory / "libsync_counter.so"
+    subprocess.run(["cc", "-O1", "-fPIC", "-shared", "-o", str(library), str(source), "-ldl"], check=True)
+    return str(library)
+
+
+def deliver(counter, store_dir, durability, lifetime, monkeypatch):
+    monkeypatch.setenv("LD_PRELOAD", counter)
+    out = run_python(CHILD, counter, store_dir, durability, lifetime).stdout.split()
+    got, post, delivery, kv_set, consumers = " ".join(out[:-4]), *map(int, out[-4:])
+    return got, post, delivery, kv_set, consumers
+
+
+@pytest.mark.parametrize("lifetime", ["any_process", "process"])
+def test_a_shared_consumers_delivery_syncs_its_record_not_its_claim(counter, store_dir, lifetime, monkeypatch):
+    got, post, delivery, kv_set, consumers = deliver(counter, store_dir, "full", lifetime, monkeypatch)
+    assert got == "[7]"
+    assert consumers == 0, "the once consumer went with its record"
+    # The post and the record are what a caller is told of: each synced.
+    # The claim between them is not.
+    assert post == 1
+    assert delivery == 1, f"{delivery} syncs of the log for one delivery: the claim was synced too"
+    # The connection is back at FULL after the unsynced claim.
+    assert kv_set == 1
+
+
+# A message presented and answered: the syncs from the post's return to the
+# presenter's call (the presentation lock), and from its answer to the
+# response handler's (the answer, with the response claim in its commit).
+MESSAGE_CHILD = r"""
+import ctypes, select, sys, outlive
+counter = ctypes.CDLL(sys.argv[1])
+counter.outlive_test_log_syncs.restype = ctypes.c_long
+syncs = counter.outlive_test_log_syncs
+marks = {}
+
+def present(message, presentation):
+    marks["presented"] = syncs()
+    presentation.finish(choice="ok")
+
+def respond(message):
+    marks["responded"] = syncs()
+    return True
+
+with outlive.Store(sys.argv[2]) as store:
+    store.messages.add_presenter("p", present)
+    store.messages.add_response_handler("r", respond)
+    store.messages.post("claims", "a question", choices=[("ok", "OK")])
+    posted = syncs()
+    for _ in range(400):
+        if "responded" in marks:
+            break
+        select.select([store.loop.fileno()], [], [], 0.05)
+        store.loop.dispatch()
+    print(marks["presented"] - posted, marks["responded"] - marks["presented"])
+"""
+
+
+def test_a_presentation_lock_is_not_synced_and_the_answer_is(counter, store_dir, monkeypatch):
+    monkeypatch.setenv("LD_PRELOAD", counter)
+    to_presenter, to_responder = map(int, run_python(MESSAGE_CHILD, counter, store_dir).stdout.split())
+    assert to_presenter == 0, f"{to_presenter} syncs of the log between the post and its presenter: the lock was synced"
+    assert to_responder == 1
+
+
+def test_a_normal_store_syncs_neither(counter, store_dir, monkeypatch):
+    got, post, delivery, kv_set, _ = deliver(counter, store_dir, "normal", "any_process", monkeypatch)
+    assert got == "[7]"
+    assert (post, delivery, kv_set) == (0, 0, 0)
