@@ -144,11 +144,20 @@ final class SQLiteBackend: StoreBackend {
         @exclusivity(unchecked) var committedDataVersion: UInt64?
         @exclusivity(unchecked) var keepsCommittedDataVersion = false
 
-        init(connection: SQLiteConnection, ownRun: String?, ownTopics: Set<String>, unwatched: UnwatchedTopics = UnwatchedTopics()) {
+        /// Committed without a sync (`unsyncedWrite`).
+        let unsynced: Bool
+
+        init(connection: SQLiteConnection, ownRun: String?, ownTopics: Set<String>, unwatched: UnwatchedTopics = UnwatchedTopics(),
+             unsynced: Bool = false) {
             self.connection = connection
             self.ownRun = ownRun
             self.ownTopics = ownTopics
             self.unwatched = unwatched
+            self.unsynced = unsynced
+        }
+
+        func requireSync() throws {
+            if unsynced { throw SyncRequired() }
         }
 
         var engine: StoreEngine { .sqlite }
@@ -246,7 +255,8 @@ final class SQLiteBackend: StoreBackend {
             let unsynced = !synced && syncsCommits
             if unsynced { try connection.exec("PRAGMA synchronous=NORMAL") }
             defer { if unsynced { restoreSync() } }
-            let transaction = Transaction(connection: connection, ownRun: ownRun, ownTopics: ownTopics, unwatched: unwatched)
+            let transaction = Transaction(connection: connection, ownRun: ownRun, ownTopics: ownTopics, unwatched: unwatched,
+                                          unsynced: unsynced)
             // Cached statements: parsing BEGIN and COMMIT anew costs more than they do.
             try begin(writing: writing)
             do {
@@ -276,8 +286,14 @@ final class SQLiteBackend: StoreBackend {
     /// and only outside a transaction: it is set before BEGIN and back after
     /// the commit or rollback (a statement each, some 2 µs, where a sync
     /// takes 100 µs and more).
-    func unsyncedWrite<T>(_ body: (StoreTransaction) throws -> T) throws -> T {
-        try write(synced: false, body)
+    func unsyncedWrite<T>(beforeRetry: () -> Void, _ body: (StoreTransaction) throws -> T) throws -> T {
+        guard syncsCommits else { return try write(body) }
+        do {
+            return try write(synced: false, body)
+        } catch is SyncRequired {
+            beforeRetry()
+            return try write(synced: true, body)
+        }
     }
 
     /// Sets `synchronous` back to FULL after an unsynced write; when that

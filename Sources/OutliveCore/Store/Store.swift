@@ -276,6 +276,9 @@ public final class Store {
     /// claim. Its lock file goes once the transaction committed.
     func endDeadRun(_ runID: String, in transaction: StoreTransaction) throws {
         guard runID != self.runID, !isAlive(run: runID) else { return }
+        // Its end changes what others read (tasks returned or dead-lettered,
+        // consumers removed): never left unsynced with a claim.
+        try transaction.requireSync()
         var name: String?
         try transaction.query("SELECT process FROM outlive_runs WHERE run_id = ?", [.text(runID)]) { name = $0.text(0) }
         guard let name else { return }

@@ -47,9 +47,21 @@ public protocol StoreTransaction: AnyObject {
     /// at it once the write returned, without an `afterCommit` action (a
     /// closure and an array allocated, a message post's hundredth).
     func keepCommittedDataVersion()
+    /// What this transaction is about to change must reach the disk with its
+    /// commit (the end of a dead run, a task dead-lettered: outcomes a caller
+    /// reads, not only claims). In an `unsyncedWrite` it throws
+    /// `SyncRequired`: the transaction is rolled back and its body run again
+    /// in a `write`. Elsewhere it does nothing.
+    func requireSync() throws
 }
 
+/// Thrown by `requireSync` inside an `unsyncedWrite` (see there).
+public struct SyncRequired: Error {}
+
 extension StoreTransaction {
+    /// A transaction that is never unsynced.
+    public func requireSync() throws {}
+
     /// The look, then the entry (PostgreSQL makes both one part of the commit).
     public func recordChange(topic: String, key: String, watchedByOtherThan run: String) throws {
         guard try integer("SELECT 1 FROM outlive_watchers WHERE topic = ? AND run_id <> ? LIMIT 1", [.text(topic), .text(run)]) != nil else {
@@ -129,7 +141,11 @@ public protocol StoreBackend: AnyObject {
     /// SQLite at `full`: committed as at `normal` (the log written, not
     /// synced); the next sync of the log, by any connection, covers it.
     /// PostgreSQL: `synchronous_commit` off for the transaction.
-    func unsyncedWrite<T>(_ body: (StoreTransaction) throws -> T) throws -> T
+    /// A body whose transaction turns out to change more than claims calls
+    /// `requireSync`: it is rolled back, `beforeRetry` runs (to reset what
+    /// the body changed outside the store), and the body runs again in a
+    /// `write`.
+    func unsyncedWrite<T>(beforeRetry: () -> Void, _ body: (StoreTransaction) throws -> T) throws -> T
     /// A consistent read.
     func read<T>(_ body: (StoreTransaction) throws -> T) throws -> T
     /// Feed entries after `sequence`, oldest first, at most `limit`, and the
@@ -172,8 +188,13 @@ extension StoreBackend {
     }
 
     /// A backend that cannot relax one commit makes it a `write`.
-    public func unsyncedWrite<T>(_ body: (StoreTransaction) throws -> T) throws -> T {
+    public func unsyncedWrite<T>(beforeRetry: () -> Void, _ body: (StoreTransaction) throws -> T) throws -> T {
         try write(body)
+    }
+
+    /// `unsyncedWrite` of a body that changes nothing outside the store.
+    public func unsyncedWrite<T>(_ body: (StoreTransaction) throws -> T) throws -> T {
+        try unsyncedWrite(beforeRetry: {}, body)
     }
 
     /// A backend without group commit writes each alone.

@@ -230,10 +230,24 @@ extension TaskQueue {
             do {
                 try store.checkUsable()
                 if !claimsApart || !finished.isEmpty {
-                    serialisedStep = try store.database.write { transaction -> RunStep? in
-                        try finish(finished, policy: policy, in: transaction)
+                    let body = { (transaction: StoreTransaction) throws -> RunStep? in
+                        try self.finish(finished, policy: policy, in: transaction)
                         guard !claimsApart else { return nil }
-                        return try next(run, slots: limit - run.inFlight.count, policy: policy, serialised: true, in: transaction)
+                        return try self.next(run, slots: limit - run.inFlight.count, policy: policy, serialised: true, in: transaction)
+                    }
+                    if finished.isEmpty {
+                        // Claims only, not synced (docs/store.md, "Claims are
+                        // not synced"): the completions that follow the
+                        // handlers are. A step that ends a dead run or
+                        // dead-letters a task requires the sync and runs
+                        // again, its cursor rewound and its reports undone.
+                        let reported = run.reportedNames
+                        serialisedStep = try store.database.unsyncedWrite(beforeRetry: {
+                            run.rewind = true
+                            run.reportedNames = reported
+                        }, body)
+                    } else {
+                        serialisedStep = try store.database.write(body)
                     }
                 }
             } catch {
@@ -864,6 +878,8 @@ extension TaskQueue {
                 let why = task.attempts >= Int64(policy.maxAttempts)
                     ? "\(task.attempts) attempts made (the maximum is \(policy.maxAttempts))"
                     : "older than the maximum age of \(policy.maxAge) s"
+                // An outcome (its result is posted): never left unsynced with claims.
+                try transaction.requireSync()
                 try transaction.execute("UPDATE outlive_tasks SET state = 2, last_error = coalesce(last_error || '; ', '') || ? WHERE seq = ?",
                                         [.text(why), .integer(task.seq)])
                 try TaskResult.post(.died, taskID: task.id, in: transaction)

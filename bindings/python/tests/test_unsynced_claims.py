@@ -147,6 +147,62 @@ def test_a_presentation_lock_is_not_synced_and_the_answer_is(counter, store_dir,
     assert to_responder == 1
 
 
+# A task run: the step that claims the task (no attempt ended in it) is not
+# synced; the one that records its end is. A step that dead-letters a task
+# (an outcome) requires the sync and runs again synced.
+TASK_CHILD = r"""
+import ctypes, select, sys, outlive
+counter = ctypes.CDLL(sys.argv[1])
+counter.outlive_test_log_syncs.restype = ctypes.c_long
+syncs = counter.outlive_test_log_syncs
+ran = []
+
+@outlive.handler("py.claims.task")
+def task(task_id: str, attempt: int, completion: outlive.Handler) -> None:
+    ran.append(syncs())
+    completion(success=sys.argv[3] == "succeed", error="not this time")
+
+def dispatch_until(store, condition):
+    for _ in range(400):
+        if condition():
+            return True
+        select.select([store.loop.fileno()], [], [], 0.05)
+        store.loop.dispatch()
+    return condition()
+
+with outlive.Store(sys.argv[2]) as store:
+    store.tasks.set_policy(max_attempts=5, initial_backoff=0.05, max_backoff=0.05)
+    store.tasks.add(outlive.Handler("py.claims.task"))
+    added = syncs()
+    store.tasks.run_now()
+    assert dispatch_until(store, lambda: ran)
+    if sys.argv[3] == "succeed":
+        assert dispatch_until(store, lambda: len(store.tasks) == 0)
+        print(ran[0] - added, syncs() - ran[0])
+    else:
+        # The failed attempt recorded; then no attempt is left for its retry.
+        assert dispatch_until(store, lambda: store.tasks.list()[0].attempts == 1 and store.tasks.list()[0].last_error)
+        store.tasks.set_policy(max_attempts=1, initial_backoff=0.05, max_backoff=0.05)
+        before = syncs()
+        assert dispatch_until(store, lambda: store.tasks.dead_count == 1)
+        print(syncs() - before, len(ran))
+"""
+
+
+def test_a_task_claim_is_not_synced_and_its_completion_is(counter, store_dir, monkeypatch):
+    monkeypatch.setenv("LD_PRELOAD", counter)
+    to_handler, to_completion = map(int, run_python(TASK_CHILD, counter, store_dir, "succeed").stdout.split())
+    assert to_handler == 0, f"{to_handler} syncs of the log between the add and its handler: the claim was synced"
+    assert to_completion == 1
+
+
+def test_a_claim_step_that_dead_letters_a_task_is_synced(counter, store_dir, monkeypatch):
+    monkeypatch.setenv("LD_PRELOAD", counter)
+    dead_letter, calls = map(int, run_python(TASK_CHILD, counter, store_dir, "fail").stdout.split())
+    assert calls == 1, "the retry was dead-lettered, not run"
+    assert dead_letter == 1, f"{dead_letter} syncs of the log for the step that dead-lettered the task"
+
+
 def test_a_normal_store_syncs_neither(counter, store_dir, monkeypatch):
     got, post, delivery, kv_set, _ = deliver(counter, store_dir, "normal", "any_process", monkeypatch)
     assert got == "[7]"

@@ -77,6 +77,12 @@ final class PostgreSQLBackend: StoreBackend {
 
     private final class Transaction: StoreTransaction {
         let connection: PostgreSQLConnection
+        /// Committed without waiting for the WAL's flush (`unsyncedWrite`).
+        var unsynced = false
+
+        func requireSync() throws {
+            if unsynced { throw SyncRequired() }
+        }
         var newestSequence: Int64?
         var commitActions: [() -> Void] = []
         /// Feed entries recorded, written with the commit (see `sendChanges`):
@@ -498,10 +504,16 @@ final class PostgreSQLBackend: StoreBackend {
     /// COMMIT returns before the WAL's flush (the server flushes it within
     /// `wal_writer_delay`, or with the next synchronous commit); a server
     /// crash before then loses it and nothing else.
-    func unsyncedWrite<T>(_ body: (StoreTransaction) throws -> T) throws -> T {
-        try write { transaction in
-            try transaction.executeLater("SET LOCAL synchronous_commit TO off", [])
-            return try body(transaction)
+    func unsyncedWrite<T>(beforeRetry: () -> Void, _ body: (StoreTransaction) throws -> T) throws -> T {
+        do {
+            return try write { transaction in
+                (transaction as? Transaction)?.unsynced = true
+                try transaction.executeLater("SET LOCAL synchronous_commit TO off", [])
+                return try body(transaction)
+            }
+        } catch is SyncRequired {
+            beforeRetry()
+            return try write(body)
         }
     }
 
