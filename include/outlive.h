@@ -386,10 +386,11 @@ typedef struct outlive_store outlive_store;
 typedef enum outlive_durability {
     /* Every acknowledged change survives a power loss (SQLite synchronous=FULL).
      * The claims a process takes before it calls a handler (a signal
-     * consumer's delivery, a message's presentation lock and response claim)
-     * are not synced: a power loss that takes one back leaves the work to be
-     * done again, as the death of the claiming run does; the record that
-     * follows the handler is synced and makes the claim durable with it. */
+     * consumer's delivery, a message's presentation lock and response claim,
+     * a task run's claim of a batch) are not synced: a power loss that takes
+     * one back leaves the work to be done again, as the death of the claiming
+     * run does (a task's interrupted attempt then does not count); the record
+     * that follows the handler is synced and makes the claim durable with it. */
     OUTLIVE_DURABILITY_FULL = 1,
     /* Acknowledged changes survive a crash of any process, but the last ones may
      * be lost on a power loss or kernel crash (synchronous=NORMAL); several times

@@ -1,8 +1,10 @@
-"""A delivery claim is committed without a sync of the log (StoreBackend
-`unsyncedWrite`, docs/store.md "Claims are not synced"): at durability FULL a
-delivery to a shared consumer syncs once (its record), not twice, while every
-write a caller is told of still syncs. A power loss that takes a claim back is
-the death of its run before the record: the version is delivered again.
+"""Claims taken before a handler are committed without a sync of the log
+(StoreBackend `unsyncedWrite`, docs/store.md "Claims are not synced"): at
+durability FULL a delivery to a shared consumer syncs once (its record), not
+twice, a message reaches its presenter and a task its handler with no sync
+after the post or the add, while every write a caller is told of still syncs,
+and so does a claim step that dead-letters a task. A power loss that takes a
+claim back is the death of its run before the record: the work is done again.
 
 The syncs are counted by a library preloaded into the child process that
 wraps fdatasync(2) and fsync(2) and counts the calls on the store's log
