@@ -49,14 +49,27 @@ int fsync(int fd) {
 long outlive_test_log_syncs(void) { return __atomic_load_n(&log_syncs, __ATOMIC_SEQ_CST); }
 """
 
-# The child: a FULL (or NORMAL) store, a consumer of the given lifetime, one
-# post, its delivery; prints the log's syncs of the post, the delivery and a
-# kv set after it.
-CHILD = r"""
+# What every child starts with: the counter (argv[1], preloaded) and a loop
+# dispatched as an application does, until a condition holds.
+PROLOGUE = r"""
 import ctypes, select, sys, outlive
 counter = ctypes.CDLL(sys.argv[1])
 counter.outlive_test_log_syncs.restype = ctypes.c_long
 syncs = counter.outlive_test_log_syncs
+
+def dispatch_until(store, condition):
+    for _ in range(400):
+        if condition():
+            return True
+        select.select([store.loop.fileno()], [], [], 0.05)
+        store.loop.dispatch()
+    return condition()
+"""
+
+# A FULL (or NORMAL) store, a consumer of the given lifetime, one post, its
+# delivery; prints the log's syncs of the post, the delivery and a kv set
+# after it.
+DELIVERY_CHILD = PROLOGUE + r"""
 got = []
 
 @outlive.handler("py.claims.got")
@@ -69,11 +82,7 @@ with outlive.Store(sys.argv[2], durability=sys.argv[3]) as store:
     before = syncs()
     store.signals.post(sid, n=7)
     posted = syncs()
-    for _ in range(400):
-        if got:
-            break
-        select.select([store.loop.fileno()], [], [], 0.05)
-        store.loop.dispatch()
+    dispatch_until(store, lambda: got)
     delivered = syncs()
     store.kv["after"] = b"1"
     print(got, posted - before, delivered - posted, syncs() - delivered, len(store.signals.consumers()))
@@ -90,9 +99,14 @@ def counter(tmp_path_factory):
     return str(library)
 
 
-def deliver(counter, store_dir, durability, lifetime, monkeypatch):
+def counted(counter, monkeypatch, child, *args):
+    """What `child` prints, run with the counter preloaded, split in words."""
     monkeypatch.setenv("LD_PRELOAD", counter)
-    out = run_python(CHILD, counter, store_dir, durability, lifetime).stdout.split()
+    return run_python(child, counter, *args).stdout.split()
+
+
+def deliver(counter, store_dir, durability, lifetime, monkeypatch):
+    out = counted(counter, monkeypatch, DELIVERY_CHILD, store_dir, durability, lifetime)
     got, post, delivery, kv_set, consumers = " ".join(out[:-4]), *map(int, out[-4:])
     return got, post, delivery, kv_set, consumers
 
@@ -113,11 +127,7 @@ def test_a_shared_consumers_delivery_syncs_its_record_not_its_claim(counter, sto
 # A message presented and answered: the syncs from the post's return to the
 # presenter's call (the presentation lock), and from its answer to the
 # response handler's (the answer, with the response claim in its commit).
-MESSAGE_CHILD = r"""
-import ctypes, select, sys, outlive
-counter = ctypes.CDLL(sys.argv[1])
-counter.outlive_test_log_syncs.restype = ctypes.c_long
-syncs = counter.outlive_test_log_syncs
+MESSAGE_CHILD = PROLOGUE + r"""
 marks = {}
 
 def present(message, presentation):
@@ -133,18 +143,13 @@ with outlive.Store(sys.argv[2]) as store:
     store.messages.add_response_handler("r", respond)
     store.messages.post("claims", "a question", choices=[("ok", "OK")])
     posted = syncs()
-    for _ in range(400):
-        if "responded" in marks:
-            break
-        select.select([store.loop.fileno()], [], [], 0.05)
-        store.loop.dispatch()
+    dispatch_until(store, lambda: "responded" in marks)
     print(marks["presented"] - posted, marks["responded"] - marks["presented"])
 """
 
 
 def test_a_presentation_lock_is_not_synced_and_the_answer_is(counter, store_dir, monkeypatch):
-    monkeypatch.setenv("LD_PRELOAD", counter)
-    to_presenter, to_responder = map(int, run_python(MESSAGE_CHILD, counter, store_dir).stdout.split())
+    to_presenter, to_responder = map(int, counted(counter, monkeypatch, MESSAGE_CHILD, store_dir))
     assert to_presenter == 0, f"{to_presenter} syncs of the log between the post and its presenter: the lock was synced"
     assert to_responder == 1
 
@@ -152,25 +157,13 @@ def test_a_presentation_lock_is_not_synced_and_the_answer_is(counter, store_dir,
 # A task run: the step that claims the task (no attempt ended in it) is not
 # synced; the one that records its end is. A step that dead-letters a task
 # (an outcome) requires the sync and runs again synced.
-TASK_CHILD = r"""
-import ctypes, select, sys, outlive
-counter = ctypes.CDLL(sys.argv[1])
-counter.outlive_test_log_syncs.restype = ctypes.c_long
-syncs = counter.outlive_test_log_syncs
+TASK_CHILD = PROLOGUE + r"""
 ran = []
 
 @outlive.handler("py.claims.task")
 def task(task_id: str, attempt: int, completion: outlive.Handler) -> None:
     ran.append(syncs())
     completion(success=sys.argv[3] == "succeed", error="not this time")
-
-def dispatch_until(store, condition):
-    for _ in range(400):
-        if condition():
-            return True
-        select.select([store.loop.fileno()], [], [], 0.05)
-        store.loop.dispatch()
-    return condition()
 
 with outlive.Store(sys.argv[2]) as store:
     store.tasks.set_policy(max_attempts=5, initial_backoff=0.05, max_backoff=0.05)
@@ -192,15 +185,13 @@ with outlive.Store(sys.argv[2]) as store:
 
 
 def test_a_task_claim_is_not_synced_and_its_completion_is(counter, store_dir, monkeypatch):
-    monkeypatch.setenv("LD_PRELOAD", counter)
-    to_handler, to_completion = map(int, run_python(TASK_CHILD, counter, store_dir, "succeed").stdout.split())
+    to_handler, to_completion = map(int, counted(counter, monkeypatch, TASK_CHILD, store_dir, "succeed"))
     assert to_handler == 0, f"{to_handler} syncs of the log between the add and its handler: the claim was synced"
     assert to_completion == 1
 
 
 def test_a_claim_step_that_dead_letters_a_task_is_synced(counter, store_dir, monkeypatch):
-    monkeypatch.setenv("LD_PRELOAD", counter)
-    dead_letter, calls = map(int, run_python(TASK_CHILD, counter, store_dir, "fail").stdout.split())
+    dead_letter, calls = map(int, counted(counter, monkeypatch, TASK_CHILD, store_dir, "fail"))
     assert calls == 1, "the retry was dead-lettered, not run"
     assert dead_letter == 1, f"{dead_letter} syncs of the log for the step that dead-lettered the task"
 
