@@ -14,7 +14,7 @@ import subprocess
 
 import pytest
 
-from conftest import run_python
+from conftest import run_python, store_location
 
 COUNTER = r"""
 #define _GNU_SOURCE
@@ -194,6 +194,16 @@ def test_a_claim_step_that_dead_letters_a_task_is_synced(counter, store_dir, mon
     dead_letter, calls = map(int, counted(counter, monkeypatch, TASK_CHILD, store_dir, "fail"))
     assert calls == 1, "the retry was dead-lettered, not run"
     assert dead_letter == 1, f"{dead_letter} syncs of the log for the step that dead-lettered the task"
+
+
+def test_on_postgresql_a_claim_step_runs_its_task_and_one_that_dead_letters_runs_again_synced(counter, tmp_path, monkeypatch):
+    # The server's syncs are not counted here: what is checked is that the
+    # unsynced claim (SET LOCAL synchronous_commit) runs the task, and that a
+    # step that requires the sync is rolled back and run again to its end.
+    location = store_location("postgresql", tmp_path)
+    assert counted(counter, monkeypatch, TASK_CHILD, location, "succeed") == ["0", "0"]
+    location = store_location("postgresql", tmp_path)
+    assert counted(counter, monkeypatch, TASK_CHILD, location, "fail") == ["0", "1"]
 
 
 def test_a_normal_store_syncs_neither(counter, store_dir, monkeypatch):
