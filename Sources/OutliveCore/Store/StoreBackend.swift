@@ -129,9 +129,7 @@ public protocol StoreBackend: AnyObject {
     /// no change (`recordChange` throws): the feed's order needs the lock, and
     /// a transaction holding row locks must never wait for the lock after
     /// them (a writer holding the lock may be waiting for those rows). A
-    /// backend without such claims makes it a `write`. Claims only: its
-    /// commit is not synced, as an `unsyncedWrite`'s (nothing in it may
-    /// `requireSync`).
+    /// backend without such claims makes it a `write`.
     func unserialisedWrite<T>(_ body: (StoreTransaction) throws -> T) throws -> T
     /// A `write` whose commit the call does not wait to reach the disk: a
     /// claim taken before a handler runs, which a power loss may take back.

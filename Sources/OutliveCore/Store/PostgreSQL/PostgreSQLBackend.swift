@@ -519,13 +519,8 @@ final class PostgreSQLBackend: StoreBackend {
 
     /// Read committed, as every write: each statement sees what committed
     /// before it, and a row another claimer locked is skipped, not waited for.
-    /// Claims only, so not synced either (as `unsyncedWrite`'s): the end of
-    /// the attempts is, with the store's lock.
     func unserialisedWrite<T>(_ body: (StoreTransaction) throws -> T) throws -> T {
-        let (result, transaction) = try self.transaction(.unserialisedWrite) { transaction in
-            try transaction.executeLater("SET LOCAL synchronous_commit TO off", [])
-            return try body(transaction)
-        }
+        let (result, transaction) = try self.transaction(.unserialisedWrite, body)
         for action in transaction.commitActions { action() }
         return result
     }
