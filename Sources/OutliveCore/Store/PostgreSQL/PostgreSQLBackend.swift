@@ -77,7 +77,9 @@ final class PostgreSQLBackend: StoreBackend {
 
     private final class Transaction: StoreTransaction {
         let connection: PostgreSQLConnection
-        /// Committed without waiting for the WAL's flush (`unsyncedWrite`).
+        /// Committed without waiting for the WAL's flush (`unsyncedWrite`,
+        /// `unserialisedWrite`: in the latter, with no retry, `requireSync`
+        /// fails the transaction rather than leave an outcome unsynced).
         var unsynced = false
 
         func requireSync() throws {
@@ -229,7 +231,7 @@ final class PostgreSQLBackend: StoreBackend {
     /// whose results it does not read (a kv set) is one round trip, as an
     /// autocommit INSERT is. A transaction that ran no statement sends nothing.
     private enum Kind {
-        case read, write, unserialisedWrite
+        case read, write, unsyncedWrite, unserialisedWrite
     }
 
     private func transaction<T>(_ kind: Kind, _ body: (StoreTransaction) throws -> T) throws -> (T, Transaction) {
@@ -241,11 +243,16 @@ final class PostgreSQLBackend: StoreBackend {
             defer { COutlive_set_current_transaction(nil) }
             try ensureConnected()
             let transaction = Transaction(connection: connection, ownRun: ownRun, ownTopics: ownTopics, serialised: kind != .unserialisedWrite)
+            transaction.unsynced = kind == .unsyncedWrite || kind == .unserialisedWrite
             var commitSent = false
             switch kind {
             case .write:
                 // storeKey is our own integer: inlined, the lock statement is the same text every time.
                 connection.open(["BEGIN", "SELECT pg_advisory_xact_lock(\(storeKey), 0)"])
+            case .unsyncedWrite:
+                // A claim before a handler (StoreBackend.unsyncedWrite): as
+                // `.unserialisedWrite` below, under the store's lock.
+                connection.open(["BEGIN", "SELECT pg_advisory_xact_lock(\(storeKey), 0)", "SET LOCAL synchronous_commit = off"])
             case .unserialisedWrite:
                 // Its commit need not wait for the disk: what it writes (a
                 // claim) a later durable commit (the end of the attempt) makes
@@ -489,7 +496,11 @@ final class PostgreSQLBackend: StoreBackend {
     }
 
     func write<T>(_ body: (StoreTransaction) throws -> T) throws -> T {
-        let (result, transaction) = try self.transaction(.write, body)
+        try serialisedWrite(.write, body)
+    }
+
+    private func serialisedWrite<T>(_ kind: Kind, _ body: (StoreTransaction) throws -> T) throws -> T {
+        let (result, transaction) = try self.transaction(kind, body)
         if !transaction.ownChanges.isEmpty { ownChanges.append(transaction.ownChanges) }
         if let sequence = transaction.newestSequence { onChangesCommitted?(sequence) }
         // A NOTIFY wakes this handle too: its own changes are read with the feed.
@@ -506,11 +517,7 @@ final class PostgreSQLBackend: StoreBackend {
     /// crash before then loses it and nothing else.
     func unsyncedWrite<T>(beforeRetry: () -> Void, _ body: (StoreTransaction) throws -> T) throws -> T {
         do {
-            return try write { transaction in
-                (transaction as? Transaction)?.unsynced = true
-                try transaction.executeLater("SET LOCAL synchronous_commit TO off", [])
-                return try body(transaction)
-            }
+            return try serialisedWrite(.unsyncedWrite, body)
         } catch is SyncRequired {
             beforeRetry()
             return try write(body)
