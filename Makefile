@@ -88,7 +88,7 @@ c-tests: lib $(C_TESTS) $(C_PROGRAMS) $(C_CRASH) $(C_LIBRARIES) $(FUZZERS)
 
 # The crash harness with many more kills than `make test` runs.
 soak: c-tests
-	OUTLIVE_CRASH_KILLS=2000 $(TESTBIN)/test_crash
+	OUTLIVE_CRASH_KILLS=2000 OUTLIVE_CRASH_POWER_LOSSES=600 $(TESTBIN)/test_crash
 
 test: deps lib cli python-speedups c-tests
 	$(PYTHON) scripts/run_tests.py
