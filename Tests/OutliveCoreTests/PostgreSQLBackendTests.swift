@@ -228,6 +228,62 @@ final class PostgreSQLBackendTests: XCTestCase {
         XCTAssertTrue(backend.ownChanges.take().overflowed)
     }
 
+    /// A handle that read that no other run watches a topic sends no feed
+    /// statement for it, only the check of the watchers' count. A watcher
+    /// that came since fails the check: the blind transaction goes again with
+    /// its feed statement, its body not run again, its commit actions run once.
+    func testABlindWriteIsSentAgainWithItsEntryWhenAWatcherCameSinceTheHandleLooked() throws {
+        let store = newStore()
+        let writer = try PostgreSQLBackend(conninfo: uri, store: store)
+        let other = try PostgreSQLBackend(conninfo: uri, store: store)
+        try writer.write { try $0.recordChange(topic: "t", key: "learns") }
+        try writer.write { try $0.recordChange(topic: "t", key: "skipped") }
+        XCTAssertEqual(try writer.latestSequence(), 0, "nobody watches: no entry")
+        try other.write {
+            try $0.execute("INSERT INTO outlive_runs(run_id, process, pid, started, lock_key) VALUES ('r', 'test', 0, 0, 0)")
+            try $0.execute("INSERT INTO outlive_watchers(topic, run_id) VALUES ('t', 'r')")
+        }
+        var bodies = 0, actions = 0
+        try writer.write { transaction in
+            bodies += 1
+            try transaction.executeLater("UPDATE outlive_runs SET pid = pid + 1 WHERE run_id = 'r'", [])
+            try transaction.recordChange(topic: "t", key: "reaches r")
+            transaction.afterCommit { actions += 1 }
+        }
+        XCTAssertEqual(bodies, 1)
+        XCTAssertEqual(actions, 1)
+        XCTAssertEqual(try writer.read { try $0.integer("SELECT pid FROM outlive_runs WHERE run_id = 'r'") }, 1, "sent again once")
+        XCTAssertEqual(try writer.read { transaction -> [String] in
+            var keys: [String] = []
+            try transaction.query("SELECT key FROM outlive_feed ORDER BY seq", []) { keys.append($0.text(0) ?? "") }
+            return keys
+        }, ["reaches r"])
+    }
+
+    /// A statement sent without its entry (no other run watched its topic
+    /// when the handle looked), then a read in the same transaction: the
+    /// transaction is no longer one that can be sent again, so its change
+    /// goes to the feed statements, which find the watcher that came since.
+    func testAChangeSentWithoutItsEntryBeforeAReadIsWrittenForAWatcherThatCame() throws {
+        let store = newStore()
+        let writer = try PostgreSQLBackend(conninfo: uri, store: store)
+        let other = try PostgreSQLBackend(conninfo: uri, store: store)
+        try writer.write { try $0.execute("INSERT INTO outlive_runs(run_id, process, pid, started, lock_key) VALUES ('r', 'test', 0, 0, 0)") }
+        try writer.write { try $0.recordChange(topic: "t", key: "learns") }
+        try other.write { try $0.execute("INSERT INTO outlive_watchers(topic, run_id) VALUES ('t', 'r')") }
+        let bump = "UPDATE outlive_runs SET pid = pid + 1 WHERE run_id = ?"
+        try writer.write { transaction in
+            try transaction.executeLater(bump, [.text("r")], recordingChangeOf: "t", key: "changed")
+            try transaction.executeLater(bump, [.text("nobody")], recordingChangeOf: "t", key: "unchanged")
+            XCTAssertEqual(try transaction.integer("SELECT pid FROM outlive_runs WHERE run_id = 'r'"), 1)
+        }
+        XCTAssertEqual(try writer.read { transaction -> [String] in
+            var keys: [String] = []
+            try transaction.query("SELECT key FROM outlive_feed ORDER BY seq", []) { keys.append($0.text(0) ?? "") }
+            return keys
+        }, ["changed"])
+    }
+
     func testHandleCarriesOnAfterItsConnectionWasEnded() throws {
         let backend = try PostgreSQLBackend(conninfo: uri, store: newStore())
         var pid: Int64 = 0

@@ -77,6 +77,8 @@ enum Schema {
         // Which runs read which topics of the feed: a change nobody watches is not written.
         "CREATE TABLE outlive_watchers(topic TEXT NOT NULL, run_id TEXT NOT NULL, PRIMARY KEY(topic, run_id)) WITHOUT ROWID",
         SchemaComponent.requiringRegisteredRun("outlive_watchers", "run_id"),
+        // PostgreSQL's watcher changes (next list); SQLite's writers compare its data version.
+        "",
     ], postgresql: [
         // outlive_runs also holds each run's advisory lock key (PostgreSQLRunLock).
         """
@@ -94,7 +96,22 @@ enum Schema {
                                       PRIMARY KEY(topic, run_id));
         """,
         "",
-    ])
+        // A count of the watchers' changes, raised for every row added,
+        // changed or removed (before the commit, under the store's lock; not
+        // by a subscription's insert that finds its row there already): a
+        // writer that knows which topics no other run watched at a count
+        // skips their feed statements while the count stays the same
+        // (PostgreSQLWatchKnowledge).
+        "CREATE SEQUENCE outlive_watcher_changes;\n" + watcherChanges.ddl,
+    ], postgresqlFunctions: [watcherChanges])
+
+    static let watcherChanges = PostgreSQLTriggerFunction(name: "outlive_watchers_changed", body: """
+        BEGIN
+            PERFORM nextval('outlive_watcher_changes');
+            RETURN NULL;
+        END;
+        """, triggers: [.init(name: "outlive_watchers_changed", table: "outlive_watchers",
+                              definition: "AFTER INSERT OR UPDATE OR DELETE ON outlive_watchers FOR EACH ROW")])
 
     static let schemaTable = "CREATE TABLE IF NOT EXISTS outlive_schema(component TEXT PRIMARY KEY, version INTEGER NOT NULL)"
 

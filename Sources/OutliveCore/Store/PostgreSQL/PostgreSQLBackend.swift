@@ -107,16 +107,38 @@ final class PostgreSQLBackend: StoreBackend {
         var mayHandOver = false
         /// Without the store's write lock (`unserialisedWrite`): no feed entry.
         let serialised: Bool
+        /// Nothing the body did read a result: every statement was sent with
+        /// `executeLater`, kept in `later` to be sent again as it was
+        /// (PostgreSQLWatchKnowledge).
+        private(set) var blind = true
+        private(set) var later: [(sql: String, arguments: [SQLValue], change: (topic: String, key: String)?)] = []
+        /// The transaction's feed statements were left out for the check of
+        /// the watchers' count (`PostgreSQLWatchKnowledge.checkSQL`).
+        var checkedWatchers = false
+        /// What the transaction read of the watchers (`PostgreSQLWatchKnowledge.readSQL`).
+        var watchReading: PostgreSQLWatchKnowledge.Reading?
+        /// What the handle knew of the other runs' watchers when the
+        /// transaction began (its lock held throughout, it stays so).
+        let knowledge: PostgreSQLWatchKnowledge?
+        /// Statements sent for `executeLater(_:_:recordingChangeOf:key:)`
+        /// without their feed entry (no other run watched the topic), and
+        /// whether each changed a row, known once its result is read.
+        private(set) var plainChanges: [(topic: String, key: String, changed: Bool)] = []
+        /// A statement with its feed entry was sent (`executeLater(_:_:recordingChangeOf:key:)`):
+        /// worth reading the watchers for the next, when the handle has not.
+        private(set) var sentChangingStatement = false
         /// PostgreSQL keeps no data version.
         var dataVersion: UInt64? { nil }
         var committedDataVersion: UInt64? { nil }
         func keepCommittedDataVersion() {}
 
-        init(connection: PostgreSQLConnection, ownRun: String, ownTopics: Set<String>, serialised: Bool) {
+        init(connection: PostgreSQLConnection, ownRun: String, ownTopics: Set<String>, serialised: Bool,
+             knowledge: PostgreSQLWatchKnowledge?) {
             self.connection = connection
             self.ownRun = ownRun
             self.ownTopics = ownTopics
             self.serialised = serialised
+            self.knowledge = knowledge
         }
 
         private func requireSerialised(_ topic: String, _ key: String) throws {
@@ -128,15 +150,32 @@ final class PostgreSQLBackend: StoreBackend {
         var engine: StoreEngine { .postgresql }
 
         func execute(_ sql: String, _ arguments: [SQLValue], row: ((SQLRow) throws -> Void)?) throws {
+            readSomething()
             try connection.run(sql, arguments, row: row)
         }
 
+        private func readSomething() {
+            blind = false
+            later = []
+        }
+
         func executeLater(_ sql: String, _ arguments: [SQLValue]) throws {
+            if blind { later.append((sql, arguments, nil)) }
             try connection.send(sql, arguments)
         }
 
         func executeLater(_ sql: String, _ arguments: [SQLValue], recordingChangeOf topic: String, key: String) throws {
             try requireSerialised(topic, key)
+            sentChangingStatement = true
+            if blind { later.append((sql, arguments, (topic, key))) }
+            if blind, let knowledge, knowledge.coversAll([(topic, key, "")], ownRun: ownRun) {
+                // No other run watched the topic: the statement alone, its
+                // feed entry left to the check of the watchers at the commit.
+                let index = plainChanges.count
+                plainChanges.append((topic, key, false))
+                if handsOver(topic) { mayHandOver = true }
+                return try connection.send(sql + " RETURNING 1", arguments) { _ in self.plainChanges[index].changed = true }
+            }
             guard handsOver(topic) else {
                 return try connection.send(PostgreSQLBackend.changingStatement(sql),
                                            arguments + [.text(topic), .text(key), .text(topic), .text(topic), .text(ownRun)], row: noteEntries)
@@ -178,7 +217,40 @@ final class PostgreSQLBackend: StoreBackend {
         }
 
         func executeScript(_ sql: String) throws {
+            readSomething()
             try connection.exec(sql)
+        }
+
+        /// Before the commit of a transaction that read something after a
+        /// statement sent without its feed entry (its result read then): the
+        /// changes such statements made, recorded as any other, so that the
+        /// feed statements decide their entries. A blind transaction keeps
+        /// them for the check of the watchers.
+        func recordPlainChangesUnlessBlind() {
+            guard !blind else { return }
+            for change in plainChanges where change.changed { changes.append((change.topic, change.key, "")) }
+            plainChanges = []
+        }
+
+        /// Once a blind transaction committed: the changes its plain
+        /// statements made that this handle's run watches, handed over in memory.
+        func handOverPlainChanges() {
+            for change in plainChanges where change.changed && handsOver(change.topic) {
+                ownChanges.append((change.topic, change.key))
+            }
+        }
+
+        /// Sends again what `blind` sent, and records its changes: the body's
+        /// transaction as it was, after its check of the watchers failed.
+        func replay(_ original: Transaction) throws {
+            for statement in original.later {
+                if let change = statement.change {
+                    try executeLater(statement.sql, statement.arguments, recordingChangeOf: change.topic, key: change.key)
+                } else {
+                    try executeLater(statement.sql, statement.arguments)
+                }
+            }
+            changes = original.changes
         }
 
         var changedRows: Int { connection.changes }
@@ -235,71 +307,99 @@ final class PostgreSQLBackend: StoreBackend {
     }
 
     private func transaction<T>(_ kind: Kind, _ body: (StoreTransaction) throws -> T) throws -> (T, Transaction) {
-        let write = kind != .read
         try enter()
         return try lock.withLock {
             let marker = Unmanaged.passUnretained(self).toOpaque()
             COutlive_set_current_transaction(marker)
             defer { COutlive_set_current_transaction(nil) }
             try ensureConnected()
-            let transaction = Transaction(connection: connection, ownRun: ownRun, ownTopics: ownTopics, serialised: kind != .unserialisedWrite)
-            transaction.unsynced = kind == .unsyncedWrite || kind == .unserialisedWrite
-            var commitSent = false
-            switch kind {
-            case .write:
-                // storeKey is our own integer: inlined, the lock statement is the same text every time.
-                connection.open(["BEGIN", "SELECT pg_advisory_xact_lock(\(storeKey), 0)"])
-            case .unsyncedWrite:
-                // A claim before a handler (StoreBackend.unsyncedWrite): as
-                // `.unserialisedWrite` below, under the store's lock.
-                connection.open(["BEGIN", "SELECT pg_advisory_xact_lock(\(storeKey), 0)", "SET LOCAL synchronous_commit = off"])
-            case .unserialisedWrite:
-                // Its commit need not wait for the disk: what it writes (a
-                // claim) a later durable commit (the end of the attempt) makes
-                // durable with it, the WAL being one sequence; a claim lost
-                // with the server returns its task to ready, its attempt
-                // uncounted, and the task runs again.
-                connection.open(["BEGIN", "SET LOCAL synchronous_commit = off"])
-            case .read:
-                connection.open(["BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"])
-            }
-            do {
-                let result = try body(transaction)
-                guard connection.lastStatus != Int32(COUTLIVE_PQTRANS_INERROR) else {
-                    throw OutliveError.state("a statement failed inside the transaction, which PostgreSQL then rolls back as a whole")
-                }
-                if !write && connection.opened {
-                    // What was read stands whatever the COMMIT of a read-only
-                    // transaction says: its reply is read at the next use.
-                    try connection.send("COMMIT", [])
-                    connection.syncLater()
-                } else if connection.opened || !transaction.changes.isEmpty {
-                    if !transaction.changes.isEmpty { try sendChanges(transaction) }
-                    commitSent = true
-                    try connection.send("COMMIT", [], expecting: "COMMIT")
-                    try connection.sync()
-                    notifyAfterCommit(transaction)
-                    pruneIfDue(transaction)
-                } else {
-                    connection.discardOpening()
-                }
-                return (result, transaction)
-            } catch {
-                connection.discardOpening()
-                try? connection.sync()
-                if !connection.isBroken && connection.transactionStatus != Int32(COUTLIVE_PQTRANS_IDLE) {
-                    try? connection.exec("ROLLBACK")
-                }
-                // The COMMIT went out and the connection died before its
-                // reply: the transaction may have committed, and a change it
-                // would have handed over is unknown (the reply that says
-                // whether its entry was written was lost too). Its feed
-                // entry, when written, is read as any other.
-                if commitSent && connection.isBroken && transaction.mayHandOver { ownChanges.requestResync() }
-                throw error
-            }
+            return try attempt(kind, body)
         }
     }
+
+    /// One transaction (the caller holds `lock`); when its check of the
+    /// watchers' count failed, its statements again with their feed statements.
+    private func attempt<T>(_ kind: Kind, _ body: (Transaction) throws -> T) throws -> (T, Transaction) {
+        let write = kind != .read
+        let transaction = Transaction(connection: connection, ownRun: ownRun, ownTopics: ownTopics, serialised: kind != .unserialisedWrite,
+                                      knowledge: watchKnowledge?.run == ownRun ? watchKnowledge : nil)
+        transaction.unsynced = kind == .unsyncedWrite || kind == .unserialisedWrite
+        var commitSent = false
+        var produced: T?
+        switch kind {
+        case .write:
+            // storeKey is our own integer: inlined, the lock statement is the same text every time.
+            connection.open(["BEGIN", "SELECT pg_advisory_xact_lock(\(storeKey), 0)"])
+        case .unsyncedWrite:
+            // A claim before a handler (StoreBackend.unsyncedWrite): as
+            // `.unserialisedWrite` below, under the store's lock.
+            connection.open(["BEGIN", "SELECT pg_advisory_xact_lock(\(storeKey), 0)", "SET LOCAL synchronous_commit = off"])
+        case .unserialisedWrite:
+            // Its commit need not wait for the disk: what it writes (a
+            // claim) a later durable commit (the end of the attempt) makes
+            // durable with it, the WAL being one sequence; a claim lost
+            // with the server returns its task to ready, its attempt
+            // uncounted, and the task runs again.
+            connection.open(["BEGIN", "SET LOCAL synchronous_commit = off"])
+        case .read:
+            connection.open(["BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"])
+        }
+        do {
+            let result = try body(transaction)
+            produced = result
+            guard connection.lastStatus != Int32(COUTLIVE_PQTRANS_INERROR) else {
+                throw OutliveError.state("a statement failed inside the transaction, which PostgreSQL then rolls back as a whole")
+            }
+            if !write && connection.opened {
+                // What was read stands whatever the COMMIT of a read-only
+                // transaction says: its reply is read at the next use.
+                try connection.send("COMMIT", [])
+                connection.syncLater()
+            } else if connection.opened || !transaction.changes.isEmpty {
+                transaction.recordPlainChangesUnlessBlind()
+                if !transaction.changes.isEmpty || !transaction.plainChanges.isEmpty
+                    || (transaction.knowledge == nil && transaction.sentChangingStatement) {
+                    try sendChanges(transaction)
+                }
+                commitSent = true
+                try connection.send("COMMIT", [], expecting: "COMMIT")
+                try connection.sync()
+                transaction.handOverPlainChanges()
+                if let reading = transaction.watchReading { watchKnowledge = reading.knowledge(run: transaction.ownRun) }
+                notifyAfterCommit(transaction)
+                pruneIfDue(transaction)
+            } else {
+                connection.discardOpening()
+            }
+            return (result, transaction)
+        } catch {
+            connection.discardOpening()
+            try? connection.sync()
+            if !connection.isBroken && connection.transactionStatus != Int32(COUTLIVE_PQTRANS_IDLE) {
+                try? connection.exec("ROLLBACK")
+            }
+            // The watchers changed since this handle read them: the
+            // transaction, rolled back, goes again with its feed statements
+            // (its body read nothing, so its statements are what it did).
+            if let produced, transaction.checkedWatchers, !connection.isBroken,
+               connection.lastFailedSQL == PostgreSQLWatchKnowledge.checkSQL {
+                watchKnowledge = nil
+                let (_, again) = try attempt(kind) { try $0.replay(transaction) }
+                again.commitActions = transaction.commitActions
+                return (produced, again)
+            }
+            // The COMMIT went out and the connection died before its
+            // reply: the transaction may have committed, and a change it
+            // would have handed over is unknown (the reply that says
+            // whether its entry was written was lost too). Its feed
+            // entry, when written, is read as any other.
+            if commitSent && connection.isBroken && transaction.mayHandOver { ownChanges.requestResync() }
+            throw error
+        }
+    }
+
+    /// What this handle read of the other runs' watchers (guarded by `lock`).
+    private var watchKnowledge: PostgreSQLWatchKnowledge?
 
     /// Feed entries a statement writes at most (its parameters: three each).
     static let feedBatch = 100
@@ -313,6 +413,24 @@ final class PostgreSQLBackend: StoreBackend {
     /// of more than `feedBatch` entries writes the others first, a round trip
     /// per batch.
     private func sendChanges(_ transaction: Transaction) throws {
+        if let knowledge = transaction.knowledge {
+            if transaction.blind && knowledge.coversAll(transaction.changes, ownRun: transaction.ownRun) {
+                return try checkWatchers(knowledge, instead: transaction)
+            }
+            // Statements sent without their entries need the check all the same.
+            if !transaction.plainChanges.isEmpty {
+                try connection.send(PostgreSQLWatchKnowledge.checkSQL, [.integer(knowledge.changes)])
+                transaction.checkedWatchers = true
+            }
+        } else {
+            var reading = PostgreSQLWatchKnowledge.Reading()
+            transaction.watchReading = reading
+            try connection.send(PostgreSQLWatchKnowledge.readSQL, [.text(transaction.ownRun)]) { row in
+                reading.add(row)
+                transaction.watchReading = reading
+            }
+        }
+        guard !transaction.changes.isEmpty else { return }
         func arguments(_ changes: ArraySlice<(topic: String, key: String, excluded: String)>) -> [SQLValue] {
             guard changes.count > 1 else {
                 return changes.flatMap { [.text($0.topic), .text($0.key), .text($0.topic), .text($0.excluded), .text($0.topic), .text(transaction.ownRun)] }
@@ -335,6 +453,20 @@ final class PostgreSQLBackend: StoreBackend {
             }
         } else {
             try connection.send(feedStatement(rest.count), arguments(rest), row: transaction.noteEntries)
+        }
+    }
+
+    /// No other run watched the changes' topics when this handle read the
+    /// watchers: the check that none came since, in place of the feed
+    /// statements; the changes this handle's run watches are handed over in
+    /// memory, as `entryForOthersOrOwn` does when it writes no entry (a
+    /// change that excludes this run, as a task add's, is not its to read).
+    private func checkWatchers(_ knowledge: PostgreSQLWatchKnowledge, instead transaction: Transaction) throws {
+        try connection.send(PostgreSQLWatchKnowledge.checkSQL, [.integer(knowledge.changes)])
+        transaction.checkedWatchers = true
+        for change in transaction.changes where change.excluded.isEmpty && transaction.handsOver(change.topic) {
+            transaction.mayHandOver = true
+            transaction.ownChanges.append((change.topic, change.key))
         }
     }
 
@@ -488,7 +620,10 @@ final class PostgreSQLBackend: StoreBackend {
 
     /// This handle's run from now on: entries only it watches send no NOTIFY.
     func setOwnRun(_ run: String) {
-        lock.withLock { ownRun = run }
+        lock.withLock {
+            ownRun = run
+            watchKnowledge = nil
+        }
     }
 
     func noteOwnWatch(topic: String) {

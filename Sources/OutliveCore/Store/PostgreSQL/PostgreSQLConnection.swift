@@ -248,10 +248,14 @@ final class PostgreSQLConnection {
             throw PostgreSQLErrors.error(result: nil, connection: handle, context: "database")
         }
         readUnread()
-        let failure = readResults(pending)
+        let failure = readResults(pending, failedSQL: &lastFailedSQL)
         finishPipeline()
         if let failure { throw failure }
     }
+
+    /// The statement (its SQL as sent) whose failure the last `sync` threw;
+    /// nil when it threw none, or a failure of no statement's (the connection's).
+    private(set) var lastFailedSQL: String?
 
     /// Sends the statements sent so far without waiting for their results:
     /// they are read, and their failures dropped, with the results of the
@@ -280,15 +284,17 @@ final class PostgreSQLConnection {
         let batches = unread
         unread = []
         for batch in batches {
-            _ = readResults(batch)
+            var dropped: String?
+            _ = readResults(batch, failedSQL: &dropped)
             forgetUnconfirmed(batch)
         }
     }
 
     /// Reads the results of `items` (sent in this order) up to their sync
     /// point: the first failure, a statement's or a row callback's.
-    private func readResults(_ items: [Pending]) -> Error? {
+    private func readResults(_ items: [Pending], failedSQL: inout String?) -> Error? {
         var failure: Error?
+        failedSQL = nil
         var index = 0
         var idle = 0
         while true {
@@ -322,7 +328,10 @@ final class PostgreSQLConnection {
                     }
                 }
             } catch {
-                if failure == nil { failure = error }
+                if failure == nil {
+                    failure = error
+                    failedSQL = item.sql
+                }
             }
         }
         if index < items.count && failure == nil {
