@@ -284,6 +284,35 @@ final class PostgreSQLBackendTests: XCTestCase {
         }, ["changed"])
     }
 
+    /// A blind transaction of more statements than are kept to be sent
+    /// again (a batch) reads what it sent so far and goes with its feed
+    /// statements: every change is written for a watcher that came since.
+    func testABatchPastTheKeptStatementsIsWrittenForAWatcherThatCame() throws {
+        let store = newStore()
+        let writer = try PostgreSQLBackend(conninfo: uri, store: store)
+        let other = try PostgreSQLBackend(conninfo: uri, store: store)
+        try writer.write { try $0.execute("INSERT INTO outlive_runs(run_id, process, pid, started, lock_key) VALUES ('r', 'test', 0, 0, 0)") }
+        try writer.write { try $0.recordChange(topic: "t", key: "learns") }
+        try other.write { try $0.execute("INSERT INTO outlive_watchers(topic, run_id) VALUES ('t', 'r')") }
+        let count = 2 * 16 + 3
+        var bodies = 0
+        try writer.write { transaction in
+            bodies += 1
+            for n in 0..<count {
+                try transaction.executeLater("UPDATE outlive_runs SET pid = pid + 1 WHERE run_id = 'r'", [], recordingChangeOf: "t", key: "post \(n)")
+                try transaction.recordChange(topic: "t", key: "set \(n)")
+            }
+        }
+        XCTAssertEqual(bodies, 1)
+        XCTAssertEqual(try writer.read { try $0.integer("SELECT pid FROM outlive_runs WHERE run_id = 'r'") }, Int64(count))
+        let keys = try writer.read { transaction -> Set<String> in
+            var keys: Set<String> = []
+            try transaction.query("SELECT key FROM outlive_feed", []) { keys.insert($0.text(0) ?? "") }
+            return keys
+        }
+        XCTAssertEqual(keys, Set((0..<count).flatMap { ["post \($0)", "set \($0)"] }))
+    }
+
     func testHandleCarriesOnAfterItsConnectionWasEnded() throws {
         let backend = try PostgreSQLBackend(conninfo: uri, store: newStore())
         var pid: Int64 = 0

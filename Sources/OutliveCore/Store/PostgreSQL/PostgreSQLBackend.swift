@@ -160,21 +160,40 @@ final class PostgreSQLBackend: StoreBackend {
         }
 
         func executeLater(_ sql: String, _ arguments: [SQLValue]) throws {
-            if blind { later.append((sql, arguments, nil)) }
+            if blind { try keep((sql, arguments, nil)) }
             try connection.send(sql, arguments)
+        }
+
+        /// Most blind transactions send a statement or three (a kv set, a
+        /// task add, a signal post); one that sends more (a batch) is not
+        /// kept to be sent again, its arguments held in memory till its
+        /// end: it reads the results sent so far, as a read would, and goes
+        /// with its feed statements.
+        static let replayableStatements = 16
+
+        private func keep(_ statement: (sql: String, arguments: [SQLValue], change: (topic: String, key: String)?)) throws {
+            guard later.count < Self.replayableStatements else {
+                // The plain statements' results, for their changes to be recorded.
+                if !plainChanges.isEmpty { try connection.sync() }
+                return readSomething()
+            }
+            later.append(statement)
         }
 
         func executeLater(_ sql: String, _ arguments: [SQLValue], recordingChangeOf topic: String, key: String) throws {
             try requireSerialised(topic, key)
             sentChangingStatement = true
-            if blind { later.append((sql, arguments, (topic, key))) }
+            if blind { try keep((sql, arguments, (topic, key))) }
             if blind, let knowledge, knowledge.coversAll([(topic, key, "")], ownRun: ownRun) {
                 // No other run watched the topic: the statement alone, its
                 // feed entry left to the check of the watchers at the commit.
                 let index = plainChanges.count
                 plainChanges.append((topic, key, false))
                 if handsOver(topic) { mayHandOver = true }
-                return try connection.send(sql + " RETURNING 1", arguments) { _ in self.plainChanges[index].changed = true }
+                // Read before the changes are recorded or handed over (every read syncs first).
+                return try connection.send(sql + " RETURNING 1", arguments) { _ in
+                    if index < self.plainChanges.count { self.plainChanges[index].changed = true }
+                }
             }
             guard handsOver(topic) else {
                 return try connection.send(PostgreSQLBackend.changingStatement(sql),
