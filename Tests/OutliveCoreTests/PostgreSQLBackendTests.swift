@@ -228,21 +228,39 @@ final class PostgreSQLBackendTests: XCTestCase {
         XCTAssertTrue(backend.ownChanges.take().overflowed)
     }
 
+    /// A writer that read the watchers when nobody watched topic "t" (its
+    /// first change of "t"), and a run "r" that watches "t" since, added
+    /// through another handle; run "r"'s row is the one the tests update.
+    private func writerThatLookedBeforeAWatcherCame() throws -> PostgreSQLBackend {
+        let store = newStore()
+        let writer = try PostgreSQLBackend(conninfo: uri, store: store)
+        let other = try PostgreSQLBackend(conninfo: uri, store: store)
+        try writer.write { try $0.execute("INSERT INTO outlive_runs(run_id, process, pid, started, lock_key) VALUES ('r', 'test', 0, 0, 0)") }
+        try writer.write { try $0.recordChange(topic: "t", key: "learns") }
+        try writer.write { try $0.recordChange(topic: "t", key: "skipped") }
+        XCTAssertEqual(try writer.latestSequence(), 0, "nobody watches: no entry")
+        try other.write { try $0.execute("INSERT INTO outlive_watchers(topic, run_id) VALUES ('t', 'r')") }
+        return writer
+    }
+
+    private func feedKeys(_ backend: PostgreSQLBackend) throws -> [String] {
+        try backend.read { transaction -> [String] in
+            var keys: [String] = []
+            try transaction.query("SELECT key FROM outlive_feed ORDER BY seq", []) { keys.append($0.text(0) ?? "") }
+            return keys
+        }
+    }
+
+    private func bumps(_ backend: PostgreSQLBackend) throws -> Int64? {
+        try backend.read { try $0.integer("SELECT pid FROM outlive_runs WHERE run_id = 'r'") }
+    }
+
     /// A handle that read that no other run watches a topic sends no feed
     /// statement for it, only the check of the watchers' count. A watcher
     /// that came since fails the check: the blind transaction goes again with
     /// its feed statement, its body not run again, its commit actions run once.
     func testABlindWriteIsSentAgainWithItsEntryWhenAWatcherCameSinceTheHandleLooked() throws {
-        let store = newStore()
-        let writer = try PostgreSQLBackend(conninfo: uri, store: store)
-        let other = try PostgreSQLBackend(conninfo: uri, store: store)
-        try writer.write { try $0.recordChange(topic: "t", key: "learns") }
-        try writer.write { try $0.recordChange(topic: "t", key: "skipped") }
-        XCTAssertEqual(try writer.latestSequence(), 0, "nobody watches: no entry")
-        try other.write {
-            try $0.execute("INSERT INTO outlive_runs(run_id, process, pid, started, lock_key) VALUES ('r', 'test', 0, 0, 0)")
-            try $0.execute("INSERT INTO outlive_watchers(topic, run_id) VALUES ('t', 'r')")
-        }
+        let writer = try writerThatLookedBeforeAWatcherCame()
         var bodies = 0, actions = 0
         try writer.write { transaction in
             bodies += 1
@@ -252,12 +270,8 @@ final class PostgreSQLBackendTests: XCTestCase {
         }
         XCTAssertEqual(bodies, 1)
         XCTAssertEqual(actions, 1)
-        XCTAssertEqual(try writer.read { try $0.integer("SELECT pid FROM outlive_runs WHERE run_id = 'r'") }, 1, "sent again once")
-        XCTAssertEqual(try writer.read { transaction -> [String] in
-            var keys: [String] = []
-            try transaction.query("SELECT key FROM outlive_feed ORDER BY seq", []) { keys.append($0.text(0) ?? "") }
-            return keys
-        }, ["reaches r"])
+        XCTAssertEqual(try bumps(writer), 1, "sent again once")
+        XCTAssertEqual(try feedKeys(writer), ["reaches r"])
     }
 
     /// A statement sent without its entry (no other run watched its topic
@@ -265,35 +279,21 @@ final class PostgreSQLBackendTests: XCTestCase {
     /// transaction is no longer one that can be sent again, so its change
     /// goes to the feed statements, which find the watcher that came since.
     func testAChangeSentWithoutItsEntryBeforeAReadIsWrittenForAWatcherThatCame() throws {
-        let store = newStore()
-        let writer = try PostgreSQLBackend(conninfo: uri, store: store)
-        let other = try PostgreSQLBackend(conninfo: uri, store: store)
-        try writer.write { try $0.execute("INSERT INTO outlive_runs(run_id, process, pid, started, lock_key) VALUES ('r', 'test', 0, 0, 0)") }
-        try writer.write { try $0.recordChange(topic: "t", key: "learns") }
-        try other.write { try $0.execute("INSERT INTO outlive_watchers(topic, run_id) VALUES ('t', 'r')") }
+        let writer = try writerThatLookedBeforeAWatcherCame()
         let bump = "UPDATE outlive_runs SET pid = pid + 1 WHERE run_id = ?"
         try writer.write { transaction in
             try transaction.executeLater(bump, [.text("r")], recordingChangeOf: "t", key: "changed")
             try transaction.executeLater(bump, [.text("nobody")], recordingChangeOf: "t", key: "unchanged")
             XCTAssertEqual(try transaction.integer("SELECT pid FROM outlive_runs WHERE run_id = 'r'"), 1)
         }
-        XCTAssertEqual(try writer.read { transaction -> [String] in
-            var keys: [String] = []
-            try transaction.query("SELECT key FROM outlive_feed ORDER BY seq", []) { keys.append($0.text(0) ?? "") }
-            return keys
-        }, ["changed"])
+        XCTAssertEqual(try feedKeys(writer), ["changed"])
     }
 
     /// A blind transaction of more statements than are kept to be sent
     /// again (a batch) reads what it sent so far and goes with its feed
     /// statements: every change is written for a watcher that came since.
     func testABatchPastTheKeptStatementsIsWrittenForAWatcherThatCame() throws {
-        let store = newStore()
-        let writer = try PostgreSQLBackend(conninfo: uri, store: store)
-        let other = try PostgreSQLBackend(conninfo: uri, store: store)
-        try writer.write { try $0.execute("INSERT INTO outlive_runs(run_id, process, pid, started, lock_key) VALUES ('r', 'test', 0, 0, 0)") }
-        try writer.write { try $0.recordChange(topic: "t", key: "learns") }
-        try other.write { try $0.execute("INSERT INTO outlive_watchers(topic, run_id) VALUES ('t', 'r')") }
+        let writer = try writerThatLookedBeforeAWatcherCame()
         let count = 2 * 16 + 3
         var bodies = 0
         try writer.write { transaction in
@@ -304,13 +304,8 @@ final class PostgreSQLBackendTests: XCTestCase {
             }
         }
         XCTAssertEqual(bodies, 1)
-        XCTAssertEqual(try writer.read { try $0.integer("SELECT pid FROM outlive_runs WHERE run_id = 'r'") }, Int64(count))
-        let keys = try writer.read { transaction -> Set<String> in
-            var keys: Set<String> = []
-            try transaction.query("SELECT key FROM outlive_feed", []) { keys.insert($0.text(0) ?? "") }
-            return keys
-        }
-        XCTAssertEqual(keys, Set((0..<count).flatMap { ["post \($0)", "set \($0)"] }))
+        XCTAssertEqual(try bumps(writer), Int64(count))
+        XCTAssertEqual(Set(try feedKeys(writer)), Set((0..<count).flatMap { ["post \($0)", "set \($0)"] }))
     }
 
     func testHandleCarriesOnAfterItsConnectionWasEnded() throws {

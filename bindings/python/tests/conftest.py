@@ -28,6 +28,16 @@ def store_location(kind, tmp_path):
     return f"{server}{'&' if '?' in server else '?'}outlive_store=py_{uuid.uuid4().hex[:16]}"
 
 
+def psql(location, sql):
+    """Runs sql in the schema of the PostgreSQL store at `location`; its last value, if any."""
+    server, name = location.split("?outlive_store=")
+    result = subprocess.run(["psql", "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", server],
+                            input=f"SET client_min_messages = warning;\nSET search_path = outlive_{name};\n{sql}\n",
+                            capture_output=True, text=True, check=True, env=dict(os.environ))
+    lines = result.stdout.strip().splitlines()
+    return lines[-1] if lines else None
+
+
 def _environment():
     env = dict(os.environ)
     # Every child Python runs in development mode with faulthandler on, as the

@@ -4,13 +4,11 @@ rows when counts are read, and every 64 adds of a handle fold them into the
 counters. Each handle keeps its own tally, so with several handles adding
 the tail is longer, never miscounted. A store whose tasks tables are at
 step 11 (each add updated its queue's counter) migrates with its counts."""
-import os
-import subprocess
 
 import pytest
 
 import outlive
-from conftest import dispatch_until, store_location
+from conftest import dispatch_until, psql, store_location
 
 
 @outlive.handler("py.pgcounts.ok")
@@ -26,16 +24,6 @@ def fails(label: str) -> None:
 @pytest.fixture
 def location(tmp_path):
     return store_location("postgresql", tmp_path)
-
-
-def psql(location, sql):
-    """Runs sql in the store's schema; its last value, if any."""
-    server, name = location.split("?outlive_store=")
-    result = subprocess.run(["psql", "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", server],
-                            input=f"SET client_min_messages = warning;\nSET search_path = outlive_{name};\n{sql}\n",
-                            capture_output=True, text=True, check=True, env=dict(os.environ))
-    lines = result.stdout.strip().splitlines()
-    return lines[-1] if lines else None
 
 
 def counted_mark(location):

@@ -5,13 +5,10 @@ check; the transaction, rolled back, goes again with its feed statements, so
 the new watcher is reached, and the writer's call returns as if nothing had
 happened. (The kv observer's case in another handle and in another process:
 test_store_kv.py, "came_since".)"""
-import os
-import subprocess
-
 import pytest
 
 import outlive
-from conftest import dispatch_until, store_location
+from conftest import dispatch_until, psql, store_location
 
 
 @outlive.handler("py.watchknowledge.ran")
@@ -25,16 +22,6 @@ RAN = []
 @pytest.fixture
 def location(tmp_path):
     return store_location("postgresql", tmp_path)
-
-
-def psql(location, sql):
-    """Runs sql in the store's schema; its last value, if any."""
-    server, name = location.split("?outlive_store=")
-    result = subprocess.run(["psql", "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", server],
-                            input=f"SET client_min_messages = warning;\nSET search_path = outlive_{name};\n{sql}\n",
-                            capture_output=True, text=True, check=True, env=dict(os.environ))
-    lines = result.stdout.strip().splitlines()
-    return lines[-1] if lines else None
 
 
 def watcher_changes(location):
