@@ -861,7 +861,8 @@ static void test_acknowledged_work_survives_repeated_kill_9(void) {
  * what a FULL store acknowledged was synced, and what was written and not
  * synced (the claims taken before a handler, docs/store.md "Claims are not
  * synced", and any commit in flight) is lost. A PostgreSQL server keeps its
- * own files; its crash is not this test's. */
+ * own files: its crash, which loses the claims committed without waiting
+ * for the WAL, is Tests/hosts/test_server_restart.py's. */
 static void test_acknowledged_work_survives_repeated_power_loss(void) {
     SQLITE_ONLY();
     const char *env = getenv("OUTLIVE_CRASH_POWER_LOSSES");

@@ -105,9 +105,12 @@ enum Schema {
         "CREATE SEQUENCE outlive_watcher_changes;\n" + watcherChanges.ddl,
     ], postgresqlFunctions: [watcherChanges])
 
+    /// The sequence is named with the table's schema: a run's rows go with
+    /// it (ON DELETE CASCADE) from whatever session deletes the run, an
+    /// operator's psql with another search_path too.
     static let watcherChanges = PostgreSQLTriggerFunction(name: "outlive_watchers_changed", body: """
         BEGIN
-            PERFORM nextval('outlive_watcher_changes');
+            PERFORM nextval(format('%I.outlive_watcher_changes', TG_TABLE_SCHEMA));
             RETURN NULL;
         END;
         """, triggers: [.init(name: "outlive_watchers_changed", table: "outlive_watchers",

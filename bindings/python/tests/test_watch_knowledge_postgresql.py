@@ -5,6 +5,9 @@ check; the transaction, rolled back, goes again with its feed statements, so
 the new watcher is reached, and the writer's call returns as if nothing had
 happened. (The kv observer's case in another handle and in another process:
 test_store_kv.py, "came_since".)"""
+import os
+import subprocess
+
 import pytest
 
 import outlive
@@ -75,7 +78,14 @@ def test_the_count_moves_when_a_watcher_row_comes_or_goes_and_not_for_a_subscrip
             came = watcher_changes(location)
             assert came > after_first
         # The other run ended: its watcher went, and the count with it.
-        assert watcher_changes(location) > came
+        ended = watcher_changes(location)
+        assert ended > came
+        # A run deleted by an operator, from a session whose search_path is not the store's.
+        server, name = location.split("?outlive_store=")
+        subprocess.run(["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", server, "-c",
+                        f"DELETE FROM outlive_{name}.outlive_runs WHERE process = 'writer'"],
+                       check=True, capture_output=True, env=dict(os.environ))
+        assert watcher_changes(location) > ended
 
 
 def test_a_writer_whose_topic_another_run_stopped_watching_learns_it_and_still_reaches_a_later_watcher(location):
