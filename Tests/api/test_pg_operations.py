@@ -1,6 +1,7 @@
 """docs/postgresql.md, "Operating a PostgreSQL store", run as written against
-the test server: the two ways to set up a role, the autovacuum settings, the
-systemd unit's command line with a password file, and a worker that exits when
+the test server: the two ways to set up a role, the autovacuum settings, rows
+deleted by hand with the store's schema on the search_path, the systemd unit's
+command line with a password file, and a worker that exits when
 its run ends under it (what lets the unit restart it after a server restart)."""
 import os
 import re
@@ -12,6 +13,8 @@ import uuid
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
+
+import outlive as outlive_package
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.path.join(ROOT, "build")
@@ -117,6 +120,30 @@ def test_the_autovacuum_settings_apply_to_a_store_with_every_system(names):
         assert "autovacuum_vacuum_scale_factor=0" in options, (table, options)
     # The store still opens: the settings are not objects Outlive refuses.
     assert outlive("inspect", store).returncode == 0
+
+
+@outlive_package.handler("api.pg_operations.never_run")
+def never_run(label: str) -> None:
+    pass
+
+
+def test_tasks_deleted_by_hand_as_written_keep_the_queues_counts(names):
+    psql(f"CREATE DATABASE {names['database']}")
+    store = uri(names["database"])
+    with outlive_package.Store(store) as opened:
+        opened.queues.declare("abandoned", "parallel")
+        for n in range(3):
+            opened.queues.enqueue(outlive_package.Handler("api.pg_operations.never_run", label=str(n)), "abandoned")
+        opened.queues.enqueue(outlive_package.Handler("api.pg_operations.never_run", label="kept"), "default")
+    # Without the store's schema on the search_path, the count triggers cannot find their tables: nothing changes.
+    with pytest.raises(subprocess.CalledProcessError):
+        psql("DELETE FROM outlive_main.outlive_tasks WHERE queue = 'abandoned'", database=names["database"])
+    assert query("SELECT count(*) FROM outlive_main.outlive_tasks", names["database"]) == "4"
+    psql(sql_blocks()[3], database=names["database"])
+    with outlive_package.Store(store) as opened:
+        pending = {queue.name: queue.pending for queue in opened.queues}
+        assert pending["abandoned"] == 0 and pending["default"] == 1
+        assert len(opened.tasks) == 1
 
 
 def unit_command(env_file_store, host="hosta"):
