@@ -289,6 +289,28 @@ final class PostgreSQLBackendTests: XCTestCase {
         XCTAssertEqual(try feedKeys(writer), ["changed"])
     }
 
+    /// A topic the handle knew as watched by another run, whose watcher went:
+    /// the next write's feed statement writes no entry, the handle drops
+    /// what it knew, and the write after reads the watchers again, then
+    /// leaves the topic's feed statements out.
+    func testAWriterReadsTheWatchersAgainOnceAKnownWatcherWent() throws {
+        let store = newStore()
+        let writer = try PostgreSQLBackend(conninfo: uri, store: store)
+        let other = try PostgreSQLBackend(conninfo: uri, store: store)
+        try other.write {
+            try $0.execute("INSERT INTO outlive_runs(run_id, process, pid, started, lock_key) VALUES ('r', 'test', 0, 0, 0)")
+            try $0.execute("INSERT INTO outlive_watchers(topic, run_id) VALUES ('t', 'r')")
+        }
+        try writer.write { try $0.recordChange(topic: "t", key: "watched") }
+        XCTAssertEqual(writer.watchKnowledge?.watchedByOthers, ["t"])
+        try other.write { try $0.execute("DELETE FROM outlive_watchers WHERE run_id = 'r'") }
+        try writer.write { try $0.recordChange(topic: "t", key: "nobody any more") }
+        XCTAssertNil(writer.watchKnowledge, "no entry written for a topic known as watched: dropped")
+        try writer.write { try $0.recordChange(topic: "t", key: "reads again") }
+        XCTAssertEqual(writer.watchKnowledge?.watchedByOthers, [])
+        XCTAssertEqual(try feedKeys(writer), ["watched"])
+    }
+
     /// A blind transaction of more statements than are kept to be sent
     /// again (a batch) reads what it sent so far and goes with its feed
     /// statements: every change is written for a watcher that came since.

@@ -88,7 +88,7 @@ def test_the_count_moves_when_a_watcher_row_comes_or_goes_and_not_for_a_subscrip
         assert watcher_changes(location) > ended
 
 
-def test_a_writer_whose_topic_another_run_stopped_watching_learns_it_and_still_reaches_a_later_watcher(location):
+def test_a_writer_whose_topic_another_run_stopped_watching_writes_no_entry_and_reaches_a_later_watcher(location):
     seen = []
     with outlive.Store(location, process="writer") as writer:
         with outlive.Store(location, process="first") as first:

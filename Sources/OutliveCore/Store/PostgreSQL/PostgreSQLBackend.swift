@@ -251,6 +251,16 @@ final class PostgreSQLBackend: StoreBackend {
             plainChanges = []
         }
 
+        /// The feed statements wrote no entry for a change whose topic the
+        /// handle knew as watched by another run: that watcher went (its
+        /// removal moves the count, but only a write that checks sees it).
+        /// Known watched, a topic never gets the check, so without this the
+        /// handle would send its feed statements for good.
+        var foundWatchersGone: Bool {
+            guard let knowledge, !checkedWatchers, writtenChanges == 0 else { return false }
+            return changes.contains { ($0.excluded.isEmpty || $0.excluded == ownRun) && knowledge.watchedByOthers.contains($0.topic) }
+        }
+
         /// Once a blind transaction committed: the changes its plain
         /// statements made that this handle's run watches, handed over in memory.
         func handOverPlainChanges() {
@@ -384,7 +394,11 @@ final class PostgreSQLBackend: StoreBackend {
                 try connection.send("COMMIT", [], expecting: "COMMIT")
                 try connection.sync()
                 transaction.handOverPlainChanges()
-                if let reading = transaction.watchReading { watchKnowledge = reading.knowledge(run: transaction.ownRun) }
+                if let reading = transaction.watchReading {
+                    watchKnowledge = reading.knowledge(run: transaction.ownRun)
+                } else if transaction.foundWatchersGone {
+                    watchKnowledge = nil  // the next write reads them again
+                }
                 notifyAfterCommit(transaction)
                 pruneIfDue(transaction)
             } else {
@@ -417,8 +431,9 @@ final class PostgreSQLBackend: StoreBackend {
         }
     }
 
-    /// What this handle read of the other runs' watchers (guarded by `lock`).
-    private var watchKnowledge: PostgreSQLWatchKnowledge?
+    /// What this handle read of the other runs' watchers (guarded by `lock`;
+    /// read by the tests).
+    private(set) var watchKnowledge: PostgreSQLWatchKnowledge?
 
     /// Feed entries a statement writes at most (its parameters: three each).
     static let feedBatch = 100
