@@ -21,6 +21,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -48,25 +49,32 @@ static inline int power_loss_shadow_path(const char *shadow, const char *relativ
 static inline int power_loss_copy(int from, int to, long long *changed) {
     struct stat from_stat, to_stat;
     if (fstat(from, &from_stat) != 0 || fstat(to, &to_stat) != 0) return -1;
-    static __thread char a[POWER_LOSS_CHUNK], b[POWER_LOSS_CHUNK];
-    for (off_t at = 0; at < from_stat.st_size; at += POWER_LOSS_CHUNK) {
+    /* On the heap: thread-local buffers would take 128 KiB from every thread of the preloaded process. */
+    char *a = malloc(2 * POWER_LOSS_CHUNK), *b = a ? a + POWER_LOSS_CHUNK : NULL;
+    if (!a) return -1;
+    int result = 0;
+    for (off_t at = 0; result == 0 && at < from_stat.st_size; at += POWER_LOSS_CHUNK) {
         ssize_t got = pread(from, a, POWER_LOSS_CHUNK, at);
-        if (got < 0) return -1;
-        if (got == 0) break;
-        ssize_t had = at < to_stat.st_size ? pread(to, b, (size_t)got, at) : 0;
-        if (had < 0) return -1;
-        if (had == got && memcmp(a, b, (size_t)got) == 0) continue;
-        if (pwrite(to, a, (size_t)got, at) != got) {
-            if (errno == 0) errno = EIO;
-            return -1;
+        if (got <= 0) {
+            if (got < 0) result = -1;
+            break;
         }
-        if (changed) *changed += got;
+        ssize_t had = at < to_stat.st_size ? pread(to, b, (size_t)got, at) : 0;
+        if (had < 0) result = -1;
+        else if (had == got && memcmp(a, b, (size_t)got) == 0) continue;
+        else if (pwrite(to, a, (size_t)got, at) != got) {
+            if (errno == 0) errno = EIO;
+            result = -1;
+        } else if (changed) {
+            *changed += got;
+        }
     }
-    if (to_stat.st_size != from_stat.st_size) {
+    free(a);
+    if (result == 0 && to_stat.st_size != from_stat.st_size) {
         if (ftruncate(to, from_stat.st_size) != 0) return -1;
         if (changed && to_stat.st_size > from_stat.st_size) *changed += to_stat.st_size - from_stat.st_size;
     }
-    return 0;
+    return result;
 }
 
 #endif
