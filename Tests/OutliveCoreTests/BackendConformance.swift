@@ -64,6 +64,47 @@ struct BackendConformance {
         XCTAssertEqual(rows.last?.4, true)
     }
 
+    /// Values larger than the connection's buffer for them, and empty ones,
+    /// round-trip; a small value after a large one is not the large one's
+    /// bytes (the buffer grew, then was given back).
+    func largeAndEmptyValuesRoundTrip() throws {
+        let backend = try prepared()
+        let blob = (0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        let text = String(repeating: "ü", count: 20_000)
+        try backend.write {
+            try $0.execute("INSERT INTO conformance(k, v, b) VALUES (?, ?, ?)", [.text(text), .integer(1), .blob(blob)])
+            try $0.execute("INSERT INTO conformance(k, v, b) VALUES (?, ?, ?)", [.text(""), .integer(2), .blob([])])
+        }
+        try backend.write { try $0.execute("INSERT INTO conformance(k, v, b) VALUES (?, ?, ?)", [.text("small"), .integer(3), .blob([7])]) }
+        var rows: [(String?, [UInt8]?)] = []
+        try backend.read { try $0.query("SELECT k, b FROM conformance ORDER BY v") { rows.append(($0.text(0), $0.blob(1))) } }
+        XCTAssertEqual(rows.count, 3)
+        XCTAssertEqual(rows.first?.0, text)
+        XCTAssertEqual(rows.first?.1, blob)
+        XCTAssertEqual(rows.dropFirst().first?.0, "")
+        XCTAssertEqual(rows.dropFirst().first?.1, [])
+        XCTAssertEqual(rows.last?.0, "small")
+        XCTAssertEqual(rows.last?.1, [7])
+    }
+
+    /// A double is stored as the same 64 bits, whatever its form: a deadline
+    /// or a backoff compared later must not have moved by a rounding. (Not
+    /// -0.0: SQLite stores an integral REAL as an integer, which has no sign
+    /// of zero.)
+    func doublesRoundTripBitForBit() throws {
+        let backend = try prepared()
+        let values: [Double] = [0.1, 5e-324, 2.2250738585072014e-308, .greatestFiniteMagnitude, -.pi, 1_764_425_000.123456,
+                                Double(Int64.max), 1.0 / 3.0]
+        try backend.write { transaction in
+            for (index, value) in values.enumerated() {
+                try transaction.execute("INSERT INTO conformance(k, v, d) VALUES (?, ?, ?)", [.text("d\(index)"), .integer(Int64(index)), .double(value)])
+            }
+        }
+        var read: [Double] = []
+        try backend.read { try $0.query("SELECT d FROM conformance ORDER BY v") { read.append($0.double(0)) } }
+        XCTAssertEqual(read.map(\.bitPattern), values.map(\.bitPattern))
+    }
+
     func writeIsAllOrNothing() throws {
         let backend = try prepared()
         XCTAssertThrowsError(try backend.write { transaction -> Void in

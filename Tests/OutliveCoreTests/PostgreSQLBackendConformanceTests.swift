@@ -58,6 +58,8 @@ final class PostgreSQLBackendConformanceTests: XCTestCase {
     override func tearDown() { engine?.cleanUp() }
 
     func testValuesRoundTrip() throws { try suite.valuesRoundTrip() }
+    func testLargeAndEmptyValuesRoundTrip() throws { try suite.largeAndEmptyValuesRoundTrip() }
+    func testDoublesRoundTripBitForBit() throws { try suite.doublesRoundTripBitForBit() }
     func testWriteIsAllOrNothing() throws { try suite.writeIsAllOrNothing() }
     func testStatementsSentLaterAreAllOrNothing() throws { try suite.statementsSentLaterAreAllOrNothing() }
     func testAStatementThatFailsToPrepareFailsAloneEachTime() throws { try suite.aStatementThatFailsToPrepareFailsAloneEachTime() }

@@ -19,8 +19,7 @@ final class SQLiteConnection {
     // exclusivity check (about 75 instructions an access, several a write).
     @exclusivity(unchecked) private var statements: [StatementKey: OpaquePointer] = [:]
     /// Statements found by where their SQL's bytes are (see `prepared`).
-    @exclusivity(unchecked) private var placed = [PlacedStatement](repeating: PlacedStatement(), count: SQLiteConnection.placedCount)
-    private static let placedCount = 64
+    @exclusivity(unchecked) private var placed = PlacedSQLCache<OpaquePointer>(count: 64)
     /// The `KeptStatement`s prepared so far (also in `statements`, which finalizes them).
     @exclusivity(unchecked) private var keptStatements = [OpaquePointer?](repeating: nil, count: KeptStatement.allCases.count)
     private let forkGeneration = COutlive_fork_generation()
@@ -99,25 +98,10 @@ final class SQLiteConnection {
         guard result == SQLITE_OK else { throw fail(result, "database") }
     }
 
-    /// The statement of `sql`, prepared on first use. A string longer than
-    /// 15 bytes keeps its bytes where they are (a literal's in the binary, a
-    /// built one's in its storage, which the copy an entry holds keeps
-    /// alive and unchanged): an entry of `placed` made for bytes at the same
-    /// place and of the same length is this SQL's, found without hashing
-    /// the SQL (`StatementKey` cost about 900 instructions a lookup, a
-    /// sixtieth of a message post). A shorter string's bytes are copied for
-    /// each look: those go through the cache.
+    /// The statement of `sql`, prepared on first use; found by where its
+    /// bytes are (`PlacedSQLCache`), else in the cache.
     func prepared(_ sql: String) throws -> OpaquePointer {
-        let place = sql.utf8.withContiguousStorageIfAvailable { bytes -> (UnsafeRawPointer, Int)? in
-            guard bytes.count > 15, let base = bytes.baseAddress else { return nil }
-            return (UnsafeRawPointer(base), bytes.count)
-        } ?? nil
-        guard let (base, count) = place else { return try cached(sql) }
-        let slot = Int(bitPattern: UInt(bitPattern: base) >> 4) & (SQLiteConnection.placedCount - 1)
-        if placed[slot].base == base, placed[slot].count == count, let statement = placed[slot].statement { return statement }
-        let statement = try cached(sql)
-        placed[slot] = PlacedStatement(sql: sql, base: base, count: count, statement: statement)
-        return statement
+        try placed.value(for: sql) { try cached($0) }
     }
 
     private func cached(_ sql: String) throws -> OpaquePointer {
@@ -276,15 +260,6 @@ enum KeptStatement: Int, CaseIterable {
             "INSERT OR ROLLBACK INTO outlive_feed(topic, key) SELECT ?1, ?2 WHERE EXISTS (SELECT 1 FROM outlive_watchers WHERE topic = ?1 AND run_id <> ?3)"
         }
     }
-}
-
-/// An entry of `SQLiteConnection.placed`: the SQL it was made for (held,
-/// so that its bytes stay where `base` says), and its statement.
-private struct PlacedStatement {
-    var sql = ""
-    var base: UnsafeRawPointer?
-    var count = 0
-    var statement: OpaquePointer?
 }
 
 /// The statement cache's key. A String key is hashed with SipHash over every

@@ -35,6 +35,12 @@ final class PostgreSQLBackend: StoreBackend {
     let storeKey: Int32
     let schemaOID: Int64
     let conninfo: String
+    /// The statements that open a write, made once: the same strings every
+    /// time, found by where their bytes are (PostgreSQLConnection's
+    /// translations), where made at each write they were formatted, hashed
+    /// and looked up each time.
+    private let writeOpening: [String]
+    private let unsyncedWriteOpening: [String]
     private let quotedSchema: String
     private let connection: PostgreSQLConnection
     private let lock = Lock()
@@ -73,6 +79,9 @@ final class PostgreSQLBackend: StoreBackend {
         }
         schemaOID = oid
         storeKey = Int32(truncatingIfNeeded: oid)
+        // storeKey is our own integer: inlined, the lock statement is the same text every time.
+        writeOpening = ["BEGIN", "SELECT pg_advisory_xact_lock(\(storeKey), 0)"]
+        unsyncedWriteOpening = writeOpening + ["SET LOCAL synchronous_commit = off"]
     }
 
     private final class Transaction: StoreTransaction {
@@ -357,12 +366,11 @@ final class PostgreSQLBackend: StoreBackend {
         var produced: T?
         switch kind {
         case .write:
-            // storeKey is our own integer: inlined, the lock statement is the same text every time.
-            connection.open(["BEGIN", "SELECT pg_advisory_xact_lock(\(storeKey), 0)"])
+            connection.open(writeOpening)
         case .unsyncedWrite:
             // A claim before a handler (StoreBackend.unsyncedWrite): as
             // `.unserialisedWrite` below, under the store's lock.
-            connection.open(["BEGIN", "SELECT pg_advisory_xact_lock(\(storeKey), 0)", "SET LOCAL synchronous_commit = off"])
+            connection.open(unsyncedWriteOpening)
         case .unserialisedWrite:
             // Its commit need not wait for the disk: what it writes (a
             // claim) a later durable commit (the end of the attempt) makes

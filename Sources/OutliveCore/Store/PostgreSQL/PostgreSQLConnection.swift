@@ -3,13 +3,17 @@ import COutliveSystem
 /// One libpq connection. Not thread-safe by itself: its owner serialises use
 /// (PostgreSQLBackend under its lock; PostgreSQLRunLock from one thread).
 /// Statements go in libpq's pipeline mode, each prepared once per session
-/// (the Parse sent with its first use: no round trip of its own), with text
-/// parameters (bytea in binary) and text results; several statements can be
+/// (the Parse sent with its first use: no round trip of its own), with
+/// parameters in binary format (`PostgreSQLParameters`) and text results; several statements can be
 /// sent before their results are read (`send`, then `sync`): one round trip
 /// for all. SQL with `?` placeholders is translated once and cached.
 final class PostgreSQLConnection {
     let handle: OpaquePointer
-    private var translated: [String: Translation] = [:]
+    // The caches and the pipeline's state are used under the owner's lock,
+    // by one thread at a time, and a row callback never sends (the backend
+    // refuses a re-entered transaction): no run-time exclusivity check
+    // (some 80 instructions an access, 35 accesses a task add).
+    @exclusivity(unchecked) private var translated: [String: Translation] = [:]
 
     /// A statement's PostgreSQL text, its placeholders, and the text's hash,
     /// computed once: the prepared statement's key is looked up by it on
@@ -20,13 +24,12 @@ final class PostgreSQLConnection {
         let count: Int
         let hash: Int
     }
+    /// Translations found by where their SQL's bytes are, before `translated`.
+    @exclusivity(unchecked) private var placedTranslations = PlacedSQLCache<Translation>(count: 64)
+    /// The parameters of the statement being sent.
+    private let parameters = PostgreSQLParameters()
     /// Rows changed by the last statement (PQcmdTuples).
-    private(set) var changes = 0
-
-    static let integerType: COutlive_Oid = 20   // int8
-    static let doubleType: COutlive_Oid = 701   // float8
-    static let textType: COutlive_Oid = 25
-    static let byteaType: COutlive_Oid = 17
+    @exclusivity(unchecked) private(set) var changes = 0
 
     /// Connects with `conninfo` (a postgresql:// URI or "key=value" string, as
     /// libpq takes it). `defaults` come before it, so that the user's own values
@@ -162,7 +165,7 @@ final class PostgreSQLConnection {
 
     /// The transaction status the server reported with its last reply: unlike
     /// `transactionStatus`, known while statements are sent and not yet read.
-    private(set) var lastStatus: Int32 = Int32(COUTLIVE_PQTRANS_IDLE)
+    @exclusivity(unchecked) private(set) var lastStatus: Int32 = Int32(COUTLIVE_PQTRANS_IDLE)
 
     /// Sends a statement without waiting for it (libpq's pipeline mode): its
     /// result is read by the next `sync` (or `run`, or `exec`), which throws the
@@ -172,67 +175,36 @@ final class PostgreSQLConnection {
     /// the server turned into a ROLLBACK fails).
     func send(_ sql: String, _ arguments: [SQLValue], row: ((SQLRow) throws -> Void)? = nil,
               expecting tag: String? = nil) throws {
-        let statement: Translation
-        if let cached = translated[sql] {
-            statement = cached
-        } else {
-            let (text, count) = PostgreSQLPlaceholders.translate(sql)
-            statement = Translation(sql: text, count: count, hash: text.hashValue)
-            if translated.count > 512 { translated.removeAll() }  // dynamic SQL must not grow it forever
-            translated[sql] = statement
-        }
+        let statement = translation(of: sql)
         guard statement.count == arguments.count else {
             throw OutliveError.invalidArgument("the statement has \(statement.count) placeholders but \(arguments.count) arguments were given")
         }
-        var types: [COutlive_Oid] = []
-        var values: [UnsafeMutablePointer<CChar>?] = []
-        var lengths: [Int32] = []
-        var formats: [Int32] = []
-        // Sized once: grown one by one, a task add's 13 parameters cost the
-        // four arrays some twenty reallocations.
-        types.reserveCapacity(arguments.count)
-        values.reserveCapacity(arguments.count)
-        lengths.reserveCapacity(arguments.count)
-        formats.reserveCapacity(arguments.count)
-        defer { values.forEach { free($0) } }
-        for argument in arguments {
-            switch argument {
-            case .null:
-                types.append(0); values.append(nil); lengths.append(0); formats.append(0)
-            case .integer(let value):
-                types.append(Self.integerType); values.append(strdup(String(value))); lengths.append(0); formats.append(0)
-            case .double(let value):
-                let text = value.isNaN ? "NaN" : value == .infinity ? "Infinity" : value == -.infinity ? "-Infinity" : "\(value)"
-                types.append(Self.doubleType); values.append(strdup(text)); lengths.append(0); formats.append(0)
-            case .text(let value):
-                // A NUL inside ends the C copy early. Compared by length: a
-                // scan of the text's UTF-8 view for 0 was some 3,000
-                // instructions of a task add's 80,000 (callgrind).
-                let copy = strdup(value)
-                guard let copy, strlen(copy) == value.utf8.count else {
-                    free(copy)
-                    throw OutliveError.invalidArgument("PostgreSQL text cannot hold a NUL character")
-                }
-                types.append(Self.textType); values.append(copy); lengths.append(0); formats.append(0)
-            case .blob(let value):
-                // Binary format: the bytes as they are, any length (0 included).
-                let buffer = malloc(max(value.count, 1))!.assumingMemoryBound(to: CChar.self)
-                value.withUnsafeBytes { if $0.count > 0 { memcpy(buffer, $0.baseAddress!, $0.count) } }
-                types.append(Self.byteaType); values.append(buffer); lengths.append(Int32(value.count)); formats.append(1)
-            }
-        }
+        try parameters.bind(arguments)
         try enterPipeline()
         if !opening.isEmpty {
             let statements = opening
             opening = []
             for text in statements {
-                try sendPrepared(text, text, hash: text.hashValue, types: [], values: nil, lengths: [], formats: [], row: nil, tag: nil)
+                // No placeholders: the translation is the text, its hash kept.
+                let opening = translation(of: text)
+                try sendPrepared(text, opening.sql, hash: opening.hash, types: [], values: nil, lengths: nil, formats: nil, row: nil, tag: nil)
             }
         }
-        try values.withUnsafeBufferPointer { valueBuffer in
-            try valueBuffer.withMemoryRebound(to: UnsafePointer<CChar>?.self) { v in
-                try sendPrepared(sql, statement.sql, hash: statement.hash, types: types, values: v.baseAddress, lengths: lengths, formats: formats, row: row, tag: tag)
-            }
+        try parameters.withPointers { types, values, lengths, formats in
+            try sendPrepared(sql, statement.sql, hash: statement.hash, types: types, values: values, lengths: lengths,
+                             formats: formats, row: row, tag: tag)
+        }
+    }
+
+    /// `sql` with PostgreSQL's placeholders, translated once.
+    private func translation(of sql: String) -> Translation {
+        placedTranslations.value(for: sql) { sql in
+            if let cached = translated[sql] { return cached }
+            let (text, count) = PostgreSQLPlaceholders.translate(sql)
+            let statement = Translation(sql: text, count: count, hash: text.hashValue)
+            if translated.count > 512 { translated.removeAll() }  // dynamic SQL must not grow it forever
+            translated[sql] = statement
+            return statement
         }
     }
 
@@ -318,7 +290,7 @@ final class PostgreSQLConnection {
                     ready.insert(name)
                     continue
                 }
-                changes = Int(String(cString: COutlive_PQcmdTuples(result))) ?? 0
+                changes = Self.count(COutlive_PQcmdTuples(result))
                 if let tag = item.tag, String(cString: COutlive_PQcmdStatus(result)) != tag {
                     throw OutliveError.state("the server answered \(item.sql) with \(String(cString: COutlive_PQcmdStatus(result))): the transaction was rolled back")
                 }
@@ -365,15 +337,15 @@ final class PostgreSQLConnection {
         }
     }
 
-    private var pending: [Pending] = []
+    @exclusivity(unchecked) private var pending: [Pending] = []
     /// Statements up to a sync point whose results were not read yet (`syncLater`), oldest first.
-    private var unread: [[Pending]] = []
-    private var opening: [String] = []
+    @exclusivity(unchecked) private var unread: [[Pending]] = []
+    @exclusivity(unchecked) private var opening: [String] = []
     /// Prepared statements of this session, by SQL and parameter types
     /// (a NULL's type is inferred when it is prepared, so it is part of the key).
-    private var prepared: [StatementKey: String] = [:]
+    @exclusivity(unchecked) private var prepared: [StatementKey: String] = [:]
     /// The prepared statements the server confirmed.
-    private var ready: Set<String> = []
+    @exclusivity(unchecked) private var ready: Set<String> = []
     private var preparedCount = 0
     /// Beyond this many, statements are sent unprepared (dynamic SQL must not
     /// fill the server session's memory).
@@ -389,7 +361,8 @@ final class PostgreSQLConnection {
     /// Sends `sql` (its PostgreSQL text `text`) as a prepared statement of
     /// this session, preparing it first (in the same round trip) when new.
     private func sendPrepared(_ sql: String, _ text: String, hash: Int, types: [COutlive_Oid], values: UnsafePointer<UnsafePointer<CChar>?>?,
-                              lengths: [Int32], formats: [Int32], row: ((SQLRow) throws -> Void)?, tag: String?) throws {
+                              lengths: UnsafePointer<Int32>?, formats: UnsafePointer<Int32>?, row: ((SQLRow) throws -> Void)?,
+                              tag: String?) throws {
         let key = StatementKey(sql: text, hash: hash, types: types)
         var name = prepared[key]
         if name == nil && prepared.count < Self.preparedLimit {
@@ -405,7 +378,9 @@ final class PostgreSQLConnection {
         }
         let sent: Int32
         if let name {
-            sent = COutlive_PQsendQueryPrepared(handle, name, Int32(types.count), values, lengths, formats, 0)
+            // withCString lends a native string's own bytes; passed as is, the
+            // name was copied into a new array at every statement.
+            sent = name.withCString { COutlive_PQsendQueryPrepared(handle, $0, Int32(types.count), values, lengths, formats, 0) }
         } else {
             sent = COutlive_PQsendQueryParams(handle, text, Int32(types.count), types, values, lengths, formats, 0)
         }
@@ -420,9 +395,21 @@ final class PostgreSQLConnection {
     /// preparation the server did not confirm are prepared again next time.
     private func finishPipeline() {
         forgetUnconfirmed(pending)
-        pending = []
+        // Kept: the next transaction's statements go in the same storage.
+        pending.removeAll(keepingCapacity: true)
         if COutlive_PQpipelineStatus(handle) != 0 { _ = COutlive_PQexitPipelineMode(handle) }
         lastStatus = transactionStatus
+    }
+
+    /// PQcmdTuples' digits as a number (0 for none): no String made for them.
+    private static func count(_ digits: UnsafePointer<CChar>?) -> Int {
+        guard var next = digits else { return 0 }
+        var value = 0
+        while next.pointee >= 48 && next.pointee <= 57 && value < Int.max / 10 - 9 {
+            value = value * 10 + Int(next.pointee - 48)
+            next += 1
+        }
+        return value
     }
 
     private func forgetUnconfirmed(_ items: [Pending]) {
