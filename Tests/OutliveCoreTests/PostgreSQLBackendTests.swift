@@ -194,6 +194,71 @@ final class PostgreSQLBackendTests: XCTestCase {
         XCTAssertEqual(try backend.read { try $0.integer("SELECT count(*) FROM t") }, 0)
     }
 
+    /// A write runs as the pipeline's implicit transaction (no BEGIN sent)
+    /// until it reads: a statement that needs a transaction block, sent
+    /// without reading, is refused there; sent to be read, it finds the
+    /// block begun, with what was sent before it inside.
+    func testAWriteBeginsItsTransactionBlockOnlyWhenItReads() throws {
+        let backend = try PostgreSQLBackend(conninfo: uri, store: newStore())
+        try backend.write { try $0.executeScript("CREATE TABLE t(x text)") }
+        XCTAssertThrowsError(try backend.write { try $0.executeLater("SAVEPOINT s", []) }) {
+            XCTAssertTrue("\($0)".contains("transaction block"), "\($0)")
+        }
+        try backend.write { transaction in
+            try transaction.executeLater("INSERT INTO t VALUES (?)", [.text("before")])
+            try transaction.execute("SAVEPOINT s", [])
+            try transaction.executeLater("INSERT INTO t VALUES (?)", [.text("undone")])
+            try transaction.execute("ROLLBACK TO SAVEPOINT s", [])
+            try transaction.executeLater("INSERT INTO t VALUES (?)", [.text("after")])
+        }
+        var rows: [String] = []
+        try backend.read { try $0.query("SELECT x FROM t ORDER BY x") { rows.append($0.text(0) ?? "") } }
+        XCTAssertEqual(rows, ["after", "before"])
+    }
+
+    /// What a write sent before it read, and after, is undone as a whole when
+    /// its body fails: the read made the implicit transaction an explicit
+    /// one, not a commit of what came before it.
+    func testAWriteThatFailsAfterItReadUndoesWhatItSentBeforeTheRead() throws {
+        let backend = try PostgreSQLBackend(conninfo: uri, store: newStore())
+        try backend.write { try $0.executeScript("CREATE TABLE t(x text)") }
+        XCTAssertThrowsError(try backend.write { transaction -> Void in
+            try transaction.executeLater("INSERT INTO t VALUES (?)", [.text("sent")])
+            XCTAssertEqual(try transaction.integer("SELECT count(*) FROM t"), 1)
+            try transaction.executeLater("INSERT INTO t VALUES (?)", [.text("sent after")])
+            throw Rollback()
+        })
+        XCTAssertThrowsError(try backend.write { transaction -> Void in
+            try transaction.executeLater("INSERT INTO t VALUES (?)", [.text("sent")])
+            try transaction.executeScript("INSERT INTO t VALUES ('scripted'); INSERT INTO t VALUES ('scripted too')")
+            throw Rollback()
+        })
+        XCTAssertEqual(try backend.read { try $0.integer("SELECT count(*) FROM t") }, 0)
+    }
+
+    /// An implicit transaction commits at its sync point, after its last
+    /// statement's reply: a failure there (a deferred foreign key's) fails
+    /// the write, which leaves nothing, and the handle goes on.
+    func testACommitThatFailsAtItsSyncPointFailsTheWriteAndLeavesNothing() throws {
+        let backend = try PostgreSQLBackend(conninfo: uri, store: newStore())
+        try backend.write {
+            try $0.executeScript("""
+                CREATE TABLE parent(id bigint PRIMARY KEY);
+                CREATE TABLE child(parent bigint REFERENCES parent DEFERRABLE INITIALLY DEFERRED)
+                """)
+        }
+        XCTAssertThrowsError(try backend.write { try $0.executeLater("INSERT INTO child VALUES (?)", [.integer(7)]) }) {
+            XCTAssertEqual(($0 as? OutliveError)?.code, .state, "\($0)")
+            XCTAssertTrue("\($0)".contains("foreign key"), "\($0)")
+        }
+        XCTAssertEqual(try backend.read { try $0.integer("SELECT count(*) FROM child") }, 0)
+        try backend.write {
+            try $0.executeLater("INSERT INTO parent VALUES (?)", [.integer(7)])
+            try $0.executeLater("INSERT INTO child VALUES (?)", [.integer(7)])
+        }
+        XCTAssertEqual(try backend.read { try $0.integer("SELECT count(*) FROM child") }, 1)
+    }
+
     /// A change only this handle's run watches is handed over in memory, its
     /// feed entry not written. When the connection dies after the COMMIT was
     /// sent, the commit's outcome is unknown, and so is the change: the

@@ -38,7 +38,8 @@ final class PostgreSQLBackend: StoreBackend {
     /// The statements that open a write, made once: the same strings every
     /// time, found by where their bytes are (PostgreSQLConnection's
     /// translations), where made at each write they were formatted, hashed
-    /// and looked up each time.
+    /// and looked up each time. A write's holds no BEGIN: it runs as the
+    /// pipeline's implicit transaction until it reads (`PostgreSQLConnection.open`).
     private let writeOpening: [String]
     private let unsyncedWriteOpening: [String]
     private let quotedSchema: String
@@ -80,8 +81,9 @@ final class PostgreSQLBackend: StoreBackend {
         schemaOID = oid
         storeKey = Int32(truncatingIfNeeded: oid)
         // storeKey is our own integer: inlined, the lock statement is the same text every time.
-        writeOpening = ["BEGIN", "SELECT pg_advisory_xact_lock(\(storeKey), 0)"]
-        unsyncedWriteOpening = writeOpening + ["SET LOCAL synchronous_commit = off"]
+        writeOpening = ["SELECT pg_advisory_xact_lock(\(storeKey), 0)"]
+        // SET LOCAL needs a transaction block: this one begins explicitly.
+        unsyncedWriteOpening = ["BEGIN"] + writeOpening + ["SET LOCAL synchronous_commit = off"]
     }
 
     private final class Transaction: StoreTransaction {
@@ -366,7 +368,7 @@ final class PostgreSQLBackend: StoreBackend {
         var produced: T?
         switch kind {
         case .write:
-            connection.open(writeOpening)
+            connection.open(writeOpening, implicit: true)
         case .unsyncedWrite:
             // A claim before a handler (StoreBackend.unsyncedWrite): as
             // `.unserialisedWrite` below, under the store's lock.
@@ -399,8 +401,7 @@ final class PostgreSQLBackend: StoreBackend {
                     try sendChanges(transaction)
                 }
                 commitSent = true
-                try connection.send("COMMIT", [], expecting: "COMMIT")
-                try connection.sync()
+                try connection.commit()
                 transaction.handOverPlainChanges()
                 if let reading = transaction.watchReading {
                     watchKnowledge = reading.knowledge(run: transaction.ownRun)
@@ -414,11 +415,7 @@ final class PostgreSQLBackend: StoreBackend {
             }
             return (result, transaction)
         } catch {
-            connection.discardOpening()
-            try? connection.sync()
-            if !connection.isBroken && connection.transactionStatus != Int32(COUTLIVE_PQTRANS_IDLE) {
-                try? connection.exec("ROLLBACK")
-            }
+            connection.rollback()
             // The watchers changed since this handle read them: the
             // transaction, rolled back, goes again with its feed statements
             // (its body read nothing, so its statements are what it did).
