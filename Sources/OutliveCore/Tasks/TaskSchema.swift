@@ -398,6 +398,8 @@ enum TaskSchema {
         CREATE UNIQUE INDEX outlive_tasks_unique_key ON outlive_tasks(queue, unique_key)
             WHERE unique_key IS NOT NULL AND cancelled = 0 AND (state = 0 OR state = 1 OR state = 3)
         """,
+        // Step 15 is PostgreSQL's alone: SQLite's claims are checked by step 2's trigger.
+        "",
     ], postgresql: [
         // Tasks came to PostgreSQL at version 6: the first step makes the
         // tables as SQLite's six steps leave them, the others have nothing
@@ -498,7 +500,69 @@ enum TaskSchema {
         "",
         // Step 14 is SQLite's alone: PostgreSQL tests `state IN (0, 1, 3)` as one array, once.
         "",
-    ], postgresqlFunctions: [queueCountsCounted, olderAddsUncounted])
+        // Step 15: the runner's foreign key as constraint triggers, as
+        // SQLite's step 2 checks only an update of the runner. A foreign key
+        // queued its check (deferred, a no-op for a NULL runner) at every
+        // insert: a task add, measured through the library on the durable
+        // bench cluster, cost 4–7 µs more with it (docs/postgresql.md, "A
+        // statement's CPU, and the implicit transaction"). The triggers keep
+        // what the key did: a claim by a run the store no longer has is
+        // refused at commit, a run's row goes only once no task names it as
+        // its runner, and each side locks the other's row as the key's checks do.
+        "ALTER TABLE outlive_tasks DROP CONSTRAINT outlive_tasks_runner_fkey;\n" + runnerRegistered.ddl + ";\n" + runnerReleased.ddl,
+    ], postgresqlFunctions: [queueCountsCounted, olderAddsUncounted, runnerRegistered, runnerReleased])
+
+    /// A claim names a registered run (step 15): checked at commit, as the
+    /// foreign key's check was, the run's row locked against its removal
+    /// until then. An update that sets no new runner queues nothing (the
+    /// trigger's WHEN), nor does an insert. The run's row is read through
+    /// the `search_path` (claims run in the store's sessions): a check that
+    /// runs on every claimed row cannot afford dynamic SQL.
+    static let runnerRegistered = PostgreSQLTriggerFunction(name: "outlive_tasks_runner_registered", body: """
+
+        BEGIN
+            PERFORM 1 FROM outlive_runs WHERE run_id = NEW.runner FOR KEY SHARE;
+            IF NOT FOUND THEN
+                RAISE EXCEPTION 'a claim in table "outlive_tasks" names run %, which is not in table "outlive_runs"', NEW.runner
+                    USING ERRCODE = 'foreign_key_violation';
+            END IF;
+            RETURN NULL;
+        END
+
+        """, triggers: [
+        .init(name: "outlive_tasks_runner_registered", table: "outlive_tasks", definition: """
+            AFTER UPDATE OF runner ON outlive_tasks DEFERRABLE INITIALLY DEFERRED FOR EACH ROW
+                WHEN (NEW.runner IS NOT NULL AND NEW.runner IS DISTINCT FROM OLD.runner)
+            """, constraint: true),
+    ])
+
+    /// A run's row goes only once no task names it as its runner (step 15),
+    /// checked at commit: a run's removal deletes its row before the
+    /// end-of-run hooks return its claims, in the same transaction. The
+    /// tasks are named with the run's schema: an operator may remove a run
+    /// from psql with another `search_path`, and runs go seldom.
+    static let runnerReleased = PostgreSQLTriggerFunction(name: "outlive_runs_tasks_released", body: """
+
+        DECLARE
+            held bigint;
+        BEGIN
+            IF TG_OP = 'UPDATE' AND NEW.run_id = OLD.run_id THEN
+                RETURN NULL;
+            END IF;
+            EXECUTE format('SELECT count(*) FROM (SELECT 1 FROM %I.outlive_tasks WHERE runner = $1 LIMIT 1 FOR KEY SHARE) claimed', TG_TABLE_SCHEMA)
+                INTO held USING OLD.run_id;
+            IF held > 0 THEN
+                RAISE EXCEPTION 'run % of table "outlive_runs" still runs tasks of table "outlive_tasks"', OLD.run_id
+                    USING ERRCODE = 'foreign_key_violation';
+            END IF;
+            RETURN NULL;
+        END
+
+        """, triggers: [
+        .init(name: "outlive_runs_tasks_released", table: "outlive_runs", definition: """
+            AFTER DELETE OR UPDATE OF run_id ON outlive_runs DEFERRABLE INITIALLY DEFERRED FOR EACH ROW
+            """, constraint: true),
+    ])
 
     /// SQLite's count triggers of step 6 in PL/pgSQL: a task deleted, or
     /// moved between pending (ready or waiting), running and dead or between

@@ -148,7 +148,7 @@ def test_a_store_of_step_12_migrates_with_its_running_tasks_counted_as_not_ended
     assert raw(directory, "SELECT pending FROM outlive_task_queues WHERE name = 'default'") == mark - 3
     with outlive.Store(directory) as store:
         store.queues.serve("default", 0)
-        assert raw(directory, "SELECT version FROM outlive_schema WHERE component = 'tasks'") == 14
+        assert raw(directory, "SELECT version FROM outlive_schema WHERE component = 'tasks'") == 15
         assert len(store.tasks) == 70
         assert counts(store)["default"][0] + counts(store)["default"][1] == 70
         store.queues.serve("default", 1)

@@ -136,6 +136,11 @@ def test_an_older_library_still_adding_beside_this_one_during_an_upgrade_gets_it
 # The tasks tables as the previous version left them (steps 1 to 11): the
 # count trigger of step 7, no counted mark; each add updated its counter.
 STEP_11 = """
+DROP TRIGGER outlive_tasks_runner_registered ON outlive_tasks;
+DROP FUNCTION outlive_tasks_runner_registered();
+DROP TRIGGER outlive_runs_tasks_released ON outlive_runs;
+DROP FUNCTION outlive_runs_tasks_released();
+ALTER TABLE outlive_tasks ADD FOREIGN KEY (runner) REFERENCES outlive_runs(run_id) DEFERRABLE INITIALLY DEFERRED;
 DROP TRIGGER outlive_task_queues_older_adds ON outlive_task_queues;
 DROP FUNCTION outlive_task_queues_older_adds();
 DROP TRIGGER outlive_tasks_counted_count_delete ON outlive_tasks;
@@ -184,8 +189,8 @@ def test_a_postgresql_store_at_tasks_step_11_migrates_with_exact_counts_and_keep
     assert psql(location, "SELECT version FROM outlive_schema WHERE component = 'tasks'") == "11"
     with outlive.Store(location) as store:
         store.queues.serve("default", 0)
-        # Step 12, then 13 and 14 (SQLite's alone, empty here).
-        assert psql(location, "SELECT version FROM outlive_schema WHERE component = 'tasks'") == "14"
+        # Step 12, then 13 and 14 (SQLite's alone, empty here), then 15 (the runner's foreign key as triggers).
+        assert psql(location, "SELECT version FROM outlive_schema WHERE component = 'tasks'") == "15"
         # Every task stored before the migration is below the mark: counted by its counter.
         assert counted_mark(location) == int(psql(location, "SELECT max(seq) FROM outlive_tasks"))
         assert counts(store) == {"default": (0, 0, 1), "jobs": (15, 0, 0)}

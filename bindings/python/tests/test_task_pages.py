@@ -145,8 +145,8 @@ def test_a_store_of_the_previous_step_with_tasks_in_every_state_migrates_and_kee
     with outlive.Store(directory) as store:
         store.queues.serve("default", 0)
         store.queues.serve("held", 0)
-        # Steps 11 to 14 (12 PostgreSQL's alone, empty here).
-        assert stored(directory, "SELECT version FROM outlive_schema WHERE component = 'tasks'") == [(14,)]
+        # Steps 11 to 15 (12 and 15 PostgreSQL's alone, empty here).
+        assert stored(directory, "SELECT version FROM outlive_schema WHERE component = 'tasks'") == [(15,)]
         # Every row as it was (the dead run's task back to ready, its attempt counted).
         after = stored(directory, "SELECT seq, id, state, attempts, priority, queue, unique_key, cancelled FROM outlive_tasks ORDER BY seq")
         assert [row for row in after if row[1] != held] == [row for row in before if row[1] != held]
@@ -187,7 +187,7 @@ def test_a_store_of_step_13_gets_the_unique_key_index_as_equalities_and_keeps_ev
     assert stored(directory, index) == [(UNIQUE_KEY_INDEX_BEFORE_STEP_14,)]
     with outlive.Store(directory) as store:
         store.queues.serve("default", 0)
-        assert stored(directory, "SELECT version FROM outlive_schema WHERE component = 'tasks'") == [(14,)]
+        assert stored(directory, "SELECT version FROM outlive_schema WHERE component = 'tasks'") == [(15,)]
         [(sql,)] = stored(directory, index)
         assert sql.endswith("AND cancelled = 0 AND (state = 0 OR state = 1 OR state = 3)")
         # Held keys stay held, a cancelled task's key is free, new keys are taken.

@@ -10,11 +10,15 @@ public struct PostgreSQLTriggerFunction {
         public let table: String
         /// The rest of `CREATE TRIGGER name`: when it fires, on what.
         public let definition: String
+        /// A constraint trigger (`CREATE CONSTRAINT TRIGGER`), which can be
+        /// deferred to the commit as a foreign key's check is.
+        public let constraint: Bool
 
-        public init(name: String, table: String, definition: String) {
+        public init(name: String, table: String, definition: String, constraint: Bool = false) {
             self.name = name
             self.table = table
             self.definition = definition
+            self.constraint = constraint
         }
     }
 
@@ -32,6 +36,7 @@ public struct PostgreSQLTriggerFunction {
     /// The DDL of a migration step that creates the function and its triggers.
     public var ddl: String {
         (["CREATE FUNCTION \(name)() RETURNS trigger LANGUAGE plpgsql AS $outlive$\(body)$outlive$"]
-            + triggers.map { "CREATE TRIGGER \($0.name) \($0.definition) EXECUTE FUNCTION \(name)()" }).joined(separator: ";\n")
+            + triggers.map { "CREATE \($0.constraint ? "CONSTRAINT " : "")TRIGGER \($0.name) \($0.definition) EXECUTE FUNCTION \(name)()" })
+            .joined(separator: ";\n")
     }
 }
