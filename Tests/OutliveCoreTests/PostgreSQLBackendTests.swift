@@ -259,6 +259,24 @@ final class PostgreSQLBackendTests: XCTestCase {
         XCTAssertEqual(try backend.read { try $0.integer("SELECT count(*) FROM child") }, 1)
     }
 
+    /// A statement libpq refuses to send (more parameters than its protocol
+    /// carries) inside a write that sent others: what was sent is rolled
+    /// back, not committed by the sync point that clears the pipeline, and
+    /// the handle goes on.
+    func testAStatementThatCannotBeSentRollsBackWhatTheWriteSentBeforeIt() throws {
+        let backend = try PostgreSQLBackend(conninfo: uri, store: newStore())
+        try backend.write { try $0.executeScript("CREATE TABLE t(x text)") }
+        let tooMany = 65_536
+        let sql = "SELECT " + Array(repeating: "?", count: tooMany).joined(separator: ", ")
+        XCTAssertThrowsError(try backend.write { transaction in
+            try transaction.executeLater("INSERT INTO t VALUES (?)", [.text("sent first")])
+            try transaction.executeLater(sql, Array(repeating: .integer(1), count: tooMany))
+        })
+        XCTAssertEqual(try backend.read { try $0.integer("SELECT count(*) FROM t") }, 0)
+        try backend.write { try $0.executeLater("INSERT INTO t VALUES (?)", [.text("after")]) }
+        XCTAssertEqual(try backend.read { try $0.integer("SELECT count(*) FROM t") }, 1)
+    }
+
     /// A change only this handle's run watches is handed over in memory, its
     /// feed entry not written. When the connection dies after the COMMIT was
     /// sent, the commit's outcome is unknown, and so is the change: the
