@@ -40,6 +40,21 @@ final class IdentifierTests: XCTestCase {
         XCTAssertLessThan(abs(Double(milliseconds) / 1000 - Clock.wall()), 5)
     }
 
+    func testSeqIdentifiersCarryTheirSeqInTheirDigitsWithTheVersionAndVariant() {
+        for seq: Int64 in [0, 1, 4_095, 4_096, 0x1234_5678_9ABC, (1 << 40) + 123, SeqID.maxSeq] {
+            let id = SeqID.make(seq: seq)
+            let digits = Array(id.replacingOccurrences(of: "-", with: ""))
+            XCTAssertTrue(Identifier.isValid(id), id)
+            XCTAssertEqual(Array(id.utf8)[14], UInt8(ascii: "8"), id)
+            XCTAssertTrue([UInt8(ascii: "8"), UInt8(ascii: "9"), UInt8(ascii: "a"), UInt8(ascii: "b")].contains(Array(id.utf8)[19]), id)
+            let high = String(seq >> 12, radix: 16)
+            XCTAssertEqual(String(digits[0..<12]), String(repeating: "0", count: 12 - high.count) + high, id)
+            XCTAssertEqual(Int64(String(digits[13..<16]), radix: 16), seq & 0xFFF, id)
+            XCTAssertEqual(SeqID.seq(of: id), seq, id)
+        }
+        XCTAssertNotEqual(SeqID.make(seq: 7), SeqID.make(seq: 7))
+    }
+
     func testMalformedIdentifiersAreRejected() {
         XCTAssertFalse(Identifier.isValid(""))
         XCTAssertFalse(Identifier.isValid("not-a-uuid"))

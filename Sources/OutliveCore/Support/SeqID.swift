@@ -37,33 +37,7 @@ enum SeqID {
         // the variant (binary 10) and 62 random bits.
         let high = (UInt64(seq) >> 12) << 16 | 0x8000 | UInt64(seq) & 0xFFF
         let low = random & 0x3FFF_FFFF_FFFF_FFFF | 0x8000_0000_0000_0000
-        // Written in place, from the last digit back: an id is made for every row inserted.
-        return String(unsafeUninitializedCapacity: Identifier.textLength) { text in
-            var at = Identifier.textLength
-            func write(_ value: UInt64, digits: Int) {
-                var value = value
-                for _ in 0..<digits {
-                    at -= 1
-                    let nibble = UInt8(truncatingIfNeeded: value) & 0xF
-                    text[at] = nibble < 10 ? UInt8(ascii: "0") &+ nibble : UInt8(ascii: "a") &+ nibble &- 10
-                    value >>= 4
-                }
-            }
-            func dash() {
-                at -= 1
-                text[at] = UInt8(ascii: "-")
-            }
-            write(low, digits: 12)
-            dash()
-            write(low >> 48, digits: 4)
-            dash()
-            write(high, digits: 4)
-            dash()
-            write(high >> 16, digits: 4)
-            dash()
-            write(high >> 32, digits: 8)
-            return Identifier.textLength
-        }
+        return Identifier.text(high: high, low: low)
     }
 
     /// The seq a new-form id carries; nil for an id of another form (or text
