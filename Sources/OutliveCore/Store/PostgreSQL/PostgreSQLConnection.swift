@@ -192,12 +192,14 @@ final class PostgreSQLConnection {
     /// after what was (the server then counts that in the explicit transaction).
     private func beginExplicitly() throws {
         guard implicitTransaction else { return }
-        implicitTransaction = false
         if pending.isEmpty {
             opening.insert("BEGIN", at: 0)
         } else {
+            // Sent while still implicit: a send that fails rolls it back
+            // (`abandonPipeline`), where its sync point would commit it.
             try send("BEGIN", [])
         }
+        implicitTransaction = false
     }
 
     /// Commits the transaction opened by `open`: an implicit one at the
@@ -221,10 +223,11 @@ final class PostgreSQLConnection {
     func rollback() {
         opening = []
         if implicitTransaction {
-            implicitTransaction = false
             // Inside the implicit transaction ROLLBACK ends it, undone (the
-            // server warns that no transaction block is in progress).
+            // server warns that no transaction block is in progress); sent
+            // while still implicit, as BEGIN is (`beginExplicitly`).
             if !pending.isEmpty { try? send("ROLLBACK", []) }
+            implicitTransaction = false
         }
         try? sync()
         if !isBroken && transactionStatus != Int32(COUTLIVE_PQTRANS_IDLE) { try? exec("ROLLBACK") }
