@@ -410,8 +410,9 @@ enum TaskSchema {
         // on the runs stand for SQLite's step 2 triggers: a claim by a run the
         // store no longer has is refused (at commit: removing a run deletes
         // its row before the end-of-run hooks free its claims, in the same
-        // transaction). `outlive_tasks_running` covers every claimed row, so
-        // that those keys' checks on a run's removal are index lookups.
+        // transaction; the runner's key is step 15's constraint triggers
+        // since). `outlive_tasks_running` covers every claimed row, so that
+        // those checks on a run's removal are index lookups.
         // The counts' triggers are SQLite's, as PL/pgSQL (`queueCounts`).
         #"""
         CREATE TABLE outlive_tasks(
