@@ -20,10 +20,10 @@ public struct SchemaComponent {
     public let postgresql: [String]?
     /// The trigger functions the PostgreSQL steps create: the only functions
     /// and triggers the schema check accepts (PostgreSQLSchema).
-    public let postgresqlFunctions: [PostgreSQLTriggerFunction]
+    public let postgresqlFunctions: [PostgreSQLFunction]
 
     public init(name: String, migrations: [String], postgresql: [String]? = nil,
-                postgresqlFunctions: [PostgreSQLTriggerFunction] = []) {
+                postgresqlFunctions: [PostgreSQLFunction] = []) {
         precondition(postgresql == nil || postgresql!.count == migrations.count,
                      "component \(name): the PostgreSQL migrations must be as many as the SQLite ones")
         self.name = name
@@ -108,7 +108,7 @@ enum Schema {
     /// The sequence is named with the table's schema: a run's rows go with
     /// it (ON DELETE CASCADE) from whatever session deletes the run, an
     /// operator's psql with another search_path too.
-    static let watcherChanges = PostgreSQLTriggerFunction(name: "outlive_watchers_changed", body: """
+    static let watcherChanges = PostgreSQLFunction(name: "outlive_watchers_changed", body: """
         BEGIN
             PERFORM nextval(format('%I.outlive_watcher_changes', TG_TABLE_SCHEMA));
             RETURN NULL;

@@ -519,7 +519,7 @@ enum TaskSchema {
     /// trigger's WHEN), nor does an insert. The run's row is read through
     /// the `search_path` (claims run in the store's sessions): a check that
     /// runs on every claimed row cannot afford dynamic SQL.
-    static let runnerRegistered = PostgreSQLTriggerFunction(name: "outlive_tasks_runner_registered", body: """
+    static let runnerRegistered = PostgreSQLFunction(name: "outlive_tasks_runner_registered", body: """
 
         BEGIN
             PERFORM 1 FROM outlive_runs WHERE run_id = NEW.runner FOR KEY SHARE;
@@ -542,7 +542,7 @@ enum TaskSchema {
     /// end-of-run hooks return its claims, in the same transaction. The
     /// tasks are named with the run's schema: an operator may remove a run
     /// from psql with another `search_path`, and runs go seldom.
-    static let runnerReleased = PostgreSQLTriggerFunction(name: "outlive_runs_tasks_released", body: """
+    static let runnerReleased = PostgreSQLFunction(name: "outlive_runs_tasks_released", body: """
 
         DECLARE
             held bigint;
@@ -569,7 +569,7 @@ enum TaskSchema {
     /// moved between pending (ready or waiting), running and dead or between
     /// queues, updates its queue's counts in the same transaction, whichever
     /// code changed it.
-    static let queueCounts = PostgreSQLTriggerFunction(name: "outlive_tasks_queue_count", body: """
+    static let queueCounts = PostgreSQLFunction(name: "outlive_tasks_queue_count", body: """
 
         BEGIN
             IF TG_OP = 'UPDATE' AND OLD.queue = NEW.queue THEN
@@ -601,7 +601,7 @@ enum TaskSchema {
     /// PostgreSQL's counts since step 7: a task deleted, ended dead, or moved
     /// between queues or back from dead updates `pending` (here: not ended,
     /// running included) and `dead`; a claim or a return updates nothing.
-    static let queueCountsUnended = PostgreSQLTriggerFunction(name: "outlive_tasks_unended_count", body: """
+    static let queueCountsUnended = PostgreSQLFunction(name: "outlive_tasks_unended_count", body: """
 
         BEGIN
             IF TG_OP = 'UPDATE' AND OLD.queue = NEW.queue THEN
@@ -629,7 +629,7 @@ enum TaskSchema {
     /// `queueCountsUnended` for the tasks below the counted mark (step 12):
     /// a task above it is counted from its row when counts are read, in
     /// whichever state and queue it is then.
-    static let queueCountsCounted = PostgreSQLTriggerFunction(name: "outlive_tasks_counted_count", body: """
+    static let queueCountsCounted = PostgreSQLFunction(name: "outlive_tasks_counted_count", body: """
 
         BEGIN
             IF OLD.seq > (SELECT seq FROM outlive_task_counted WHERE slot = 0) THEN
@@ -667,7 +667,7 @@ enum TaskSchema {
     /// count triggers' updates run at depth 1. A process of the older
     /// library reads counts without the tasks above the mark until it is
     /// upgraded; nothing it writes is miscounted.
-    static let olderAddsUncounted = PostgreSQLTriggerFunction(name: "outlive_task_queues_older_adds", body: """
+    static let olderAddsUncounted = PostgreSQLFunction(name: "outlive_task_queues_older_adds", body: """
 
         BEGIN
             NEW.pending := OLD.pending;

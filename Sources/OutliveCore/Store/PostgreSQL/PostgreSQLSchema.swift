@@ -90,28 +90,29 @@ enum PostgreSQLSchema {
 
     /// The schema is untrusted input, as an SQLite file is: whoever can write
     /// it could add a trigger that runs on our writes, a rule or a view that
-    /// stands in for a table. Outlive makes none of these but the trigger
-    /// functions its components declare (`PostgreSQLTriggerFunction`): a
-    /// function is accepted only with a declared name and source, a trigger
+    /// stands in for a table. Outlive makes none of these but the functions
+    /// its components declare (`PostgreSQLFunction`): a function is accepted
+    /// only with a declared name, source, arguments and result, a trigger
     /// only with a declared name, table and function (the triggers of foreign
     /// keys are PostgreSQL's own, marked internal); anything else is refused.
     /// Cheaper than SchemaObjects.verify's comparison of every object's SQL,
     /// which PostgreSQL does not keep as text for tables (see docs/postgresql.md).
     private static func refuseForeignObjects(_ connection: PostgreSQLConnection, schema: String,
-                                             functions: [PostgreSQLTriggerFunction]) throws {
+                                             functions: [PostgreSQLFunction]) throws {
         var foreign = try connection.integer("""
             SELECT (SELECT count(*) FROM pg_class c WHERE c.relnamespace = n.oid AND c.relkind NOT IN ('r', 'i', 'S'))
                  + (SELECT count(*) FROM pg_rewrite r JOIN pg_class c ON c.oid = r.ev_class WHERE c.relnamespace = n.oid)
                  + (SELECT count(*) FROM pg_policy p JOIN pg_class c ON c.oid = p.polrelid WHERE c.relnamespace = n.oid)
             FROM pg_namespace n WHERE n.nspname = ?
             """, [.text(schema)]) ?? 0
-        let bodies = Dictionary(functions.map { ($0.name, $0.body) }, uniquingKeysWith: { first, _ in first })
+        let declared = Dictionary(functions.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         try connection.run("""
-            SELECT p.proname, p.prosrc, l.lanname = 'plpgsql' AND p.prorettype = 'trigger'::regtype AND NOT p.prosecdef
-                   AND p.proconfig IS NULL
+            SELECT p.proname, p.prosrc, pg_get_function_arguments(p.oid), p.prorettype::regtype::text,
+                   l.lanname = 'plpgsql' AND p.prokind = 'f' AND NOT p.prosecdef AND p.proconfig IS NULL
             FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang WHERE p.pronamespace = (SELECT oid FROM pg_namespace WHERE nspname = ?)
             """, [.text(schema)]) { row in
-            guard let name = row.text(0), row.integer(2) == 1, bodies[name] != nil, row.text(1) == bodies[name] else {
+            guard let name = row.text(0), let function = declared[name], row.integer(4) == 1, row.text(1) == function.body,
+                  row.text(2) == function.arguments, row.text(3) == function.returns else {
                 foreign += 1
                 return
             }
