@@ -1,7 +1,8 @@
 /// How many messages each category holds: the cap a post checks, and the
 /// counts. `outlive_message_categories` keeps a count per category.
 ///
-/// On PostgreSQL every post and every deletion updates it. On SQLite (since
+/// On PostgreSQL every post (its admission, `MessageTable.admission`) and
+/// every deletion updates it. On SQLite (since
 /// step 3 of the messages schema) a post writes no counter — its row was one
 /// of the pages a post's commit wrote, and at synchronous=NORMAL a post
 /// costs the pages it writes. Messages above the counted mark
@@ -20,63 +21,41 @@ enum MessageCounts {
     /// two pages, every this many posts).
     static let foldAfter: Int64 = 32
 
-    /// Before a post into `category`: the seq the new message takes, and
-    /// how many messages the category holds when that is `limit` or more
-    /// (the post is refused), else nil. On SQLite the tail is folded first
+    /// Before a post into `category` on SQLite (PostgreSQL's insert admits
+    /// its message itself: `MessageTable.admission`): the seq the new message
+    /// takes, and how many messages the category holds when that is `limit`
+    /// or more (the post is refused), else nil. The tail is folded first
     /// when it is `foldAfter` long, and counted only when the category may
     /// be full: its counter plus every message above the mark is below the
-    /// limit on nearly every post. `seqs` (SQLite): those this handle's last
-    /// post left when nothing was committed since (see MessageSeqs), else nil
-    /// and read here; they leave with this post's seq (and fold) counted in.
-    /// One statement at most (one round trip on PostgreSQL).
+    /// limit on nearly every post. `seqs`: those this handle's last post left
+    /// when nothing was committed since (see MessageSeqs), else nil and read
+    /// here; they leave with this post's seq (and fold) counted in.
     static func beforePost(category: String, limit: Int64, seqs: inout MessageSeqs?, watchedByOtherThan run: String,
                            in transaction: StoreTransaction) throws -> (held: Int64?, sequence: Int64) {
-        switch transaction.engine {
-        case .postgresql:
-            var found: (count: Int64, newest: Int64) = (0, 0)
-            try transaction.query("""
-                SELECT coalesce((SELECT count FROM outlive_message_categories WHERE category = ?), 0),
-                    coalesce((SELECT max(seq) FROM outlive_messages), 0)
-                """, [.text(category)]) { found = ($0.integer(0), $0.integer(1)) }
-            return (found.count >= limit ? found.count : nil, try after(found.newest, mark: Int64.min))
-        case .sqlite:
-            var known: MessageSeqs
-            if let kept = seqs, kept.counted(of: category) != nil {
-                known = kept
-            } else {
-                known = try MessageSeqs(category: category, watchedByOtherThan: run, in: transaction)
-            }
-            let mark = known.mark, newest = known.newest, counted = known.counted(of: category) ?? 0
-            let sequence = try after(newest, mark: mark)
-            // Above the mark: at most `newest - mark` messages (no overflow: 0 <= mark < newest).
-            let above = newest > mark ? newest - mark : 0
-            var held: Int64?
-            if counted >= limit - above {
-                let tail = try transaction.integer("SELECT count(*) FROM outlive_messages WHERE category = ? AND seq > ?",
-                                                   [.text(category), .integer(mark)]) ?? 0
-                let count = try sum(counted, tail)
-                if count >= limit { held = count }
-            }
-            if above >= foldAfter {
-                try fold(after: mark, upTo: newest, in: transaction)
-                known.folded()
-            }
-            known.posted(sequence)
-            seqs = known
-            return (held, sequence)
+        var known: MessageSeqs
+        if let kept = seqs, kept.counted(of: category) != nil {
+            known = kept
+        } else {
+            known = try MessageSeqs(category: category, watchedByOtherThan: run, in: transaction)
         }
-    }
-
-    /// After the insert of a message into `category` (PostgreSQL counts it;
-    /// SQLite leaves it above the mark). Sent with `executeLater`: on
-    /// PostgreSQL the insert, the count and the commit are one round trip.
-    static func posted(category: String, in transaction: StoreTransaction) throws {
-        guard transaction.engine == .postgresql else { return }
-        // The table's name: PostgreSQL finds a bare `count` ambiguous beside `excluded`.
-        try transaction.executeLater("""
-            INSERT INTO outlive_message_categories(category, count) VALUES (?, 1)
-            ON CONFLICT(category) DO UPDATE SET count = outlive_message_categories.count + 1
-            """, [.text(category)])
+        let mark = known.mark, newest = known.newest, counted = known.counted(of: category) ?? 0
+        let sequence = try after(newest, mark: mark)
+        // Above the mark: at most `newest - mark` messages (no overflow: 0 <= mark < newest).
+        let above = newest > mark ? newest - mark : 0
+        var held: Int64?
+        if counted >= limit - above {
+            let tail = try transaction.integer("SELECT count(*) FROM outlive_messages WHERE category = ? AND seq > ?",
+                                               [.text(category), .integer(mark)]) ?? 0
+            let count = try sum(counted, tail)
+            if count >= limit { held = count }
+        }
+        if above >= foldAfter {
+            try fold(after: mark, upTo: newest, in: transaction)
+            known.folded()
+        }
+        known.posted(sequence)
+        seqs = known
+        return (held, sequence)
     }
 
     /// Deletes a message and counts it out of its category. False when it was gone.

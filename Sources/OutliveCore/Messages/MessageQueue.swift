@@ -122,15 +122,23 @@ public final class MessageQueue {
         var committed: StoreTransaction?
         let id = try store.database.groupedWrite { transaction -> String in
             var (limit, seqs) = limitAndKeptSeqs(in: transaction)
-            let (held, sequence) = try MessageCounts.beforePost(category: draft.category, limit: limit, seqs: &seqs,
-                                                                watchedByOtherThan: run, in: transaction)
-            if let count = held {
-                throw OutliveError(.limit, "category \"\(draft.category)\" holds \(count) messages, its limit; remove messages or raise the limit (outlive_messages_set_category_limit)")
+            let id: String
+            if transaction.engine == .sqlite {
+                let (held, sequence) = try MessageCounts.beforePost(category: draft.category, limit: limit, seqs: &seqs,
+                                                                    watchedByOtherThan: run, in: transaction)
+                if let count = held {
+                    throw OutliveError(.limit, "category \"\(draft.category)\" holds \(count) messages, its limit; remove messages or raise the limit (outlive_messages_set_category_limit)")
+                }
+                // An id that carries the seq: no index of ids to write.
+                id = SeqID.make(seq: sequence)
+                try MessageTable.insert(&draft, id: id, created: Clock.wall(), numbering: .numbered(sequence), in: transaction)
+            } else {
+                // A random id, its key; the insert admits the message (its
+                // seq, its count, the limit) with nothing read before it:
+                // the post is one round trip.
+                id = Identifier.make()
+                try MessageTable.insert(&draft, id: id, created: Clock.wall(), numbering: .admitted(limit: limit), in: transaction)
             }
-            // SQLite: an id that carries the seq (no index of ids to write);
-            // PostgreSQL: a random one, its key.
-            let id = transaction.engine == .sqlite ? SeqID.make(seq: sequence) : Identifier.make()
-            try MessageTable.insert(&draft, id: id, created: Clock.wall(), sequence: sequence, in: transaction)
             // A feed entry (a page written, a doorbell rung) only when a run
             // other than this one watches messages; this run learns of its
             // post after the commit (`posted`). A run that subscribes after

@@ -124,6 +124,9 @@ enum MessageTable {
         CREATE INDEX outlive_messages_state ON outlive_messages(removed, handled, presented)
             WHERE presented = 1 OR handled = 1 OR removed = 1
         """,
+        // Step 6 is PostgreSQL's alone: SQLite numbers a post before its
+        // insert, with no round trip to save, and checks claims with step 2's triggers.
+        "",
     ], postgresql: [
         // Text compares and sorts by its bytes (COLLATE "C"), as in SQLite.
         // The foreign keys stand for step 2's triggers: a presenter or a claim
@@ -171,7 +174,119 @@ enum MessageTable {
         // Step 5 is SQLite's alone: a post on PostgreSQL costs its round
         // trip and the commit's flush, not the pages it writes.
         "",
+        // Step 6: a post is one round trip, and its insert queues no check.
+        // - The post read its category's count and the newest seq first, a
+        //   round trip of its own (and a BEGIN and a COMMIT): about 60 µs of
+        //   ~320 on the durable bench cluster (docs/postgresql.md, "A message
+        //   post in one round trip"). Now its insert takes its seq from
+        //   `outlive_message_admit`, which counts it into its category or
+        //   refuses it when the category is full.
+        // - The foreign keys on locking_run and responding_run queued two
+        //   checks at every insert, no-ops for a new message's NULL runs
+        //   (5–8 µs a post): constraint triggers keep what they did, as the
+        //   tasks' step 15 does for the runner.
+        // - A message without a scope is not in the scope's index (a lookup
+        //   by scope implies one), as SQLite's step 3 has it.
+        """
+        ALTER TABLE outlive_messages DROP CONSTRAINT outlive_messages_locking_run_fkey;
+        ALTER TABLE outlive_messages DROP CONSTRAINT outlive_messages_responding_run_fkey;
+        DROP INDEX outlive_messages_scope;
+        CREATE INDEX outlive_messages_scope ON outlive_messages(scope, seq) WHERE scope IS NOT NULL;
+
+        """ + runsRegistered.ddl + ";\n" + runsReleased.ddl + ";\n" + admission.ddl,
+    ], postgresqlFunctions: [runsRegistered, runsReleased, admission])
+
+    /// A presentation lock or a response claim names a registered run (step
+    /// 6 on PostgreSQL): checked at commit, as the foreign keys' checks were,
+    /// the run's row locked against its removal until then. An update that
+    /// sets no new run queues nothing (the trigger's WHEN), nor does an
+    /// insert (a post's runs are NULL), as SQLite's triggers check updates only.
+    static let runsRegistered = PostgreSQLFunction(name: "outlive_messages_runs_registered", body: """
+
+        BEGIN
+            IF NEW.locking_run IS NOT NULL AND NEW.locking_run IS DISTINCT FROM OLD.locking_run THEN
+                PERFORM 1 FROM outlive_runs WHERE run_id = NEW.locking_run FOR KEY SHARE;
+                IF NOT FOUND THEN
+                    RAISE EXCEPTION 'a lock in table "outlive_messages" names run %, which is not in table "outlive_runs"', NEW.locking_run
+                        USING ERRCODE = 'foreign_key_violation';
+                END IF;
+            END IF;
+            IF NEW.responding_run IS NOT NULL AND NEW.responding_run IS DISTINCT FROM OLD.responding_run THEN
+                PERFORM 1 FROM outlive_runs WHERE run_id = NEW.responding_run FOR KEY SHARE;
+                IF NOT FOUND THEN
+                    RAISE EXCEPTION 'a claim in table "outlive_messages" names run %, which is not in table "outlive_runs"', NEW.responding_run
+                        USING ERRCODE = 'foreign_key_violation';
+                END IF;
+            END IF;
+            RETURN NULL;
+        END
+
+        """, triggers: [
+        .init(name: "outlive_messages_runs_registered", table: "outlive_messages", definition: """
+            AFTER UPDATE OF locking_run, responding_run ON outlive_messages DEFERRABLE INITIALLY DEFERRED FOR EACH ROW
+                WHEN ((NEW.locking_run IS NOT NULL AND NEW.locking_run IS DISTINCT FROM OLD.locking_run)
+                      OR (NEW.responding_run IS NOT NULL AND NEW.responding_run IS DISTINCT FROM OLD.responding_run))
+            """, constraint: true),
     ])
+
+    /// A run's row goes only once no message names it in a lock or a claim
+    /// (step 6 on PostgreSQL), checked at commit: a run's removal deletes its
+    /// row before the end-of-run hooks free its locks and claims, in the same
+    /// transaction. The messages are named with the run's schema, as the
+    /// tasks' `outlive_runs_tasks_released` names its tasks.
+    static let runsReleased = PostgreSQLFunction(name: "outlive_runs_messages_released", body: """
+
+        DECLARE
+            held bigint;
+        BEGIN
+            IF TG_OP = 'UPDATE' AND NEW.run_id = OLD.run_id THEN
+                RETURN NULL;
+            END IF;
+            EXECUTE format('SELECT count(*) FROM (SELECT 1 FROM %I.outlive_messages WHERE locking_run = $1 OR responding_run = $1 LIMIT 1 FOR KEY SHARE) held', TG_TABLE_SCHEMA)
+                INTO held USING OLD.run_id;
+            IF held > 0 THEN
+                RAISE EXCEPTION 'run % of table "outlive_runs" still holds messages of table "outlive_messages"', OLD.run_id
+                    USING ERRCODE = 'foreign_key_violation';
+            END IF;
+            RETURN NULL;
+        END
+
+        """, triggers: [
+        .init(name: "outlive_runs_messages_released", table: "outlive_runs", definition: """
+            AFTER DELETE OR UPDATE OF run_id ON outlive_runs DEFERRABLE INITIALLY DEFERRED FOR EACH ROW
+            """, constraint: true),
+    ])
+
+    /// A post's admission on PostgreSQL (step 6), called by its insert for
+    /// the new message's seq: refuses the message when its category holds
+    /// `cap` messages (`PostgreSQLErrors.limitReached`, in the words SQLite's
+    /// post throws), else counts it in and returns the seq after the newest.
+    /// The post holds the store's write lock, as every writer of the counts
+    /// and of the messages does: nothing changes between the reads and the insert.
+    /// The largest seq is refused as damage, as `MessageCounts` does on SQLite.
+    static let admission = PostgreSQLFunction(name: "outlive_message_admit", body: """
+
+        DECLARE
+            held bigint;
+            newest bigint;
+        BEGIN
+            UPDATE outlive_message_categories SET count = count + 1 WHERE category = admitted AND count < cap;
+            IF NOT FOUND THEN
+                SELECT count INTO held FROM outlive_message_categories WHERE category = admitted;
+                IF FOUND THEN
+                    RAISE EXCEPTION 'category "%" holds % messages, its limit; remove messages or raise the limit (outlive_messages_set_category_limit)',
+                        admitted, held USING ERRCODE = '\(PostgreSQLErrors.limitReached)';
+                END IF;
+                INSERT INTO outlive_message_categories(category, count) VALUES (admitted, 1);
+            END IF;
+            SELECT max(seq) INTO newest FROM outlive_messages;
+            IF newest = 9223372036854775807 THEN
+                RAISE EXCEPTION 'the store is damaged: a message has the largest possible order number' USING ERRCODE = 'data_corrupted';
+            END IF;
+            RETURN coalesce(newest, 0) + 1;
+        END
+
+        """, triggers: [], arguments: "admitted text, cap bigint", returns: "bigint")
 
     static let columns = """
         id, seq, created, category, title, body, scope, thread, choices, payload, response_handler, auto_remove, \
@@ -237,44 +352,64 @@ enum MessageTable {
             requiresEndNotification: row.integer(21) != 0, respondingRun: optionalText(22))
     }
 
-    /// Inserts a message numbered `sequence` (`MessageCounts.beforePost`,
-    /// in this transaction) and counts it. Sent with `executeLater`: on
-    /// PostgreSQL the insert, the count and the commit are one round trip.
-    /// The draft is read in place (inout, not changed): a copy of it retained
-    /// and released each of its strings and arrays.
-    static func insert(_ draft: inout MessageDraft, id: String, created: Double, sequence: Int64,
-                       in transaction: StoreTransaction) throws {
-        let choices = ChoiceCoding.encode(draft.choices)
-        let plain = draft.text == nil && draft.scope == nil && draft.thread == nil && draft.payload == nil && draft.responseHandler == nil
-        if plain && transaction.engine == .sqlite {
-            // Most messages have none of the optional values: a statement
-            // without them binds 7 values, not 12 (the others are NULL in
-            // either form).
-            try transaction.executeLater(insertPlainSQLite, [.text(id), .integer(sequence), .double(created), .text(draft.category),
-                                                             .text(draft.title), .blob(choices), .integer(draft.autoRemove ? 1 : 0)])
-        } else {
-            let payload: SQLValue = try draft.payload.map { .blob(try MessagePayload.encode($0)) } ?? .null
-            let handler: SQLValue = try draft.responseHandler.map { .blob(try $0.serializedChecked()) } ?? .null
-            try transaction.executeLater(transaction.engine == .sqlite ? insertSQLite : insertPostgreSQL,
-                                         [.text(id), .integer(sequence), .double(created), .text(draft.category), .text(draft.title),
-                                          draft.text.map { .text($0) } ?? .null, draft.scope.map { .text($0) } ?? .null,
-                                          draft.thread.map { .text($0) } ?? .null, .blob(choices),
-                                          payload, handler, .integer(draft.autoRemove ? 1 : 0)])
-        }
-        try MessageCounts.posted(category: draft.category, in: transaction)
+    /// Where a new message's seq comes from.
+    enum Numbering {
+        /// SQLite: taken before the insert (`MessageCounts.beforePost`), which then counts nothing.
+        case numbered(Int64)
+        /// PostgreSQL: the insert's own (`admission`), which counts the
+        /// message in or refuses it when its category holds `limit`.
+        case admitted(limit: Int64)
     }
 
-    private static let insertPostgreSQL = """
-        INSERT INTO outlive_messages(id, seq, created, category, title, body, scope, thread, choices, payload,
+    /// Inserts a message, sent with `executeLater`: on PostgreSQL the insert
+    /// (its admission within) and the commit are one round trip. The draft
+    /// is read in place (inout, not changed): a copy of it retained and
+    /// released each of its strings and arrays.
+    static func insert(_ draft: inout MessageDraft, id: String, created: Double, numbering: Numbering,
+                       in transaction: StoreTransaction) throws {
+        let choices = ChoiceCoding.encode(draft.choices)
+        switch numbering {
+        case .numbered(let sequence):
+            let plain = draft.text == nil && draft.scope == nil && draft.thread == nil && draft.payload == nil && draft.responseHandler == nil
+            if plain {
+                // Most messages have none of the optional values: a statement
+                // without them binds 7 values, not 12 (the others are NULL in
+                // either form).
+                try transaction.executeLater(insertPlainSQLite, [.text(id), .integer(sequence), .double(created), .text(draft.category),
+                                                                 .text(draft.title), .blob(choices), .integer(draft.autoRemove ? 1 : 0)])
+            } else {
+                try transaction.executeLater(insertSQLite, [.text(id), .integer(sequence)] + (try optionalValues(&draft, created: created, choices: choices)))
+            }
+        case .admitted(let limit):
+            try transaction.executeLater(insertAdmittedPostgreSQL, [.text(id), .text(draft.category), .integer(limit)]
+                                             + (try optionalValues(&draft, created: created, choices: choices)))
+        }
+    }
+
+    /// A message's values after its id and seq, in the order of `columns`' insert.
+    private static func optionalValues(_ draft: inout MessageDraft, created: Double, choices: [UInt8]) throws -> [SQLValue] {
+        let payload: SQLValue = try draft.payload.map { .blob(try MessagePayload.encode($0)) } ?? .null
+        let handler: SQLValue = try draft.responseHandler.map { .blob(try $0.serializedChecked()) } ?? .null
+        return [.double(created), .text(draft.category), .text(draft.title),
+                draft.text.map { .text($0) } ?? .null, draft.scope.map { .text($0) } ?? .null,
+                draft.thread.map { .text($0) } ?? .null, .blob(choices),
+                payload, handler, .integer(draft.autoRemove ? 1 : 0)]
+    }
+
+    private static let insertColumns = """
+        INTO outlive_messages(id, seq, created, category, title, body, scope, thread, choices, payload,
             response_handler, auto_remove, processed_by, presented, handled, removed, requires_end)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', 0, 0, 0, 0)
         """
     /// OR ROLLBACK: a failed post rolls its whole transaction back anyway,
     /// and without it SQLite opens a statement journal for the insert (see
     /// `Signals.post`). A stored string: the statement cache compares it with
     /// the cached one by pointer, where a string made per call is compared
     /// byte by byte after it is built.
-    private static let insertSQLite = "INSERT OR ROLLBACK" + insertPostgreSQL.dropFirst("INSERT".count)
+    private static let insertSQLite = "INSERT OR ROLLBACK " + insertColumns + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', 0, 0, 0, 0)"
+    /// The seq from the admission of the message into its category (its
+    /// second and third parameters: the category, the limit).
+    private static let insertAdmittedPostgreSQL = "INSERT " + insertColumns
+        + " VALUES (?, outlive_message_admit(?, ?), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', 0, 0, 0, 0)"
     /// `insertSQLite` of a message without text, scope, thread, payload or
     /// response handler: those columns are left NULL.
     private static let insertPlainSQLite = """

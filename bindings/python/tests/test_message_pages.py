@@ -125,7 +125,7 @@ def test_a_store_of_the_previous_step_migrates_and_its_messages_are_found_by_the
         assert offered == waiting + [later]
         assert handled == answered
 
-    assert stored(directory, "SELECT version FROM outlive_schema WHERE component = 'messages'") == [(5,)]
+    assert stored(directory, "SELECT version FROM outlive_schema WHERE component = 'messages'") == [(6,)]
     (index,) = stored(directory, "SELECT sql FROM sqlite_schema WHERE name = 'outlive_messages_state'")[0]
     assert index.endswith("WHERE presented = 1 OR handled = 1 OR removed = 1")
     assert stored(directory, "PRAGMA integrity_check") == [("ok",)]

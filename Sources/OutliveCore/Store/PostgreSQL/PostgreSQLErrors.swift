@@ -3,6 +3,11 @@ import COutliveSystem
 /// PostgreSQL's SQLSTATE classes as Outlive statuses, the way SQLiteConnection.error
 /// maps SQLite's codes, so that a system sees the same status on either engine.
 enum PostgreSQLErrors {
+    /// The SQLSTATE the store's functions raise when a limit of Outlive's
+    /// refuses a write (a category that holds its limit of messages): class
+    /// "OL" is none of PostgreSQL's.
+    static let limitReached = "OL001"
+
     static func status(sqlState: String) -> OutliveError.Code {
         switch sqlState {
         case "40001", "40P01", "55P03", "57014": return .busy        // serialization, deadlock, lock not available, cancelled
@@ -33,6 +38,13 @@ enum PostgreSQLErrors {
         // key to outlive_runs where SQLite has a trigger: its words, the same cause.
         if state == "23503" && text.contains("table \"outlive_runs\"") {
             return OutliveError(.state, "\(context): this run was ended by another process (its lock connection was lost): close the store and open it again (\(text))")
+        }
+        // A limit of ours refused what a statement wrote (`limitReached`,
+        // raised by a function of the store's: a message post's admission).
+        // Its words are the status's, the same as on SQLite.
+        // Its primary message alone: the full one adds where it was raised.
+        if state == limitReached {
+            return OutliveError(.limit, message(COutlive_PQresultErrorField(result, Int32(UInt8(ascii: "M")))))
         }
         return OutliveError(state.isEmpty ? .io : status(sqlState: state), "\(context): \(text)")
     }
