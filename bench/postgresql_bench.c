@@ -3,7 +3,7 @@
  * server of scripts/pg_cluster.py --bench, which scripts/bench.py starts and
  * passes as OUTLIVE_BENCH_PG):
  *  - durable single operations per second (outlive_kv_set, outlive_signal_post,
- *    outlive_task_add) vs a raw INSERT of a comparable row committed per row
+ *    outlive_task_add, outlive_message_post) vs a raw INSERT of a comparable row committed per row
  *    (prepared, autocommit), the kinds interleaved one operation at a time;
  *  - post → handler in a process on another host: the poster and the consumer
  *    each in a network namespace of its own (ip netns, a veth pair to the
@@ -150,18 +150,19 @@ static outlive_store *open_store(const char *host, const char *name, const char 
 /* ---- 1. durable single operations ---- */
 
 /* Each operation is timed alone, the kinds interleaved one operation at a time
- * (raw, kv, signal, task, then the order rotated): the disk's fsync time swings
+ * (raw, kv, signal, task, message, then the order rotated): the disk's fsync time swings
  * by 100 µs and more within seconds on this shared machine, which blocks of
  * one kind at a time turned into ratios that moved by ±0.2 between runs. */
 #define OPS 2000
 #define PAYLOAD 64
 
-enum { OP_RAW, OP_KV, OP_SIGNAL, OP_TASK, OP_KINDS };
+enum { OP_RAW, OP_KV, OP_SIGNAL, OP_TASK, OP_MESSAGE, OP_KINDS };
 static const char *const op_names[OP_KINDS] = {
     "raw INSERT of a comparable row, committed per row (prepared, autocommit)",
     "outlive_kv_set (a new key, 64-byte value)",
     "outlive_signal_post (64-byte payload, one consumer)",
     "outlive_task_add (a handler with a 64-byte argument)",
+    "outlive_message_post (a draft with one choice, built in the timed span)",
 };
 
 typedef struct {
@@ -221,6 +222,13 @@ static int64_t ops_one(ops_state *state, int kind, int i) {
         status = outlive_kv_set(state->stores[OP_KV], key, state->payload, sizeof state->payload);
     } else if (kind == OP_SIGNAL) {
         status = outlive_signal_post(state->stores[OP_SIGNAL], state->signal, state->args, false);
+    } else if (kind == OP_MESSAGE) {
+        outlive_message_draft *draft = NULL;
+        must(outlive_message_draft_new("bench", "A question", &draft), "draft");
+        must(outlive_message_draft_add_choice(draft, "ok", "OK", OUTLIVE_CHOICE_DEFAULT), "choice");
+        char id[OUTLIVE_ID_SIZE];
+        status = outlive_message_post(state->stores[OP_MESSAGE], draft, id);
+        outlive_message_draft_free(draft);
     } else {
         status = outlive_task_add(state->stores[OP_TASK], state->handler, NULL, NULL, 0, NULL);
         if (status == OUTLIVE_E_STATE && i == 0) {
@@ -268,8 +276,9 @@ static void measure_ops(void) {
         }
         double p50 = bench_percentile(samples[kind], counts[kind], 50) / 1e3;
         double p99 = bench_percentile(samples[kind], counts[kind], 99) / 1e3;
+        /* The goal is the kv set's, the signal post's and the task add's (issue 17); a message post is shown beside them. */
         printf("| %s | %.0f | %.0f | %+.0f | %.2f (%s) |\n", op_names[kind], p50, p99, p50 - raw, raw / p50,
-               raw / p50 >= 0.8 ? "met" : "not met");
+               kind == OP_MESSAGE ? "no goal on PostgreSQL" : raw / p50 >= 0.8 ? "met" : "not met");
     }
     printf("\nA commit waits for the WAL's fsync, which this shared machine's disk takes from about 0.1 ms to several "
            "ms as its load changes; Outlive's own cost per operation (the store's lock, the change feed's statement "
