@@ -8,13 +8,12 @@ written from psql with no store open, so that no liveness check ends the runs
 made by hand."""
 import os
 import sqlite3
-import time
 
 import pytest
 
 import outlive
 from conftest import psql, store_location
-from test_task_runner_postgresql import Session, refused, register
+from test_task_runner_postgresql import claim_during_removal, refused, register
 
 LARGEST_SEQ = 2**63 - 1
 FULL = ('category "sync" holds 2 messages, its limit; remove messages or raise the limit '
@@ -152,20 +151,8 @@ def test_a_runs_row_goes_only_once_no_message_names_it(location, column):
 def test_a_lock_waits_for_a_removal_under_way_of_its_run_and_is_refused_when_it_commits(location):
     message = stored_message(location)
     register(location, "r1")
-    remover = Session(location)
-    remover.send("BEGIN;")
-    remover.send("DELETE FROM outlive_runs WHERE run_id = 'r1';")
-    time.sleep(0.5)
-    locker = Session(location)
-    locker.send("BEGIN;")
-    locker.send(f"UPDATE outlive_messages SET locking_run = 'r1' WHERE id = '{message}';")
-    # Its check at the commit locks the run's row: it waits for the removal.
-    locker.send("COMMIT;")
-    time.sleep(0.5)
-    assert locker.process.poll() is None
-    remover.send("COMMIT;")
-    assert remover.end() == ""
-    assert REFUSED_LOCK in locker.end()
+    lock = f"UPDATE outlive_messages SET locking_run = 'r1' WHERE id = '{message}'"
+    assert REFUSED_LOCK in claim_during_removal(location, lock, "r1")
     assert runs_of(location, message) == "- -"
 
 

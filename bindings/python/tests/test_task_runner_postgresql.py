@@ -115,22 +115,29 @@ def test_a_claim_whose_run_went_before_its_commit_is_refused(location):
     assert task_state(location, task) == "0 -"
 
 
-def test_a_claim_waits_for_a_removal_under_way_of_its_run_and_is_refused_when_it_commits(location):
-    task = stored_task(location)
-    register(location, "r1")
+def claim_during_removal(location, claim_sql, run):
+    """Removes `run` in one session and, while that is uncommitted, runs
+    claim_sql in another: the claim's check at its commit must wait for the
+    removal (it locks the run's row), which then commits. The claimer's psql
+    errors."""
     remover = Session(location)
     remover.send("BEGIN;")
-    remover.send("DELETE FROM outlive_runs WHERE run_id = 'r1';")
+    remover.send(f"DELETE FROM outlive_runs WHERE run_id = '{run}';")
     time.sleep(0.5)
     claimer = Session(location)
     claimer.send("BEGIN;")
-    claimer.send(claim(task, "r1") + ";")
-    # Its check at the commit locks the run's row: it waits for the removal.
+    claimer.send(claim_sql + ";")
     claimer.send("COMMIT;")
     time.sleep(0.5)
     assert claimer.process.poll() is None
     remover.send("COMMIT;")
     assert remover.end() == ""
-    assert REFUSED_CLAIM in claimer.end()
+    assert psql(location, f"SELECT count(*) FROM outlive_runs WHERE run_id = '{run}'") == "0"
+    return claimer.end()
+
+
+def test_a_claim_waits_for_a_removal_under_way_of_its_run_and_is_refused_when_it_commits(location):
+    task = stored_task(location)
+    register(location, "r1")
+    assert REFUSED_CLAIM in claim_during_removal(location, claim(task, "r1"), "r1")
     assert task_state(location, task) == "0 -"
-    assert psql(location, "SELECT count(*) FROM outlive_runs WHERE run_id = 'r1'") == "0"
