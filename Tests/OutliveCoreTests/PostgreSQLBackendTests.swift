@@ -194,6 +194,29 @@ final class PostgreSQLBackendTests: XCTestCase {
         XCTAssertEqual(try backend.read { try $0.integer("SELECT count(*) FROM t") }, 0)
     }
 
+    /// A value larger than PostgreSQL takes (1 GiB, `MaxAllocSize`) is
+    /// refused before anything is sent, in our words: sent, it makes the
+    /// server close the connection (seen with the check removed), and above
+    /// 2 GiB its length does not fit libpq's 32-bit one, whose conversion
+    /// trapped before. What the write
+    /// sent before it is undone, and the connection serves the next write.
+    /// About 1 GiB of memory for a moment.
+    func testAValueOverOneGiBIsRefusedAndTheWriteUndone() throws {
+        let backend = try PostgreSQLBackend(conninfo: uri, store: newStore())
+        try backend.write { try $0.executeScript("CREATE TABLE t(x bytea)") }
+        let tooLarge = [UInt8](repeating: 7, count: PostgreSQLParameters.largestValue + 1)
+        XCTAssertThrowsError(try backend.write { transaction in
+            try transaction.executeLater("INSERT INTO t VALUES (?)", [.blob([1])])
+            try transaction.executeLater("INSERT INTO t VALUES (?)", [.blob(tooLarge)])
+        }) {
+            XCTAssertEqual(($0 as? OutliveError)?.code, .invalidArgument)
+            XCTAssertTrue("\($0)".contains("1 GiB"), "\($0)")
+        }
+        XCTAssertEqual(try backend.read { try $0.integer("SELECT count(*) FROM t") }, 0)
+        try backend.write { try $0.executeLater("INSERT INTO t VALUES (?)", [.blob([2])]) }
+        XCTAssertEqual(try backend.read { try $0.integer("SELECT count(*) FROM t") }, 1)
+    }
+
     /// A write runs as the pipeline's implicit transaction (no BEGIN sent)
     /// until it reads: a statement that needs a transaction block, sent
     /// without reading, is refused there; sent to be read, it finds the
