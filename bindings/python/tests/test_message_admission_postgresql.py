@@ -156,6 +156,35 @@ def test_a_lock_waits_for_a_removal_under_way_of_its_run_and_is_refused_when_it_
     assert runs_of(location, message) == "- -"
 
 
+# An older library's post (before step 6), in the store's schema: the
+# newest seq read, the row inserted with the next one, its category counted.
+OLDER_POST = """
+    SELECT pg_advisory_xact_lock(oid::integer, 0) FROM pg_namespace WHERE nspname = current_schema();
+    INSERT INTO outlive_messages(id, seq, created, category, title, choices, auto_remove, processed_by,
+        presented, handled, removed, requires_end)
+        SELECT gen_random_uuid()::text, coalesce((SELECT max(seq) FROM outlive_messages), 0) + 1, 0, 'sync', 'older', '', 0, '', 0, 0, 0, 0;
+    INSERT INTO outlive_message_categories(category, count) VALUES ('sync', 1)
+        ON CONFLICT(category) DO UPDATE SET count = outlive_message_categories.count + 1;
+"""
+
+
+def test_an_older_librarys_posts_beside_this_ones_during_an_upgrade_are_numbered_and_counted_once(location):
+    with outlive.Store(location) as store:
+        store.messages.set_category_limit(6)
+        mine = [store.messages.post("sync", "mine")]
+        psql(location, "BEGIN;" + OLDER_POST + "COMMIT;")
+        mine.append(store.messages.post("sync", "mine"))
+        psql(location, "BEGIN;" + OLDER_POST + "COMMIT;")
+        mine.append(store.messages.post("sync", "mine"))
+        assert psql(location, "SELECT string_agg(title, ',' ORDER BY seq) FROM outlive_messages") == "mine,older,mine,older,mine"
+        assert psql(location, "SELECT string_agg(seq::text, ',' ORDER BY seq) FROM outlive_messages") == "1,2,3,4,5"
+        assert psql(location, "SELECT count FROM outlive_message_categories WHERE category = 'sync'") == "5"
+        # The limit counts the older library's posts too.
+        store.messages.post("sync", "mine")
+        with pytest.raises(outlive.errors.LimitError):
+            store.messages.post("sync", "mine")
+
+
 # Messages step 5 on PostgreSQL, as step 6 found it: the runs' foreign keys,
 # every message in the scope's index, no admission.
 STEP_5 = """
