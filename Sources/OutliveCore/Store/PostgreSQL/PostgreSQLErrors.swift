@@ -41,8 +41,8 @@ enum PostgreSQLErrors {
         }
         // A limit of ours refused what a statement wrote (`limitReached`,
         // raised by a function of the store's: a message post's admission).
-        // Its words are the status's, the same as on SQLite.
-        // Its primary message alone: the full one adds where it was raised.
+        // Its primary message alone, the same words as on SQLite (the full
+        // message adds the function's line that raised it).
         if state == limitReached {
             return OutliveError(.limit, message(COutlive_PQresultErrorField(result, Int32(UInt8(ascii: "M")))))
         }
