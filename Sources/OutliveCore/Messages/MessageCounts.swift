@@ -21,6 +21,13 @@ enum MessageCounts {
     /// two pages, every this many posts).
     static let foldAfter: Int64 = 32
 
+    /// The words of a post refused because its category is full: SQLite's
+    /// post throws them, PostgreSQL's admission raises them (`%` for each
+    /// value in its RAISE), one text for both engines.
+    static func fullCategory(_ category: String, holds count: String) -> String {
+        "category \"\(category)\" holds \(count) messages, its limit; remove messages or raise the limit (outlive_messages_set_category_limit)"
+    }
+
     /// Before a post into `category` on SQLite (PostgreSQL's insert admits
     /// its message itself: `MessageTable.admission`): the seq the new message
     /// takes, and how many messages the category holds when that is `limit`

@@ -127,7 +127,7 @@ public final class MessageQueue {
                 let (held, sequence) = try MessageCounts.beforePost(category: draft.category, limit: limit, seqs: &seqs,
                                                                     watchedByOtherThan: run, in: transaction)
                 if let count = held {
-                    throw OutliveError(.limit, "category \"\(draft.category)\" holds \(count) messages, its limit; remove messages or raise the limit (outlive_messages_set_category_limit)")
+                    throw OutliveError(.limit, MessageCounts.fullCategory(draft.category, holds: String(count)))
                 }
                 // An id that carries the seq: no index of ids to write.
                 id = SeqID.make(seq: sequence)

@@ -274,7 +274,7 @@ enum MessageTable {
             IF NOT FOUND THEN
                 SELECT count INTO held FROM outlive_message_categories WHERE category = admitted;
                 IF FOUND THEN
-                    RAISE EXCEPTION 'category "%" holds % messages, its limit; remove messages or raise the limit (outlive_messages_set_category_limit)',
+                    RAISE EXCEPTION '\(MessageCounts.fullCategory("%", holds: "%"))',
                         admitted, held USING ERRCODE = '\(PostgreSQLErrors.limitReached)';
                 END IF;
                 INSERT INTO outlive_message_categories(category, count) VALUES (admitted, 1);
