@@ -17,7 +17,8 @@
  * done exactly once, or still stored (reported apart). Lost = neither.
  * Exit status 1 when any error, loss or duplicate was seen.
  * Usage: load_bench SCRATCH_DIR (OUTLIVE_LOAD_SECONDS, OUTLIVE_LOAD_WORKERS
- * change the duration and the number of processes). Prints a markdown section. */
+ * change the duration and the number of processes); refused (status 2) when
+ * SCRATCH_DIR already holds a run's store. Prints a markdown section. */
 #define _GNU_SOURCE
 #include "bench_util.h"
 #include "outlive.h"
@@ -304,6 +305,13 @@ int main(int argc, char **argv) {
 
     char dir[4200];
     snprintf(dir, sizeof dir, "%s/load-store", g_scratch);
+    /* The checks count from an empty store (the shared counter from 0, every
+     * item of this run): an earlier run's store would read as losses. */
+    struct stat earlier;
+    if (stat(dir, &earlier) == 0) {
+        fprintf(stderr, "load: %s holds an earlier run's store; remove it or give another directory\n", dir);
+        return 2;
+    }
     outlive_store *setup = NULL;
     if (outlive_store_open(dir, "load-setup", NULL, NULL, &setup) != OUTLIVE_OK) {
         fprintf(stderr, "open: %s\n", outlive_last_error());
